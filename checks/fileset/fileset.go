@@ -1,0 +1,126 @@
+// Package fileset turns the paths named on a command line into the sorted
+// list of boundary files to check, and reads them with a size limit.
+package fileset
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// MaxFileSize bounds one boundary document. Real ones are a few KB; the
+// limit keeps a stray multi-gigabyte file from exhausting memory.
+const MaxFileSize = 8 << 20
+
+// Collect expands paths: a file is taken as named (whatever its name); a
+// directory is walked for "*.json" files, skipping dot-files and
+// dot-directories (.git, .idemlint.json) and following symbolic links
+// without ever visiting one directory twice. The result is sorted and free
+// of duplicates. A named path that does not exist is an error; problems
+// found while walking (an unreadable directory) are returned as Skipped so
+// the rest of the set is still checked.
+func Collect(paths []string) (files []string, skipped []Skipped, err error) {
+	seen := map[string]bool{}
+	visitedDirs := map[string]bool{}
+	add := func(p string) {
+		p = filepath.Clean(p)
+		if !seen[p] {
+			seen[p] = true
+			files = append(files, p)
+		}
+	}
+	for _, root := range paths {
+		info, statErr := os.Stat(root)
+		if statErr != nil {
+			return nil, nil, fmt.Errorf("%s: %w", root, unwrapPathError(statErr))
+		}
+		if !info.IsDir() {
+			add(root)
+			continue
+		}
+		skipped = append(skipped, walk(root, visitedDirs, add)...)
+	}
+	sort.Strings(files)
+	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Path < skipped[j].Path })
+	return files, skipped, nil
+}
+
+// Skipped is a path inside a walked directory that could not be read.
+type Skipped struct {
+	Path string
+	Err  error
+}
+
+func walk(dir string, visited map[string]bool, add func(string)) []Skipped {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return []Skipped{{dir, unwrapPathError(err)}}
+	}
+	if visited[real] {
+		return nil // a symlink loop or a second link to a walked directory
+	}
+	visited[real] = true
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return []Skipped{{dir, unwrapPathError(err)}}
+	}
+	var skipped []Skipped
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		mode := e.Type()
+		if mode&fs.ModeSymlink != 0 {
+			info, err := os.Stat(p)
+			if err != nil {
+				skipped = append(skipped, Skipped{p, fmt.Errorf("broken symbolic link: %w", unwrapPathError(err))})
+				continue
+			}
+			mode = info.Mode().Type()
+		}
+		switch {
+		case mode.IsDir():
+			skipped = append(skipped, walk(p, visited, add)...)
+		case mode.IsRegular() && strings.HasSuffix(name, ".json"):
+			add(p)
+		}
+	}
+	return skipped
+}
+
+// Read reads a file of at most MaxFileSize bytes.
+func Read(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.IsDir() {
+		return nil, errors.New("is a directory")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("file is larger than the %d MiB limit for a boundary document", MaxFileSize>>20)
+	}
+	return data, nil
+}
+
+// unwrapPathError drops the path from a *fs.PathError: callers print the
+// path themselves, and "open x: x: permission denied" reads badly.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

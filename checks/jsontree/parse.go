@@ -1,0 +1,531 @@
+package jsontree
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds nesting so hostile input cannot exhaust the stack.
+const MaxDepth = 1000
+
+// Problem is one way the source is not a valid boundary JSON text.
+type Problem struct {
+	Offset  int    // byte offset the problem is reported at
+	Pointer string // JSON Pointer of the value concerned ("" at top level)
+	Message string
+}
+
+// Parse parses src, which must hold exactly one JSON object. It returns the
+// root (nil when the text cannot be parsed at all) and every problem found:
+// a fatal syntax problem ends parsing, while a byte order mark and
+// duplicate names are reported and parsing goes on so the rest of the
+// document can still be checked.
+func Parse(src []byte) (*Node, []Problem) {
+	p := &parser{s: string(src)}
+	chunk := len(src) / 12
+	p.slab = make([]Node, 0, min(max(chunk, 16), 4096))
+	if strings.HasPrefix(p.s, "\uFEFF") {
+		p.problems = append(p.problems, Problem{Message: "file starts with a UTF-8 byte order mark; JSON text must not (RFC 8259, 8.1): remove it"})
+		p.i = 3
+	}
+	root, err := p.document()
+	if err != nil {
+		return nil, append(p.problems, *err)
+	}
+	return root, p.problems
+}
+
+type parser struct {
+	s        string
+	i        int
+	depth    int
+	problems []Problem
+
+	slab    []Node    // nodes are carved from chunks to save allocations
+	members []Member  // scratch stack shared by nested objects
+	items   []*Node   // scratch stack shared by nested arrays
+	line    *Position // lazily built, only for duplicate-key messages
+}
+
+func (p *parser) newNode(kind Kind, off int, parent *Node) *Node {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]Node, 0, cap(p.slab)*2)
+	}
+	p.slab = p.slab[:len(p.slab)+1]
+	n := &p.slab[len(p.slab)-1]
+	n.Kind, n.Offset, n.parent = kind, off, parent
+	return n
+}
+
+func (p *parser) fail(off int, format string, args ...any) *Problem {
+	return &Problem{Offset: off, Message: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) document() (*Node, *Problem) {
+	p.skipSpace()
+	if err := p.noComment(); err != nil {
+		return nil, err
+	}
+	if p.i >= len(p.s) {
+		return nil, p.fail(p.i, "file is empty: a boundary document is one JSON object")
+	}
+	if p.s[p.i] != '{' {
+		start := p.i
+		v, err := p.value(nil)
+		if err != nil {
+			return nil, err
+		}
+		return nil, p.fail(start, "top-level value is %s %s; a boundary document must be one JSON object", article(v.Kind), v.Kind)
+	}
+	root, err := p.value(nil)
+	if err != nil {
+		return nil, err
+	}
+	p.skipSpace()
+	if err := p.noComment(); err != nil {
+		return nil, err
+	}
+	if p.i < len(p.s) {
+		return nil, p.fail(p.i, "unexpected %s after the top-level object; a file holds exactly one JSON object", p.describe(p.i))
+	}
+	return root, nil
+}
+
+func article(k Kind) string {
+	if k == Array || k == Object {
+		return "an"
+	}
+	return "a"
+}
+
+func (p *parser) skipSpace() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// noComment names comments explicitly: they are the most common reason a
+// hand-edited JSON file is rejected.
+func (p *parser) noComment() *Problem {
+	if p.i+1 < len(p.s) && p.s[p.i] == '/' && (p.s[p.i+1] == '/' || p.s[p.i+1] == '*') {
+		return p.fail(p.i, "comments are not allowed in JSON; remove it (put notes in an \"x-\" field)")
+	}
+	return nil
+}
+
+// describe names the input at off for an error message.
+func (p *parser) describe(off int) string {
+	if off >= len(p.s) {
+		return "end of file"
+	}
+	r, size := utf8.DecodeRuneInString(p.s[off:])
+	switch {
+	case r == utf8.RuneError && size <= 1:
+		return fmt.Sprintf("byte 0x%02x (not valid UTF-8)", p.s[off])
+	case r < 0x20 || r == 0x7f:
+		return fmt.Sprintf("control character U+%04X", r)
+	default:
+		return fmt.Sprintf("character %q", r)
+	}
+}
+
+func (p *parser) value(parent *Node) (*Node, *Problem) {
+	if err := p.noComment(); err != nil {
+		return nil, err
+	}
+	if p.i >= len(p.s) {
+		return nil, p.fail(p.i, "unexpected end of file, expected a value")
+	}
+	switch c := p.s[p.i]; {
+	case c == '{':
+		return p.object(parent)
+	case c == '[':
+		return p.array(parent)
+	case c == '"':
+		off := p.i
+		s, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		n := p.newNode(String, off, parent)
+		n.Text = s
+		return n, nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number(parent)
+	case c == 't':
+		return p.literal(parent, "true", Bool, true)
+	case c == 'f':
+		return p.literal(parent, "false", Bool, false)
+	case c == 'n':
+		return p.literal(parent, "null", Null, false)
+	case c == '\'':
+		return nil, p.fail(p.i, "strings must be in double quotes, not single quotes")
+	case c == 'N' || c == 'I':
+		return nil, p.fail(p.i, "NaN and Infinity are not JSON numbers")
+	default:
+		return nil, p.fail(p.i, "unexpected %s, expected a value", p.describe(p.i))
+	}
+}
+
+func (p *parser) literal(parent *Node, word string, kind Kind, truth bool) (*Node, *Problem) {
+	if !strings.HasPrefix(p.s[p.i:], word) {
+		return nil, p.fail(p.i, "invalid literal; expected %s", word)
+	}
+	n := p.newNode(kind, p.i, parent)
+	n.True = truth
+	p.i += len(word)
+	return n, nil
+}
+
+func (p *parser) enter(off int) *Problem {
+	p.depth++
+	if p.depth > MaxDepth {
+		return p.fail(off, "nesting is deeper than %d levels", MaxDepth)
+	}
+	return nil
+}
+
+func (p *parser) object(parent *Node) (*Node, *Problem) {
+	n := p.newNode(Object, p.i, parent)
+	if err := p.enter(p.i); err != nil {
+		return nil, err
+	}
+	p.i++ // '{'
+	start := len(p.members)
+	var index map[string]int // built only for large objects, to stay linear
+	for first := true; ; first = false {
+		p.skipSpace()
+		if err := p.noComment(); err != nil {
+			return nil, err
+		}
+		if p.i >= len(p.s) {
+			return nil, p.fail(p.i, "unexpected end of file, expected '}' to close the object at %s", p.where(n.Offset))
+		}
+		if p.s[p.i] == '}' {
+			if !first {
+				return nil, p.fail(p.i, "trailing comma before '}'; remove the comma")
+			}
+			break
+		}
+		if p.s[p.i] != '"' {
+			if p.s[p.i] == '\'' {
+				return nil, p.fail(p.i, "object keys must be in double quotes, not single quotes")
+			}
+			return nil, p.fail(p.i, "unexpected %s, expected a double-quoted object key", p.describe(p.i))
+		}
+		keyOff := p.i
+		key, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.skipSpace()
+		if p.i >= len(p.s) || p.s[p.i] != ':' {
+			return nil, p.fail(p.i, "unexpected %s, expected ':' after object key %q", p.describe(p.i), key)
+		}
+		p.i++
+		p.skipSpace()
+		v, err := p.value(n)
+		if err != nil {
+			return nil, err
+		}
+		v.key = key
+		own := p.members[start:]
+		dup := -1
+		if index != nil {
+			if j, ok := index[key]; ok {
+				dup = j
+			}
+		} else {
+			for j := range own {
+				if own[j].Key == key {
+					dup = j
+					break
+				}
+			}
+		}
+		if dup >= 0 {
+			p.problems = append(p.problems, Problem{
+				Offset:  keyOff,
+				Pointer: v.Pointer(),
+				Message: fmt.Sprintf("duplicate key %q (first at %s); JSON parsers disagree on which one wins: keep one", key, p.where(own[dup].KeyOffset)),
+			})
+			own[dup] = Member{Key: key, KeyOffset: keyOff, Value: v}
+		} else {
+			p.members = append(p.members, Member{Key: key, KeyOffset: keyOff, Value: v})
+			if index != nil {
+				index[key] = len(p.members) - 1 - start
+			} else if len(p.members)-start > 16 {
+				index = make(map[string]int, 32)
+				for j, m := range p.members[start:] {
+					index[m.Key] = j
+				}
+			}
+		}
+		p.skipSpace()
+		if err := p.noComment(); err != nil {
+			return nil, err
+		}
+		if p.i < len(p.s) && p.s[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i < len(p.s) && p.s[p.i] == '}' {
+			break
+		}
+		if p.i >= len(p.s) {
+			return nil, p.fail(p.i, "unexpected end of file, expected ',' or '}' in the object at %s", p.where(n.Offset))
+		}
+		return nil, p.fail(p.i, "unexpected %s, expected ',' or '}' after the value of %q", p.describe(p.i), key)
+	}
+	p.i++ // '}'
+	p.depth--
+	if len(p.members) > start {
+		n.Members = append([]Member(nil), p.members[start:]...)
+		clear(p.members[start:])
+		p.members = p.members[:start]
+	}
+	return n, nil
+}
+
+func (p *parser) array(parent *Node) (*Node, *Problem) {
+	n := p.newNode(Array, p.i, parent)
+	if err := p.enter(p.i); err != nil {
+		return nil, err
+	}
+	p.i++ // '['
+	start := len(p.items)
+	for first := true; ; first = false {
+		p.skipSpace()
+		if err := p.noComment(); err != nil {
+			return nil, err
+		}
+		if p.i >= len(p.s) {
+			return nil, p.fail(p.i, "unexpected end of file, expected ']' to close the array at %s", p.where(n.Offset))
+		}
+		if p.s[p.i] == ']' {
+			if !first {
+				return nil, p.fail(p.i, "trailing comma before ']'; remove the comma")
+			}
+			break
+		}
+		v, err := p.value(n)
+		if err != nil {
+			return nil, err
+		}
+		v.index = len(p.items) - start
+		p.items = append(p.items, v)
+		p.skipSpace()
+		if err := p.noComment(); err != nil {
+			return nil, err
+		}
+		if p.i < len(p.s) && p.s[p.i] == ',' {
+			p.i++
+			continue
+		}
+		if p.i < len(p.s) && p.s[p.i] == ']' {
+			break
+		}
+		if p.i >= len(p.s) {
+			return nil, p.fail(p.i, "unexpected end of file, expected ',' or ']' in the array at %s", p.where(n.Offset))
+		}
+		return nil, p.fail(p.i, "unexpected %s, expected ',' or ']' in an array", p.describe(p.i))
+	}
+	p.i++ // ']'
+	p.depth--
+	if len(p.items) > start {
+		n.Items = append([]*Node(nil), p.items[start:]...)
+		clear(p.items[start:])
+		p.items = p.items[:start]
+	}
+	return n, nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func (p *parser) number(parent *Node) (*Node, *Problem) {
+	start := p.i
+	if p.s[p.i] == '-' {
+		p.i++
+	}
+	switch {
+	case p.i < len(p.s) && p.s[p.i] == '0':
+		p.i++
+		if p.i < len(p.s) && isDigit(p.s[p.i]) {
+			return nil, p.fail(start, "numbers must not have leading zeros")
+		}
+	case p.i < len(p.s) && isDigit(p.s[p.i]):
+		for p.i < len(p.s) && isDigit(p.s[p.i]) {
+			p.i++
+		}
+	default:
+		if strings.HasPrefix(p.s[p.i:], "Infinity") {
+			return nil, p.fail(start, "NaN and Infinity are not JSON numbers")
+		}
+		return nil, p.fail(start, "invalid number: expected a digit after '-'")
+	}
+	if p.i < len(p.s) && p.s[p.i] == '.' {
+		p.i++
+		if p.i >= len(p.s) || !isDigit(p.s[p.i]) {
+			return nil, p.fail(start, "invalid number: expected a digit after '.'")
+		}
+		for p.i < len(p.s) && isDigit(p.s[p.i]) {
+			p.i++
+		}
+	}
+	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
+			p.i++
+		}
+		if p.i >= len(p.s) || !isDigit(p.s[p.i]) {
+			return nil, p.fail(start, "invalid number: expected a digit in the exponent")
+		}
+		for p.i < len(p.s) && isDigit(p.s[p.i]) {
+			p.i++
+		}
+	}
+	n := p.newNode(Number, start, parent)
+	n.Text = p.s[start:p.i]
+	return n, nil
+}
+
+// str parses a string at p.i. Strings without escapes are substrings of the
+// source, so they cost no allocation.
+func (p *parser) str() (string, *Problem) {
+	start := p.i
+	p.i++ // opening quote
+	for i := p.i; i < len(p.s); {
+		c := p.s[i]
+		switch {
+		case c == '"':
+			p.i = i + 1
+			return p.s[start+1 : i], nil
+		case c == '\\':
+			p.i = i
+			return p.escapedStr(start)
+		case c < 0x20:
+			return "", p.fail(i, "control character U+%04X must be escaped in a string", c)
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(p.s[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return "", p.fail(i, "invalid UTF-8 byte 0x%02x in a string", c)
+			}
+			i += size
+		}
+	}
+	return "", p.fail(start, "unterminated string: no closing '\"' before end of file")
+}
+
+func (p *parser) escapedStr(start int) (string, *Problem) {
+	var b strings.Builder
+	b.WriteString(p.s[start+1 : p.i])
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return b.String(), nil
+		case c == '\\':
+			if p.i+1 >= len(p.s) {
+				return "", p.fail(p.i, "unterminated escape sequence")
+			}
+			esc := p.s[p.i+1]
+			p.i += 2
+			switch esc {
+			case '"', '\\', '/':
+				b.WriteByte(esc)
+			case 'b':
+				b.WriteByte('\b')
+			case 'f':
+				b.WriteByte('\f')
+			case 'n':
+				b.WriteByte('\n')
+			case 'r':
+				b.WriteByte('\r')
+			case 't':
+				b.WriteByte('\t')
+			case 'u':
+				r, err := p.unicodeEscape()
+				if err != nil {
+					return "", err
+				}
+				b.WriteRune(r)
+			default:
+				return "", p.fail(p.i-2, "invalid escape sequence \\%s in a string", p.describeEscape(esc))
+			}
+		case c < 0x20:
+			return "", p.fail(p.i, "control character U+%04X must be escaped in a string", c)
+		case c < utf8.RuneSelf:
+			b.WriteByte(c)
+			p.i++
+		default:
+			r, size := utf8.DecodeRuneInString(p.s[p.i:])
+			if r == utf8.RuneError && size <= 1 {
+				return "", p.fail(p.i, "invalid UTF-8 byte 0x%02x in a string", c)
+			}
+			b.WriteString(p.s[p.i : p.i+size])
+			p.i += size
+		}
+	}
+	return "", p.fail(start, "unterminated string: no closing '\"' before end of file")
+}
+
+func (p *parser) describeEscape(c byte) string {
+	if c < 0x20 || c >= 0x7f {
+		return fmt.Sprintf("x%02x", c)
+	}
+	return string(c)
+}
+
+// unicodeEscape reads the hex digits after "\u" (p.i is past the 'u') and
+// joins surrogate pairs; a lone surrogate is not Unicode text, so it is an
+// error rather than a silent U+FFFD.
+func (p *parser) unicodeEscape() (rune, *Problem) {
+	escOff := p.i - 2
+	r1, ok := p.hex4()
+	if !ok {
+		return 0, p.fail(escOff, "invalid \\u escape: expected four hex digits")
+	}
+	if !utf16.IsSurrogate(r1) {
+		return r1, nil
+	}
+	if r1 < 0xDC00 && strings.HasPrefix(p.s[p.i:], "\\u") {
+		p.i += 2
+		if r2, ok := p.hex4(); ok {
+			if r := utf16.DecodeRune(r1, r2); r != utf8.RuneError {
+				return r, nil
+			}
+		}
+	}
+	return 0, p.fail(escOff, "lone surrogate \\u%04x is not valid Unicode", r1)
+}
+
+func (p *parser) hex4() (rune, bool) {
+	if p.i+4 > len(p.s) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(p.s[p.i:p.i+4], 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	p.i += 4
+	return rune(v), true
+}
+
+func (p *parser) where(off int) string {
+	if p.line == nil {
+		p.line = NewPosition(p.s)
+	}
+	l, c := p.line.At(off)
+	return fmt.Sprintf("line %d, column %d", l, c)
+}

@@ -1,0 +1,203 @@
+// Package jsontree parses one JSON document strictly (RFC 8259, UTF-8, no
+// duplicate member names) into a tree whose every node knows its byte offset
+// and its JSON Pointer, so a finding can name file:line:column exactly.
+//
+// It exists because encoding/json silently keeps the last of two duplicate
+// keys and forgets positions, and a linter may do neither.
+package jsontree
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Kind is the JSON type of a node.
+type Kind uint8
+
+// The JSON types.
+const (
+	Null Kind = iota
+	Bool
+	Number
+	String
+	Array
+	Object
+)
+
+var kindNames = [...]string{"null", "boolean", "number", "string", "array", "object"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Node is one JSON value.
+type Node struct {
+	Kind   Kind
+	Offset int // byte offset of the value's first byte in the source
+
+	// Text is the decoded string of a String, or the literal of a Number.
+	Text string
+	// True is the value of a Bool.
+	True bool
+	// Items are the elements of an Array.
+	Items []*Node
+	// Members are the members of an Object in source order. A duplicate
+	// name keeps one member (the last value), as most parsers would see it.
+	Members []Member
+
+	parent *Node
+	key    string // member name under an Object parent
+	index  int    // element index under an Array parent
+}
+
+// Member is one name/value pair of an object.
+type Member struct {
+	Key       string
+	KeyOffset int
+	Value     *Node
+}
+
+// Get returns the value of the member named key, or nil. Objects in boundary
+// documents are small, so a linear scan beats building a map per object.
+func (n *Node) Get(key string) *Node {
+	if n == nil || n.Kind != Object {
+		return nil
+	}
+	for i := range n.Members {
+		if n.Members[i].Key == key {
+			return n.Members[i].Value
+		}
+	}
+	return nil
+}
+
+// Parent returns the enclosing array or object, or nil for the root.
+func (n *Node) Parent() *Node { return n.parent }
+
+// Key returns the member name of n under its parent object ("" otherwise).
+func (n *Node) Key() string { return n.key }
+
+// Pointer returns the RFC 6901 JSON Pointer of n ("" for the root).
+func (n *Node) Pointer() string {
+	if n == nil || n.parent == nil {
+		return ""
+	}
+	var segs []string
+	for c := n; c.parent != nil; c = c.parent {
+		if c.parent.Kind == Array {
+			segs = append(segs, strconv.Itoa(c.index))
+		} else {
+			segs = append(segs, EscapePointer(c.key))
+		}
+	}
+	var b strings.Builder
+	for i := len(segs) - 1; i >= 0; i-- {
+		b.WriteByte('/')
+		b.WriteString(segs[i])
+	}
+	return b.String()
+}
+
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
+// EscapePointer escapes one reference token for a JSON Pointer.
+func EscapePointer(token string) string {
+	if strings.ContainsAny(token, "~/") {
+		return pointerEscaper.Replace(token)
+	}
+	return token
+}
+
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+
+// Nearest resolves a JSON Pointer from n and returns the deepest node that
+// exists on its path: the node itself when it exists, otherwise the closest
+// enclosing value (where a missing field belongs).
+func (n *Node) Nearest(pointer string) *Node {
+	if pointer == "" || pointer[0] != '/' {
+		return n
+	}
+	cur := n
+	for _, tok := range strings.Split(pointer[1:], "/") {
+		tok = pointerUnescaper.Replace(tok)
+		var next *Node
+		switch cur.Kind {
+		case Object:
+			next = cur.Get(tok)
+		case Array:
+			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(cur.Items) {
+				next = cur.Items[i]
+			}
+		}
+		if next == nil {
+			return cur
+		}
+		cur = next
+	}
+	return cur
+}
+
+// Strings returns the elements of an array of strings; other elements are
+// skipped (the schema reports them).
+func (n *Node) Strings() []string {
+	if n == nil || n.Kind != Array {
+		return nil
+	}
+	out := make([]string, 0, len(n.Items))
+	for _, it := range n.Items {
+		if it.Kind == String {
+			out = append(out, it.Text)
+		}
+	}
+	return out
+}
+
+// Int returns the value of a Number that is an integer.
+func (n *Node) Int() (int64, bool) {
+	if n == nil || n.Kind != Number {
+		return 0, false
+	}
+	if v, err := strconv.ParseInt(n.Text, 10, 64); err == nil {
+		return v, true
+	}
+	// Integral values spelled 1e2 or 2.0 are still integers to a schema.
+	f, err := strconv.ParseFloat(n.Text, 64)
+	if err != nil || f != float64(int64(f)) {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// Float returns the value of a Number.
+func (n *Node) Float() (float64, bool) {
+	if n == nil || n.Kind != Number {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(n.Text, 64)
+	return f, err == nil
+}
+
+// Any converts n to the value tree encoding/json would produce with
+// UseNumber: map[string]any, []any, string, bool, nil and json.Number.
+func (n *Node) Any() any {
+	switch n.Kind {
+	case Bool:
+		return n.True
+	case Number:
+		return json.Number(n.Text)
+	case String:
+		return n.Text
+	case Array:
+		out := make([]any, len(n.Items))
+		for i, it := range n.Items {
+			out[i] = it.Any()
+		}
+		return out
+	case Object:
+		out := make(map[string]any, len(n.Members))
+		for _, m := range n.Members {
+			out[m.Key] = m.Value.Any()
+		}
+		return out
+	}
+	return nil
+}
