@@ -1,0 +1,47 @@
+package checks
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Finding is one problem found in a boundary set. Formatters read only this.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	File     string   `json:"file"`
+	Line     int      `json:"line"`   // 1-based; 0 when the file has no position (unreadable)
+	Column   int      `json:"column"` // 1-based, in Unicode code points
+	Pointer  string   `json:"pointer"`
+	Message  string   `json:"message"`
+	// Chain names the chain a cross-document finding broke, e.g.
+	// "orders.create: web -> checkout-bff -> edge-gw -> orders-adapter".
+	Chain string `json:"chain,omitempty"`
+}
+
+// SortFindings orders findings by file, position, rule and message, so
+// output is the same on every run whatever the worker scheduling.
+func SortFindings(fs []Finding) {
+	slices.SortFunc(fs, func(a, b Finding) int {
+		return cmp.Or(
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Column, b.Column),
+			cmp.Compare(a.Rule, b.Rule),
+			cmp.Compare(a.Message, b.Message),
+			cmp.Compare(a.Chain, b.Chain),
+		)
+	})
+}
+
+// Count returns how many findings have each severity.
+func Count(fs []Finding) (errors, warnings int) {
+	for _, f := range fs {
+		if f.Severity == Error {
+			errors++
+		} else {
+			warnings++
+		}
+	}
+	return errors, warnings
+}

@@ -1,0 +1,90 @@
+package checks
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/jsontree"
+)
+
+// Options are the tunable limits of the rules.
+type Options struct {
+	// MaxRetryAmplification is IDL208's limit on the product of
+	// max_attempts along a chain.
+	MaxRetryAmplification int
+	// MinTTL is IDL111's minimum retention per storage tier.
+	MinTTL map[string]time.Duration
+}
+
+// DefaultOptions returns the limits the spec states.
+func DefaultOptions() Options {
+	return Options{
+		MaxRetryAmplification: 10,
+		MinTTL: map[string]time.Duration{
+			"default":      24 * time.Hour,
+			"billing":      7 * 24 * time.Hour,
+			"irreversible": 7 * 24 * time.Hour,
+		},
+	}
+}
+
+// DocumentPass is what a per-document rule receives.
+type DocumentPass struct {
+	Rule    *Rule
+	Doc     *boundary.Document
+	Options *Options
+
+	findings *[]Finding
+}
+
+// Report reports n at the rule's severity.
+func (p *DocumentPass) Report(n *jsontree.Node, format string, args ...any) {
+	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, p.Doc, n, n.Pointer(), "", format, args))
+}
+
+// Warn reports n as a warning whatever the rule's severity: the spec makes
+// some variants of an error rule (e.g. raw_bytes under IDL106) warnings.
+func (p *DocumentPass) Warn(n *jsontree.Node, format string, args ...any) {
+	*p.findings = append(*p.findings, newFinding(p.Rule, Warning, p.Doc, n, n.Pointer(), "", format, args))
+}
+
+// Missing reports that obj lacks field: the position is obj's, the pointer
+// is where the field belongs.
+func (p *DocumentPass) Missing(obj *jsontree.Node, field string, format string, args ...any) {
+	ptr := obj.Pointer() + "/" + jsontree.EscapePointer(field)
+	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, p.Doc, obj, ptr, "", format, args))
+}
+
+// SetPass is what a cross-document rule receives.
+type SetPass struct {
+	Rule    *Rule
+	Docs    []*boundary.Document // every parsed document, sorted by path
+	Options *Options
+
+	findings *[]Finding
+}
+
+// Report reports n in doc at the rule's severity, naming the chain it
+// broke ("" when the finding concerns no single chain).
+func (p *SetPass) Report(doc *boundary.Document, n *jsontree.Node, chain string, format string, args ...any) {
+	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, doc, n, n.Pointer(), chain, format, args))
+}
+
+// Missing reports that obj in doc lacks field, like DocumentPass.Missing.
+func (p *SetPass) Missing(doc *boundary.Document, obj *jsontree.Node, field, chain string, format string, args ...any) {
+	ptr := obj.Pointer() + "/" + jsontree.EscapePointer(field)
+	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, doc, obj, ptr, chain, format, args))
+}
+
+func newFinding(r *Rule, sev Severity, doc *boundary.Document, n *jsontree.Node, ptr, chain, format string, args []any) Finding {
+	f := Finding{Rule: r.ID, Severity: sev, File: doc.Path, Pointer: ptr, Chain: chain, Message: format}
+	if len(args) > 0 {
+		f.Message = fmt.Sprintf(format, args...)
+	}
+	if chain != "" {
+		f.Message = chain + ": " + f.Message
+	}
+	f.Line, f.Column = doc.Position.At(n.Offset)
+	return f
+}

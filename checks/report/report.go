@@ -1,0 +1,54 @@
+// Package report writes check results in the output formats idemlint
+// supports. Every format is a Formatter; the command picks one by name.
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/idemlint/idemlint/checks"
+)
+
+// Report is everything a formatter may show.
+type Report struct {
+	Findings []checks.Finding // sorted
+	Files    int              // files examined
+	Rules    []*checks.Rule   // every rule, for formats that carry rule metadata
+	Version  string           // idemlint version, for formats that name the tool
+}
+
+// Formatter writes a report in one format.
+type Formatter interface {
+	Format(w io.Writer, r *Report) error
+}
+
+// Options tune formatters that have presentation choices.
+type Options struct {
+	Color bool // colour the text format (only on a terminal, never under NO_COLOR)
+}
+
+var formats = map[string]func(Options) Formatter{
+	"text": func(o Options) Formatter { return Text{Color: o.Color} },
+	"json": func(Options) Formatter { return JSON{} },
+}
+
+// New returns the formatter named name.
+func New(name string, o Options) (Formatter, error) {
+	f, ok := formats[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown format %q (want %s)", name, strings.Join(Names(), ", "))
+	}
+	return f(o), nil
+}
+
+// Names lists the format names, sorted.
+func Names() []string {
+	out := make([]string, 0, len(formats))
+	for n := range formats {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

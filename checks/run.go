@@ -1,0 +1,119 @@
+package checks
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/fileset"
+	"github.com/idemlint/idemlint/checks/jsontree"
+)
+
+// Result is the outcome of checking a boundary set.
+type Result struct {
+	Findings  []Finding            // sorted
+	Documents []*boundary.Document // every document that parsed, sorted by path
+	Files     int                  // files examined
+}
+
+// Check collects the files under paths and checks them as one set. Its
+// error is a usage problem (a named path that does not exist); anything
+// wrong inside the set is a finding.
+func Check(paths []string, opts Options) (*Result, error) {
+	files, skipped, err := fileset.Collect(paths)
+	if err != nil {
+		return nil, err
+	}
+	res := CheckFiles(files, opts)
+	for _, s := range skipped {
+		res.Findings = append(res.Findings, unreadable(s.Path, s.Err))
+	}
+	SortFindings(res.Findings)
+	return res, nil
+}
+
+// CheckFiles checks files as one set: each file is read, parsed and checked
+// on its own by a pool of GOMAXPROCS workers, then the cross-document rules
+// run once over every document that parsed.
+func CheckFiles(files []string, opts Options) *Result {
+	type fileResult struct {
+		doc      *boundary.Document
+		findings []Finding
+	}
+	results := make([]fileResult, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(files) {
+					return
+				}
+				src, err := fileset.Read(files[i])
+				if err != nil {
+					results[i].findings = []Finding{unreadable(files[i], err)}
+					continue
+				}
+				results[i].doc, results[i].findings = CheckDocument(files[i], src, &opts)
+			}
+		}()
+	}
+	wg.Wait()
+
+	res := &Result{Files: len(files)}
+	for _, r := range results {
+		res.Findings = append(res.Findings, r.findings...)
+		if r.doc != nil {
+			res.Documents = append(res.Documents, r.doc)
+		}
+	}
+	res.Findings = append(res.Findings, CheckSet(res.Documents, &opts)...)
+	SortFindings(res.Findings)
+	return res
+}
+
+// CheckDocument parses src and runs every per-document rule on it. The
+// document is nil when src is not a JSON object.
+func CheckDocument(path string, src []byte, opts *Options) (*boundary.Document, []Finding) {
+	doc, problems := boundary.Parse(path, src)
+	var findings []Finding
+	if len(problems) > 0 {
+		pos := jsontree.NewPosition(string(src))
+		if doc != nil {
+			pos = doc.Position
+		}
+		for _, pr := range problems {
+			f := Finding{Rule: IDL001.ID, Severity: IDL001.Severity, File: path, Pointer: pr.Pointer, Message: pr.Message}
+			f.Line, f.Column = pos.At(pr.Offset)
+			findings = append(findings, f)
+		}
+	}
+	if doc == nil {
+		return nil, findings
+	}
+	for _, r := range Rules() {
+		if r.CheckDocument != nil {
+			r.CheckDocument(&DocumentPass{Rule: r, Doc: doc, Options: opts, findings: &findings})
+		}
+	}
+	return doc, findings
+}
+
+// CheckSet runs the cross-document rules over parsed documents.
+func CheckSet(docs []*boundary.Document, opts *Options) []Finding {
+	var findings []Finding
+	for _, r := range Rules() {
+		if r.CheckSet != nil {
+			r.CheckSet(&SetPass{Rule: r, Docs: docs, Options: opts, findings: &findings})
+		}
+	}
+	return findings
+}
+
+func unreadable(path string, err error) Finding {
+	return Finding{Rule: IDL001.ID, Severity: IDL001.Severity, File: path, Message: "cannot read file: " + err.Error()}
+}

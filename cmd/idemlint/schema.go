@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemlint/idemlint/schemas"
+)
+
+func newSchemaCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "schema [KIND]",
+		Short: "Print the JSON Schema of a boundary kind (or list the kinds)",
+		Long: `Schema prints the JSON Schema (draft 2020-12) that "check" validates a
+document of KIND against, so an editor can use it: save it and point the
+document's "$schema" field at the file. Shared definitions are in "common".
+Without KIND it lists the names it can print.`,
+		Args:      cobra.MaximumNArgs(1),
+		ValidArgs: append(schemas.Kinds(), "common", "envelope"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			names := append(schemas.Kinds(), "common", "envelope")
+			if len(args) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), strings.Join(names, "\n"))
+				return nil
+			}
+			src, ok := schemas.Source(args[0])
+			if !ok {
+				return fmt.Errorf("unknown schema %q (want one of %s)", args[0], joinNames(names))
+			}
+			_, err := cmd.OutOrStdout().Write(src)
+			return err
+		},
+	}
+}
+
+func joinNames(names []string) string { return strings.Join(names, ", ") }
