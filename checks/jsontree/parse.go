@@ -11,6 +11,10 @@ import (
 // MaxDepth bounds nesting so hostile input cannot exhaust the stack.
 const MaxDepth = 1000
 
+// maxDuplicateReports bounds duplicate-key problems per file: past a
+// hundred, more lines help nobody and a hostile file could print millions.
+const maxDuplicateReports = 100
+
 // Problem is one way the source is not a valid boundary JSON text.
 type Problem struct {
 	Offset  int    // byte offset the problem is reported at
@@ -43,6 +47,7 @@ type parser struct {
 	i        int
 	depth    int
 	problems []Problem
+	dups     int // duplicate keys reported so far
 
 	slab    []Node    // nodes are carved from chunks to save allocations
 	members []Member  // scratch stack shared by nested objects
@@ -50,14 +55,23 @@ type parser struct {
 	line    *Position // lazily built, only for duplicate-key messages
 }
 
-func (p *parser) newNode(kind Kind, off int, parent *Node) *Node {
+func (p *parser) newNode(kind Kind, off int, at slot) *Node {
 	if len(p.slab) == cap(p.slab) {
 		p.slab = make([]Node, 0, cap(p.slab)*2)
 	}
 	p.slab = p.slab[:len(p.slab)+1]
 	n := &p.slab[len(p.slab)-1]
-	n.Kind, n.Offset, n.parent = kind, off, parent
+	n.Kind, n.Offset, n.parent, n.key, n.index = kind, off, at.parent, at.key, at.index
 	return n
+}
+
+// slot is where a value being parsed sits: its parent and its member name
+// or element index. Children need it before the value is complete, so that
+// a problem deep inside can name its JSON Pointer.
+type slot struct {
+	parent *Node
+	key    string
+	index  int
 }
 
 func (p *parser) fail(off int, format string, args ...any) *Problem {
@@ -74,13 +88,13 @@ func (p *parser) document() (*Node, *Problem) {
 	}
 	if p.s[p.i] != '{' {
 		start := p.i
-		v, err := p.value(nil)
+		v, err := p.value(slot{})
 		if err != nil {
 			return nil, err
 		}
 		return nil, p.fail(start, "top-level value is %s %s; a boundary document must be one JSON object", article(v.Kind), v.Kind)
 	}
-	root, err := p.value(nil)
+	root, err := p.value(slot{})
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +151,7 @@ func (p *parser) describe(off int) string {
 	}
 }
 
-func (p *parser) value(parent *Node) (*Node, *Problem) {
+func (p *parser) value(at slot) (*Node, *Problem) {
 	if err := p.noComment(); err != nil {
 		return nil, err
 	}
@@ -146,26 +160,26 @@ func (p *parser) value(parent *Node) (*Node, *Problem) {
 	}
 	switch c := p.s[p.i]; {
 	case c == '{':
-		return p.object(parent)
+		return p.object(at)
 	case c == '[':
-		return p.array(parent)
+		return p.array(at)
 	case c == '"':
 		off := p.i
 		s, err := p.str()
 		if err != nil {
 			return nil, err
 		}
-		n := p.newNode(String, off, parent)
+		n := p.newNode(String, off, at)
 		n.Text = s
 		return n, nil
 	case c == '-' || (c >= '0' && c <= '9'):
-		return p.number(parent)
+		return p.number(at)
 	case c == 't':
-		return p.literal(parent, "true", Bool, true)
+		return p.literal(at, "true", Bool, true)
 	case c == 'f':
-		return p.literal(parent, "false", Bool, false)
+		return p.literal(at, "false", Bool, false)
 	case c == 'n':
-		return p.literal(parent, "null", Null, false)
+		return p.literal(at, "null", Null, false)
 	case c == '\'':
 		return nil, p.fail(p.i, "strings must be in double quotes, not single quotes")
 	case c == 'N' || c == 'I':
@@ -175,11 +189,11 @@ func (p *parser) value(parent *Node) (*Node, *Problem) {
 	}
 }
 
-func (p *parser) literal(parent *Node, word string, kind Kind, truth bool) (*Node, *Problem) {
+func (p *parser) literal(at slot, word string, kind Kind, truth bool) (*Node, *Problem) {
 	if !strings.HasPrefix(p.s[p.i:], word) {
 		return nil, p.fail(p.i, "invalid literal; expected %s", word)
 	}
-	n := p.newNode(kind, p.i, parent)
+	n := p.newNode(kind, p.i, at)
 	n.True = truth
 	p.i += len(word)
 	return n, nil
@@ -193,8 +207,8 @@ func (p *parser) enter(off int) *Problem {
 	return nil
 }
 
-func (p *parser) object(parent *Node) (*Node, *Problem) {
-	n := p.newNode(Object, p.i, parent)
+func (p *parser) object(at slot) (*Node, *Problem) {
+	n := p.newNode(Object, p.i, at)
 	if err := p.enter(p.i); err != nil {
 		return nil, err
 	}
@@ -232,11 +246,10 @@ func (p *parser) object(parent *Node) (*Node, *Problem) {
 		}
 		p.i++
 		p.skipSpace()
-		v, err := p.value(n)
+		v, err := p.value(slot{parent: n, key: key})
 		if err != nil {
 			return nil, err
 		}
-		v.key = key
 		own := p.members[start:]
 		dup := -1
 		if index != nil {
@@ -252,11 +265,7 @@ func (p *parser) object(parent *Node) (*Node, *Problem) {
 			}
 		}
 		if dup >= 0 {
-			p.problems = append(p.problems, Problem{
-				Offset:  keyOff,
-				Pointer: v.Pointer(),
-				Message: fmt.Sprintf("duplicate key %q (first at %s); JSON parsers disagree on which one wins: keep one", key, p.where(own[dup].KeyOffset)),
-			})
+			p.duplicate(keyOff, v, own[dup].KeyOffset)
 			own[dup] = Member{Key: key, KeyOffset: keyOff, Value: v}
 		} else {
 			p.members = append(p.members, Member{Key: key, KeyOffset: keyOff, Value: v})
@@ -295,8 +304,23 @@ func (p *parser) object(parent *Node) (*Node, *Problem) {
 	return n, nil
 }
 
-func (p *parser) array(parent *Node) (*Node, *Problem) {
-	n := p.newNode(Array, p.i, parent)
+// duplicate reports v's key, at keyOff, as a repeat of the one at firstOff.
+func (p *parser) duplicate(keyOff int, v *Node, firstOff int) {
+	p.dups++
+	switch {
+	case p.dups <= maxDuplicateReports:
+		p.problems = append(p.problems, Problem{
+			Offset:  keyOff,
+			Pointer: v.Pointer(),
+			Message: fmt.Sprintf("duplicate key %q (first at %s); JSON parsers disagree on which one wins: keep one", v.key, p.where(firstOff)),
+		})
+	case p.dups == maxDuplicateReports+1:
+		p.problems = append(p.problems, Problem{Offset: keyOff, Pointer: v.Pointer(), Message: fmt.Sprintf("more than %d duplicate keys; further ones are not reported", maxDuplicateReports)})
+	}
+}
+
+func (p *parser) array(at slot) (*Node, *Problem) {
+	n := p.newNode(Array, p.i, at)
 	if err := p.enter(p.i); err != nil {
 		return nil, err
 	}
@@ -316,11 +340,10 @@ func (p *parser) array(parent *Node) (*Node, *Problem) {
 			}
 			break
 		}
-		v, err := p.value(n)
+		v, err := p.value(slot{parent: n, index: len(p.items) - start})
 		if err != nil {
 			return nil, err
 		}
-		v.index = len(p.items) - start
 		p.items = append(p.items, v)
 		p.skipSpace()
 		if err := p.noComment(); err != nil {
@@ -350,7 +373,7 @@ func (p *parser) array(parent *Node) (*Node, *Problem) {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func (p *parser) number(parent *Node) (*Node, *Problem) {
+func (p *parser) number(at slot) (*Node, *Problem) {
 	start := p.i
 	if p.s[p.i] == '-' {
 		p.i++
@@ -392,7 +415,7 @@ func (p *parser) number(parent *Node) (*Node, *Problem) {
 			p.i++
 		}
 	}
-	n := p.newNode(Number, start, parent)
+	n := p.newNode(Number, start, at)
 	n.Text = p.s[start:p.i]
 	return n, nil
 }

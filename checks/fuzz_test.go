@@ -1,0 +1,37 @@
+package checks
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+)
+
+// FuzzCheckDocument runs every per-document rule on arbitrary input: no
+// input may panic, and every finding must name a registered rule and, when
+// the file parsed far enough to have one, a real position.
+func FuzzCheckDocument(f *testing.F) {
+	paths, _ := filepath.Glob("../fixtures/*/*/*.json")
+	more, _ := filepath.Glob("../fixtures/rules/*/*/*.json")
+	for _, p := range append(paths, more...) {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	opts := DefaultOptions()
+	f.Fuzz(func(t *testing.T, src []byte) {
+		doc, findings := CheckDocument("fuzz.json", src, &opts)
+		for _, fd := range findings {
+			if _, ok := Lookup(fd.Rule); !ok {
+				t.Fatalf("finding names unknown rule: %+v", fd)
+			}
+			if fd.Line < 1 || fd.Column < 1 || fd.Message == "" {
+				t.Fatalf("finding without position or message: %+v", fd)
+			}
+		}
+		if doc != nil {
+			CheckSet([]*boundary.Document{doc}, &opts)
+		}
+	})
+}

@@ -1,0 +1,57 @@
+package jsontree
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// addFixtureSeeds seeds a fuzz target with every shipped fixture document,
+// so mutations start from realistic boundary files.
+func addFixtureSeeds(f *testing.F) {
+	f.Helper()
+	paths, _ := filepath.Glob("../../fixtures/*/*/*.json")
+	more, _ := filepath.Glob("../../fixtures/rules/*/*/*.json")
+	for _, p := range append(paths, more...) {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+}
+
+// FuzzParse checks that no input panics or hangs the parser, and that what
+// it accepts without complaint encoding/json accepts too, with equal values.
+func FuzzParse(f *testing.F) {
+	addFixtureSeeds(f)
+	for _, s := range []string{`{}`, `{"a":[1,{"b":null}]}`, "\uFEFF{}", `{"a":1,"a":2}`, `{"a":"\ud83d\ude00"}`, `{"a":1e400}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		root, problems := Parse(src)
+		for _, p := range problems {
+			if p.Offset < 0 || p.Offset > len(src) || p.Message == "" {
+				t.Fatalf("bad problem %+v for input of %d bytes", p, len(src))
+			}
+			NewPosition(string(src)).At(p.Offset)
+		}
+		if root == nil || len(problems) > 0 {
+			return
+		}
+		if !json.Valid(src) {
+			t.Fatalf("accepted input encoding/json rejects: %q", src)
+		}
+		dec := json.NewDecoder(bytes.NewReader(src))
+		dec.UseNumber()
+		var want any
+		if err := dec.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, root.Any()); diff != "" {
+			t.Fatalf("value differs from encoding/json (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets test scripts run idemlint as a real subprocess (so the
+// environment and working directory are the script's) without a separate
+// build step. "status N idemlint ARGS..." runs idemlint and succeeds only
+// if it exits with exactly N, since testscript's "! exec" accepts any
+// non-zero status and our exit codes carry meaning.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"idemlint": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		"status": func() {
+			want, err := strconv.Atoi(os.Args[1])
+			if err != nil || len(os.Args) < 3 || os.Args[2] != "idemlint" {
+				fmt.Fprintln(os.Stderr, "usage: status N idemlint ARGS...")
+				os.Exit(99)
+			}
+			if got := run(os.Args[3:], os.Stdout, os.Stderr); got != want {
+				fmt.Fprintf(os.Stderr, "exit status %d, want %d\n", got, want)
+				os.Exit(99)
+			}
+		},
+	})
+}
+
+func TestScripts(t *testing.T) {
+	fixtures, err := filepath.Abs("../../fixtures")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("FIXTURES", fixtures)
+			return nil
+		},
+	})
+}
