@@ -50,8 +50,13 @@ func (p *DocumentPass) Warn(n *jsontree.Node, format string, args ...any) {
 }
 
 // Missing reports that obj lacks field: the position is obj's, the pointer
-// is where the field belongs.
+// is where the field belongs. A field that is present with the wrong type
+// decodes as absent, but IDL002 already reports it, so Missing stays
+// silent then.
 func (p *DocumentPass) Missing(obj *jsontree.Node, field string, format string, args ...any) {
+	if obj.Get(field) != nil {
+		return
+	}
 	ptr := obj.Pointer() + "/" + jsontree.EscapePointer(field)
 	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, p.Doc, obj, ptr, "", format, args))
 }
@@ -73,6 +78,9 @@ func (p *SetPass) Report(doc *boundary.Document, n *jsontree.Node, chain string,
 
 // Missing reports that obj in doc lacks field, like DocumentPass.Missing.
 func (p *SetPass) Missing(doc *boundary.Document, obj *jsontree.Node, field, chain string, format string, args ...any) {
+	if obj.Get(field) != nil {
+		return
+	}
 	ptr := obj.Pointer() + "/" + jsontree.EscapePointer(field)
 	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, doc, obj, ptr, chain, format, args))
 }

@@ -1,0 +1,91 @@
+package checks
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/jsontree"
+)
+
+// IDL103 allows a retry only for requests that carry the key.
+var IDL103 = register(&Rule{
+	ID:       "IDL103",
+	Name:     "retry-requires-key",
+	Severity: Error,
+	Summary:  "http_retry.enabled implies requires_idempotency_key: true, and every retried state-changing method requires the key",
+	Doc: `A retry is safe only when the receiver can recognise it as a duplicate, and
+only the idempotency key makes that possible. A BFF or gateway that retries a
+keyless POST after a timeout sends the side effect twice: the first attempt
+may well have succeeded, and the adapter (or the external API behind it)
+cannot tell the retry from a new request.
+
+Reported on a document whose http_retry is enabled:
+  - requires_idempotency_key absent or false;
+  - a method in http_retry.methods for which a state-changing operation of
+    the document does not require the key (http_idempotency.require_key
+    covers it neither by method nor by operation_key). Without a methods
+    list, the methods of the document's state-changing operations are the
+    retried ones. Retrying GET, HEAD or OPTIONS needs no key, unless an
+    operation declares itself state_changing: true.
+
+Fix: set "requires_idempotency_key": true, and either add the method to
+http_idempotency.require_key.methods (or each such operation to
+require_key.operations) or stop retrying that method.`,
+	CheckDocument: func(p *DocumentPass) {
+		r := p.Doc.Retry
+		if r == nil || !r.Enabled {
+			return
+		}
+		switch n := r.Node.Get("requires_idempotency_key"); {
+		case n == nil:
+			p.Missing(r.Node, "requires_idempotency_key", `add "requires_idempotency_key": true to http_retry: a retry without the key repeats the side effect downstream`)
+		case n.Kind == jsontree.Bool && !n.True:
+			p.Report(n, "set http_retry.requires_idempotency_key to true: a retry without the key repeats the side effect downstream")
+		}
+
+		// Without http_idempotency no key is required at all; when the
+		// document needs one, the schema says so (IDL002).
+		idem := p.Doc.Idempotency
+		if idem == nil || !requireKeyReadable(idem) {
+			return
+		}
+		methods, unkeyed := unkeyedOperations(p.Doc, idem)
+		retried := r.Node.Get("methods")
+		if retried == nil {
+			for _, m := range methods {
+				p.Report(r.Node, `http_retry has no "methods", so it retries %s without a required key for %s: add %q to http_idempotency.require_key.methods or list only keyed methods in http_retry.methods`, m, unkeyed[m], m)
+			}
+			return
+		}
+		for _, it := range retried.Items {
+			if it.Kind != jsontree.String {
+				continue
+			}
+			if keys, ok := unkeyed[strings.ToUpper(it.Text)]; ok {
+				p.Report(it, "%s is retried without a required key for %s: add %q to http_idempotency.require_key.methods or remove %s from http_retry.methods", it.Text, keys, it.Text, it.Text)
+			}
+		}
+	},
+})
+
+// unkeyedOperations groups the document's state-changing operations that
+// do not require the key by method: the methods in order of first
+// appearance, and for each the quoted operation keys, comma-separated.
+func unkeyedOperations(d *boundary.Document, idem *boundary.HTTPIdempotency) (methods []string, keys map[string]string) {
+	keys = map[string]string{}
+	for _, op := range d.Operations {
+		// An operation without a method is the schema's finding.
+		if !op.StateChanging || op.Method == "" || idem.Requires(op) {
+			continue
+		}
+		m := strings.ToUpper(op.Method)
+		if prev, seen := keys[m]; seen {
+			keys[m] = prev + ", " + strconv.Quote(op.Key)
+			continue
+		}
+		methods = append(methods, m)
+		keys[m] = strconv.Quote(op.Key)
+	}
+	return methods, keys
+}

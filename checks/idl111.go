@@ -1,0 +1,92 @@
+package checks
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+)
+
+// IDL111 checks that idempotency records outlive the retries they guard.
+var IDL111 = register(&Rule{
+	ID:       "IDL111",
+	Name:     "retention-ttl",
+	Severity: Error,
+	Summary:  "idempotency_storage declares tier and ttl, and ttl meets the tier's minimum unless a reduction is declared",
+	Doc: `An idempotency record protects only while it exists. Once its ttl
+expires, a late retry (a mobile client coming back online, a queued job, a
+user pressing "pay" again on a stale page) finds no record and executes the
+operation a second time. So the retention is part of the policy, and its
+floor depends on what a double execution costs:
+  "default"       ttl >= 24h
+  "billing"       ttl >= 7d   (a duplicate charge)
+  "irreversible"  ttl >= 7d   (a duplicate that cannot be undone)
+The minimums can be changed with idemlint's options.
+
+A shorter ttl is allowed only when it is a decision, not an accident:
+"ttl_reduction": {"declared": true, "reason": "..."}. It is then reported as
+a warning that shows the reason, so reviewers see it.
+
+Reported: a missing idempotency_storage, tier or ttl, and a ttl below the
+tier's minimum without a declared reduction.
+
+Fix: declare, for example,
+  "idempotency_storage": {"tier": "billing", "ttl": "14d", "backend": "postgres"}
+or raise the ttl; if storage cost forces a shorter one, declare
+ttl_reduction with the reason and make sure clients stop retrying before it.`,
+	CheckDocument: func(p *DocumentPass) {
+		pol := p.Doc.Policy
+		if pol == nil {
+			return
+		}
+		s := pol.Storage
+		if s == nil {
+			p.Missing(pol.Node, "idempotency_storage",
+				`add idempotency_storage with "tier" and "ttl", e.g. {"tier": "default", "ttl": "24h"}`)
+			return
+		}
+		p.Missing(s.Node, "tier",
+			`add "tier" to idempotency_storage: "default", "billing" or "irreversible"; the tier sets the minimum ttl`)
+		minTTL, known := p.Options.MinTTL[s.Tier]
+		ttlNode := s.Node.Get("ttl")
+		if ttlNode == nil {
+			if known {
+				p.Missing(s.Node, "ttl", `add "ttl" to idempotency_storage: at least %s for tier %q`, humanDuration(minTTL), s.Tier)
+			} else {
+				p.Missing(s.Node, "ttl", `add "ttl" to idempotency_storage, e.g. "24h": records must outlive every retry`)
+			}
+			return
+		}
+		// A ttl the schema rejects decodes as "" or fails to parse, and so
+		// does one too long for a time.Duration (centuries): never too short.
+		ttl, err := boundary.ParseTTL(s.TTL)
+		if !known || err != nil || ttl >= minTTL {
+			return
+		}
+		if s.Reduced {
+			p.Warn(ttlNode, "ttl %s is below the %s minimum for tier %q by a declared ttl_reduction (%q): make sure no client retries later than %s",
+				s.TTL, humanDuration(minTTL), s.Tier, s.Reason, s.TTL)
+			return
+		}
+		p.Report(ttlNode, "raise ttl to at least %s for tier %q or declare ttl_reduction with a reason: a retry after %s executes the operation again",
+			humanDuration(minTTL), s.Tier, s.TTL)
+	},
+})
+
+// humanDuration writes d the way a retention is written in a policy: in
+// whole days from two days up ("7d"), else whole hours ("24h", as the spec
+// writes a day), minutes or seconds, falling back to Go's notation.
+func humanDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d >= 2*day && d%day == 0:
+		return fmt.Sprintf("%dd", d/day)
+	case d >= time.Hour && d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d >= time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}
