@@ -13,11 +13,12 @@ import (
 // Parse parses and decodes one file. The document is nil when the source is
 // not a JSON object at all; problems are the IDL001 findings either way.
 func Parse(path string, src []byte) (*Document, []jsontree.Problem) {
-	root, problems := jsontree.Parse(src)
+	text := string(src)
+	root, problems := jsontree.Parse(text)
 	if root == nil {
 		return nil, problems
 	}
-	return Decode(path, jsontree.NewPosition(string(src)), root), problems
+	return Decode(path, jsontree.NewPosition(text), root), problems
 }
 
 // Decode builds the typed document from a parsed top-level object.

@@ -17,9 +17,10 @@ const maxDuplicateReports = 100
 
 // Problem is one way the source is not a valid boundary JSON text.
 type Problem struct {
-	Offset  int    // byte offset the problem is reported at
-	Pointer string // JSON Pointer of the value concerned ("" at top level)
-	Message string
+	Offset       int    // byte offset the problem is reported at
+	Line, Column int    // the same place as a person counts it (see Position)
+	Pointer      string // JSON Pointer of the value concerned ("" at top level)
+	Message      string
 }
 
 // Parse parses src, which must hold exactly one JSON object. It returns the
@@ -27,8 +28,11 @@ type Problem struct {
 // a fatal syntax problem ends parsing, while a byte order mark and
 // duplicate names are reported and parsing goes on so the rest of the
 // document can still be checked.
-func Parse(src []byte) (*Node, []Problem) {
-	p := &parser{s: string(src)}
+//
+// src is a string so that strings without escapes can be substrings of it
+// at no cost; callers convert the file once and share it with Position.
+func Parse(src string) (*Node, []Problem) {
+	p := &parser{s: src}
 	chunk := len(src) / 12
 	p.slab = make([]Node, 0, min(max(chunk, 16), 4096))
 	if strings.HasPrefix(p.s, "\uFEFF") {
@@ -37,7 +41,11 @@ func Parse(src []byte) (*Node, []Problem) {
 	}
 	root, err := p.document()
 	if err != nil {
-		return nil, append(p.problems, *err)
+		p.problems = append(p.problems, *err)
+		root = nil
+	}
+	for i := range p.problems {
+		p.problems[i].Line, p.problems[i].Column = p.position().At(p.problems[i].Offset)
 	}
 	return root, p.problems
 }
@@ -52,7 +60,7 @@ type parser struct {
 	slab    []Node    // nodes are carved from chunks to save allocations
 	members []Member  // scratch stack shared by nested objects
 	items   []*Node   // scratch stack shared by nested arrays
-	line    *Position // lazily built, only for duplicate-key messages
+	line    *Position // built only when there is a problem to place
 }
 
 func (p *parser) newNode(kind Kind, off int, at slot) *Node {
@@ -545,10 +553,14 @@ func (p *parser) hex4() (rune, bool) {
 	return rune(v), true
 }
 
-func (p *parser) where(off int) string {
+func (p *parser) position() *Position {
 	if p.line == nil {
 		p.line = NewPosition(p.s)
 	}
-	l, c := p.line.At(off)
+	return p.line
+}
+
+func (p *parser) where(off int) string {
+	l, c := p.position().At(off)
 	return fmt.Sprintf("line %d, column %d", l, c)
 }
