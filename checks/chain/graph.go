@@ -1,0 +1,365 @@
+// Package chain links the documents of a boundary set into chains: the
+// paths one operation takes from a browser through the BFF and the gateway
+// to the adapter policy that owns its idempotency key (spec section 1).
+//
+// The graph is built once per set, in time linear in the documents,
+// operations and paths; every cross-document rule (IDL201-IDL210) and the
+// graph command read it instead of walking the documents again.
+package chain
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+)
+
+// Graph is a boundary set linked into chains.
+type Graph struct {
+	// Chains holds every path of every operation that enters the set at a
+	// browser_to_bff edge, complete or not, sorted by Name and then by the
+	// documents' paths (two edges may join the same components).
+	Chains []*Chain
+
+	// Gaps counts the documents of the set that chains cannot use: Build
+	// counts those without a known kind or without their linking fields,
+	// including an embedded policy without service (the schema check
+	// reports them all); a caller that dropped files which did not parse
+	// at all adds those. Any of them might be the missing link of a chain,
+	// so while Gaps > 0 a break or an orphan proves nothing, and the rules
+	// that report those stay quiet.
+	Gaps int
+
+	onChain  map[*boundary.Document]bool
+	arrivals map[link]int // edges per (kind, to)
+}
+
+// Chain is one path of one operation.
+type Chain struct {
+	Operation string // operation_key, the same at every hop
+	// StateChanging is the operation's nature as the browser_to_bff edge
+	// declares it: that is what the browser sends, whatever later hops say.
+	StateChanging bool
+	Hops          []Hop // in order, starting at the browser_to_bff edge
+	// Stop says where the chain ends short of an adapter policy; nil when
+	// the chain is complete.
+	Stop *Stop
+	// Name identifies the chain in findings:
+	// "orders.create: web -> checkout-bff -> edge-gw -> orders-adapter".
+	Name string
+	// KeyHeader is the chain's key header: the one declared by its first
+	// hop that has http_idempotency (the browser edge, normally), because
+	// that is the header the key travels in from the start.
+	KeyHeader string
+	keyHop    int
+}
+
+// Hop is one document of a chain and the chain's operation in it.
+type Hop struct {
+	// Kind is the hop's role in the chain. It is Adapter for the policy
+	// hop, also when the policy is embedded in a gateway_to_adapter
+	// document (then Doc is that edge, the hop before this one).
+	Kind boundary.Kind
+	Doc  *boundary.Document
+	Op   *boundary.Operation
+}
+
+// Stop is where an incomplete chain ends.
+type Stop struct {
+	Next boundary.Kind // the kind of document the chain needed next
+	At   string        // the component it needed one at: the last edge's to
+	// Lacking are the documents of kind Next at At; none of them carries
+	// the operation. Empty when no document of kind Next is at At.
+	Lacking []*boundary.Document
+}
+
+// Complete reports whether the chain reaches an adapter policy.
+func (c *Chain) Complete() bool { return c.Stop == nil }
+
+// Last returns the hop the chain reached last: the adapter policy hop of a
+// complete chain.
+func (c *Chain) Last() Hop { return c.Hops[len(c.Hops)-1] }
+
+// KeyHop returns the hop that declares the chain's key header.
+func (c *Chain) KeyHop() Hop { return c.Hops[c.keyHop] }
+
+// Embedded reports whether the hop is a policy embedded in an edge.
+func (h Hop) Embedded() bool {
+	return h.Kind == boundary.Adapter && h.Doc.Kind == boundary.GatewayToAdapter
+}
+
+// Endpoints names the components of the hop: "web -> checkout-bff" for an
+// edge, the service for the policy.
+func (h Hop) Endpoints() string {
+	if h.Kind == boundary.Adapter {
+		return h.Doc.Policy.Service
+	}
+	return h.Doc.From + " -> " + h.Doc.To
+}
+
+// String names the hop in messages: "bff_to_gateway checkout-bff -> edge-gw",
+// "adapter orders-adapter".
+func (h Hop) String() string { return string(h.Kind) + " " + h.Endpoints() }
+
+// DeclaredHeader is the key header doc works with: its http_idempotency
+// header, or the default when it declares none.
+func DeclaredHeader(doc *boundary.Document) string {
+	if doc.Idempotency == nil {
+		return boundary.DefaultKeyHeader
+	}
+	return doc.Idempotency.Header
+}
+
+// OnChain reports whether doc is a hop of some chain, complete or not.
+func (g *Graph) OnChain(doc *boundary.Document) bool { return g.onChain[doc] }
+
+// Upstream counts the documents of the kind before doc's in a chain that
+// end where doc starts: edges whose to is doc's from (or, for an adapter,
+// gateway_to_adapter edges whose to is its service), whatever their
+// operations. It tells a document that has no predecessor at all from one
+// that only lacks a matching operation or a reachable predecessor.
+func (g *Graph) Upstream(doc *boundary.Document) (prev boundary.Kind, n int) {
+	id := doc.From
+	if doc.Kind == boundary.Adapter {
+		id = doc.Service
+	}
+	for k, nk := range next {
+		if nk == doc.Kind {
+			return k, g.arrivals[link{rankOf(k), id}]
+		}
+	}
+	return "", 0
+}
+
+// StateChanging reports whether doc carries a state-changing operation; its
+// schema then requires http_idempotency, so rules need not ask for it.
+func StateChanging(doc *boundary.Document) bool {
+	for _, op := range doc.Operations {
+		if op.StateChanging {
+			return true
+		}
+	}
+	return false
+}
+
+// next is the kind of document that follows each edge kind in a chain.
+var next = map[boundary.Kind]boundary.Kind{
+	boundary.BrowserToBFF:     boundary.BFFToGateway,
+	boundary.BFFToGateway:     boundary.GatewayToAdapter,
+	boundary.GatewayToAdapter: boundary.Adapter,
+}
+
+// link is a component as seen by documents of one kind: the from of an
+// edge, the to of an edge (arrivals), or the service of an adapter.
+type link struct {
+	kind rank
+	id   string
+}
+
+// rank is a kind's position in a chain: a cheaper map key than its name.
+type rank uint8
+
+func rankOf(k boundary.Kind) rank { return rank(slices.Index(boundary.Kinds, k)) }
+
+// entry is where a chain enters a document with one operation: an edge
+// at its from, an adapter at its service.
+type entry struct {
+	kind   rank
+	id, op string
+}
+
+// carrier is a document and the operation of it that a chain follows.
+type carrier struct {
+	doc  *boundary.Document
+	op   *boundary.Operation
+	next int32 // the carrier indexed before it under the same entry, or -1
+}
+
+type builder struct {
+	g *Graph
+	// heads indexes carriers by entry, so that a path finds its next hop
+	// in one lookup however many documents start at a busy gateway. The
+	// carriers of one entry form a list through next (no slice per entry:
+	// a set has tens of thousands of entries).
+	heads    map[entry]int32
+	carriers []carrier
+	// starts lists the documents at each component whatever their
+	// operations: what Stop.Lacking reports.
+	starts   map[link][]*boundary.Document
+	browsers []int32 // carriers that are browser_to_bff operations
+}
+
+// Build links docs into chains. Documents whose linking fields are missing
+// (no from or to on an edge, no service on an adapter) take part in no
+// chain: the schema check reports them.
+func Build(docs []*boundary.Document) *Graph {
+	ops := 0
+	for _, d := range docs {
+		ops += len(d.Operations)
+	}
+	b := builder{
+		g:        &Graph{onChain: make(map[*boundary.Document]bool, len(docs)), arrivals: make(map[link]int, len(docs))},
+		heads:    make(map[entry]int32, ops),
+		carriers: make([]carrier, 0, ops),
+		starts:   make(map[link][]*boundary.Document, len(docs)),
+	}
+	for _, d := range docs {
+		if !Linkable(d) {
+			b.g.Gaps++
+			continue
+		}
+		if d.Policy != nil && d.Policy.Embedded && d.Policy.Service == "" {
+			b.g.Gaps++ // the edge links, its policy cannot
+		}
+		id := d.From
+		if d.Kind == boundary.Adapter {
+			id = d.Service
+		} else {
+			b.g.arrivals[link{rankOf(d.Kind), d.To}]++
+		}
+		start := link{rankOf(d.Kind), id}
+		b.starts[start] = append(b.starts[start], d)
+		for i := range d.Operations {
+			op := &d.Operations[i]
+			e := entry{start.kind, id, op.Key}
+			head, ok := b.heads[e]
+			if !ok {
+				head = -1
+			}
+			// A duplicate operation_key is an IDL002 finding; the first
+			// wins. Documents are indexed one at a time, so a duplicate's
+			// first is the head of its entry.
+			if op.Key == "" || ok && b.carriers[head].doc == d {
+				continue
+			}
+			i := int32(len(b.carriers))
+			b.carriers = append(b.carriers, carrier{d, op, head})
+			b.heads[e] = i
+			if d.Kind == boundary.BrowserToBFF {
+				b.browsers = append(b.browsers, i)
+			}
+		}
+	}
+	for _, i := range b.browsers {
+		b.extend([]Hop{{Kind: boundary.BrowserToBFF, Doc: b.carriers[i].doc, Op: b.carriers[i].op}})
+	}
+	slices.SortFunc(b.g.Chains, compareChains)
+	return b.g
+}
+
+// Linkable reports whether d has the fields chains link by: from and to on
+// an edge, service on an adapter. Without them it can be in no chain, and
+// the schema check already says why.
+func Linkable(d *boundary.Document) bool {
+	switch {
+	case d.Kind.IsEdge():
+		return d.From != "" && d.To != ""
+	case d.Kind == boundary.Adapter:
+		return d.Service != ""
+	}
+	return false
+}
+
+// extend follows path to every document that carries its operation next,
+// and records the path as a chain where it can go no further. Kinds come in
+// a fixed order, so a path has at most four hops and never loops.
+func (b *builder) extend(path []Hop) {
+	last := path[len(path)-1]
+	if last.Kind == boundary.Adapter {
+		b.emit(path, nil)
+		return
+	}
+	kind, at := next[last.Kind], last.Doc.To
+	// The full slice expression makes each branch copy the path instead
+	// of sharing, and overwriting, one backing array.
+	path = path[:len(path):len(path)]
+	if kind == boundary.Adapter && last.Doc.Policy != nil && last.Doc.Policy.Service == at {
+		// An embedded policy is this edge's adapter (spec 2.4); a
+		// standalone document for the same service is not reached here.
+		b.extend(append(path, Hop{Kind: kind, Doc: last.Doc, Op: last.Op}))
+		return
+	}
+	head, ok := b.heads[entry{rankOf(kind), at, last.Op.Key}]
+	if !ok {
+		b.emit(path, &Stop{Next: kind, At: at, Lacking: b.starts[link{rankOf(kind), at}]})
+		return
+	}
+	for i := head; i >= 0; i = b.carriers[i].next {
+		b.extend(append(path, Hop{Kind: kind, Doc: b.carriers[i].doc, Op: b.carriers[i].op}))
+	}
+}
+
+func (b *builder) emit(path []Hop, stop *Stop) {
+	c := &Chain{
+		Operation:     path[0].Op.Key,
+		StateChanging: path[0].Op.StateChanging,
+		Hops:          path,
+		Stop:          stop,
+		KeyHeader:     boundary.DefaultKeyHeader,
+	}
+	components := []string{path[0].Doc.From}
+	for _, h := range path {
+		if !b.g.onChain[h.Doc] { // reading is cheaper than writing again
+			b.g.onChain[h.Doc] = true
+		}
+		if h.Kind != boundary.Adapter {
+			components = append(components, h.Doc.To)
+		}
+	}
+	c.Name = c.Operation + ": " + strings.Join(components, " -> ")
+	for i, h := range path {
+		if h.Doc.Idempotency != nil {
+			c.KeyHeader, c.keyHop = h.Doc.Idempotency.Header, i
+			break
+		}
+	}
+	b.g.Chains = append(b.g.Chains, c)
+}
+
+func compareChains(a, b *Chain) int {
+	if n := cmp.Compare(a.Name, b.Name); n != 0 {
+		return n
+	}
+	for i := range min(len(a.Hops), len(b.Hops)) {
+		if n := cmp.Compare(a.Hops[i].Doc.Path, b.Hops[i].Doc.Path); n != 0 {
+			return n
+		}
+	}
+	return cmp.Compare(len(a.Hops), len(b.Hops))
+}
+
+// StopReason says in words why an incomplete chain stops, e.g.
+// `no gateway_to_adapter document has from "edge-gw"`; "" for a complete
+// chain.
+func (c *Chain) StopReason() string {
+	s := c.Stop
+	switch {
+	case s == nil:
+		return ""
+	case len(s.Lacking) > 0:
+		if len(s.Lacking) == 1 {
+			return fmt.Sprintf("%s %s does not carry %q", s.Next, Hop{Kind: s.Next, Doc: s.Lacking[0]}.Endpoints(), c.Operation)
+		}
+		// A busy gateway may have thousands of edges: name a few.
+		const named = 3
+		var names []string
+		for _, d := range s.Lacking[:min(len(s.Lacking), named)] {
+			names = append(names, Hop{Kind: s.Next, Doc: d}.Endpoints())
+		}
+		rest := names[len(names)-1]
+		if len(s.Lacking) > named {
+			rest = fmt.Sprintf("%d more", len(s.Lacking)-named)
+		} else {
+			names = names[:len(names)-1]
+		}
+		return fmt.Sprintf("%s %s and %s do not carry %q", s.Next, strings.Join(names, ", "), rest, c.Operation)
+	case s.Next != boundary.Adapter:
+		return fmt.Sprintf("no %s document has from %q", s.Next, s.At)
+	}
+	if p := c.Last().Doc.Policy; p != nil {
+		return fmt.Sprintf("no adapter policy has service %q (the policy embedded under \"adapter\" names service %q)", s.At, p.Service)
+	}
+	return fmt.Sprintf("no adapter policy has service %q", s.At)
+}

@@ -1,0 +1,314 @@
+package chain
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+)
+
+// doc parses one document; the graph needs no schema-valid input, so the
+// documents below hold only what linking and fates read.
+func doc(t testing.TB, path, src string) *boundary.Document {
+	t.Helper()
+	d, problems := boundary.Parse(path, []byte(src))
+	if d == nil || len(problems) > 0 {
+		t.Fatalf("%s: %v", path, problems)
+	}
+	return d
+}
+
+const keyLists = `"cors_allowed_headers": ["x-idempotency-key"], "header_to_allow_inbound": ["x-idempotency-key"], "header_to_allow_outbound": ["x-idempotency-key"]`
+
+// hop writes an edge document carrying the given operations (all POST).
+func hop(kind boundary.Kind, from, to string, ops ...string) string {
+	return fmt.Sprintf(`{"boundary": %q, "from": %q, "to": %q, "operations": [%s], %s,
+		"http_idempotency": {"role": "validate_only", "require_key": {"methods": ["POST"]}}}`, kind, from, to, operations(ops), keyLists)
+}
+
+func adapter(service string, ops ...string) string {
+	return fmt.Sprintf(`{"boundary": "adapter", "service": %q, "operations": [%s],
+		"http_idempotency": {"role": "owner", "require_key": {"methods": ["POST"]}}}`, service, operations(ops))
+}
+
+func operations(keys []string) string {
+	var ops []string
+	for _, k := range keys {
+		ops = append(ops, fmt.Sprintf(`{"operation_key": %q, "method": "POST", "path": "/x"}`, k))
+	}
+	return strings.Join(ops, ", ")
+}
+
+// set parses path/source pairs.
+func set(t testing.TB, pairs ...string) []*boundary.Document {
+	t.Helper()
+	var docs []*boundary.Document
+	for i := 0; i < len(pairs); i += 2 {
+		docs = append(docs, doc(t, pairs[i], pairs[i+1]))
+	}
+	return docs
+}
+
+// summary renders each chain as "name [paths] stop-reason" for comparison.
+func summary(g *Graph) []string {
+	var out []string
+	for _, c := range g.Chains {
+		var paths []string
+		for _, h := range c.Hops {
+			paths = append(paths, string(h.Kind)+"@"+h.Doc.Path)
+		}
+		s := c.Name + " [" + strings.Join(paths, " ") + "]"
+		if !c.Complete() {
+			s += " stops: " + c.StopReason()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestBuildLinksCompleteChain(t *testing.T) {
+	docs := set(t,
+		"1.json", hop(boundary.BrowserToBFF, "web", "bff", "orders.create", "orders.cancel"),
+		"2.json", hop(boundary.BFFToGateway, "bff", "gw", "orders.create", "orders.cancel"),
+		"3.json", hop(boundary.GatewayToAdapter, "gw", "orders", "orders.create", "orders.cancel"),
+		"4.json", adapter("orders", "orders.create", "orders.cancel"),
+	)
+	g := Build(docs)
+	want := []string{
+		"orders.cancel: web -> bff -> gw -> orders [browser_to_bff@1.json bff_to_gateway@2.json gateway_to_adapter@3.json adapter@4.json]",
+		"orders.create: web -> bff -> gw -> orders [browser_to_bff@1.json bff_to_gateway@2.json gateway_to_adapter@3.json adapter@4.json]",
+	}
+	if diff := cmp.Diff(want, summary(g)); diff != "" {
+		t.Errorf("chains (-want +got):\n%s", diff)
+	}
+	for _, d := range docs {
+		if !g.OnChain(d) {
+			t.Errorf("%s: not on a chain", d.Path)
+		}
+	}
+	c := g.Chains[1]
+	if c.Hops[2].Op.Key != "orders.create" || c.Hops[3].Op != &docs[3].Operations[0] {
+		t.Errorf("hops do not point at their document's operation: %+v", c.Hops)
+	}
+	if !c.StateChanging || c.KeyHeader != "x-idempotency-key" || g.Gaps != 0 {
+		t.Errorf("StateChanging %v, KeyHeader %q, Gaps %d", c.StateChanging, c.KeyHeader, g.Gaps)
+	}
+}
+
+func TestBuildRecordsWherePathsStop(t *testing.T) {
+	docs := set(t,
+		// The BFF sends orders.create to two gateways: gw-a carries it to an
+		// adapter, gw-b has no edge onward, gw-c does not list it.
+		"1.json", hop(boundary.BrowserToBFF, "web", "bff", "orders.create", "orders.ship"),
+		"2a.json", hop(boundary.BFFToGateway, "bff", "gw-a", "orders.create"),
+		"2b.json", hop(boundary.BFFToGateway, "bff", "gw-b", "orders.create"),
+		"2c.json", hop(boundary.BFFToGateway, "bff", "gw-c", "orders.refund"),
+		"3.json", hop(boundary.GatewayToAdapter, "gw-a", "orders", "orders.create"),
+		"4.json", adapter("other", "orders.create"),
+	)
+	g := Build(docs)
+	want := []string{
+		`orders.create: web -> bff -> gw-a -> orders [browser_to_bff@1.json bff_to_gateway@2a.json gateway_to_adapter@3.json] stops: no adapter policy has service "orders"`,
+		`orders.create: web -> bff -> gw-b [browser_to_bff@1.json bff_to_gateway@2b.json] stops: no gateway_to_adapter document has from "gw-b"`,
+		`orders.ship: web -> bff [browser_to_bff@1.json] stops: bff_to_gateway bff -> gw-a, bff -> gw-b and bff -> gw-c do not carry "orders.ship"`,
+	}
+	if diff := cmp.Diff(want, summary(g)); diff != "" {
+		t.Errorf("chains (-want +got):\n%s", diff)
+	}
+	if s := g.Chains[2].Stop; s.Next != boundary.BFFToGateway || s.At != "bff" || len(s.Lacking) != 3 {
+		t.Errorf("stop = %+v", s)
+	}
+	if g.OnChain(docs[3]) || g.OnChain(docs[5]) {
+		t.Error("2c.json and 4.json carry no chain's operation, but are on a chain")
+	}
+	for _, tc := range []struct {
+		doc  *boundary.Document
+		prev boundary.Kind
+		n    int
+	}{{docs[3], boundary.BrowserToBFF, 1}, {docs[4], boundary.BFFToGateway, 1}, {docs[5], boundary.GatewayToAdapter, 0}, {docs[0], "", 0}} {
+		if prev, n := g.Upstream(tc.doc); prev != tc.prev || n != tc.n {
+			t.Errorf("Upstream(%s) = %q, %d; want %q, %d", tc.doc.Path, prev, n, tc.prev, tc.n)
+		}
+	}
+}
+
+func TestBuildEmbeddedPolicy(t *testing.T) {
+	embedded := strings.Replace(hop(boundary.GatewayToAdapter, "gw", "orders", "orders.create"),
+		`"operations"`, `"adapter": {"service": "orders"}, "operations"`, 1)
+	misnamed := strings.Replace(hop(boundary.GatewayToAdapter, "gw2", "orders", "orders.create"),
+		`"operations"`, `"adapter": {"service": "order"}, "operations"`, 1)
+	docs := set(t,
+		"1.json", hop(boundary.BrowserToBFF, "web", "bff", "orders.create"),
+		"2.json", hop(boundary.BFFToGateway, "bff", "gw", "orders.create"),
+		"3.json", embedded,
+		// A standalone policy for the same service: the embedded one wins.
+		"4.json", adapter("orders", "orders.create"),
+		"5.json", hop(boundary.BrowserToBFF, "app", "bff2", "orders.create"),
+		"6.json", hop(boundary.BFFToGateway, "bff2", "gw2", "orders.create"),
+		"7.json", misnamed,
+	)
+	g := Build(docs[:4])
+	want := []string{"orders.create: web -> bff -> gw -> orders [browser_to_bff@1.json bff_to_gateway@2.json gateway_to_adapter@3.json adapter@3.json]"}
+	if diff := cmp.Diff(want, summary(g)); diff != "" {
+		t.Errorf("chains (-want +got):\n%s", diff)
+	}
+	last := g.Chains[0].Last()
+	if !last.Embedded() || !last.Owner() || last.Doc != docs[2] || last.Endpoints() != "orders" {
+		t.Errorf("policy hop: embedded %v, owner %v, endpoints %q", last.Embedded(), last.Owner(), last.Endpoints())
+	}
+	if g.OnChain(docs[3]) {
+		t.Error("the standalone policy is on a chain though the edge embeds its own")
+	}
+
+	// Without the embedded policy's own name matching, the edge falls back
+	// to standalone policies; here there is none for "orders" either.
+	g = Build(docs[4:])
+	want = []string{`orders.create: app -> bff2 -> gw2 -> orders [browser_to_bff@5.json bff_to_gateway@6.json gateway_to_adapter@7.json] stops: no adapter policy has service "orders" (the policy embedded under "adapter" names service "order")`}
+	if diff := cmp.Diff(want, summary(g)); diff != "" {
+		t.Errorf("chains (-want +got):\n%s", diff)
+	}
+}
+
+func TestBuildCountsGaps(t *testing.T) {
+	docs := set(t,
+		"1.json", hop(boundary.BrowserToBFF, "web", "bff", "orders.create"),
+		"2.json", `{"boundary": "bff_to_gateway", "to": "gw", "operations": []}`, // no from
+		"3.json", `{"boundary": "gateway_to_edge", "from": "gw", "to": "x"}`, // unknown kind
+		"4.json", `{"boundary": "adapter", "operations": []}`, // no service
+		"5.json", `{"boundary": "gateway_to_adapter", "from": "gw", "to": "x", "adapter": {}}`, // embedded policy without service
+	)
+	g := Build(docs)
+	if g.Gaps != 4 {
+		t.Errorf("Gaps = %d, want 4", g.Gaps)
+	}
+	want := []string{`orders.create: web -> bff [browser_to_bff@1.json] stops: no bff_to_gateway document has from "bff"`}
+	if diff := cmp.Diff(want, summary(g)); diff != "" {
+		t.Errorf("chains (-want +got):\n%s", diff)
+	}
+}
+
+func TestBuildDuplicateEdgesAndOperations(t *testing.T) {
+	dupOp := strings.Replace(hop(boundary.BrowserToBFF, "web", "bff", "orders.create", "orders.create"), `"POST"`, `"GET"`, 1)
+	docs := set(t,
+		"1.json", dupOp,
+		// Two documents describe the same hop: each makes a chain, sorted by path.
+		"2b.json", hop(boundary.BFFToGateway, "bff", "gw", "orders.create"),
+		"2a.json", hop(boundary.BFFToGateway, "bff", "gw", "orders.create"),
+	)
+	g := Build(docs)
+	want := []string{
+		`orders.create: web -> bff -> gw [browser_to_bff@1.json bff_to_gateway@2a.json] stops: no gateway_to_adapter document has from "gw"`,
+		`orders.create: web -> bff -> gw [browser_to_bff@1.json bff_to_gateway@2b.json] stops: no gateway_to_adapter document has from "gw"`,
+	}
+	if diff := cmp.Diff(want, summary(g)); diff != "" {
+		t.Errorf("chains (-want +got):\n%s", diff)
+	}
+	// The first of two operations with one key is the one that links.
+	if g.Chains[0].StateChanging {
+		t.Error("the chain follows the second orders.create (POST), want the first (GET)")
+	}
+}
+
+func TestFates(t *testing.T) {
+	browser := func(extra string) string {
+		return `{"boundary": "browser_to_bff", "from": "web", "to": "bff", "operations": [{"operation_key": "o", "method": "POST", "path": "/"}]` + extra + `}`
+	}
+	gateway := func(extra string) string {
+		return `{"boundary": "bff_to_gateway", "from": "bff", "to": "gw", "operations": [{"operation_key": "o", "method": "POST", "path": "/"}]` + extra + `}`
+	}
+	const required = `, "http_idempotency": {"header": "Idempotency-Key", "require_key": {"operations": ["o"]}}`
+	tests := []struct {
+		name, browser, gateway string
+		want                   []string // fate and detail per hop
+	}{{
+		name:    "mixed case passes, absent list drops",
+		browser: browser(`, "cors_allowed_headers": ["IDEMPOTENCY-KEY"], "header_to_allow_inbound": ["*"]` + required),
+		gateway: gateway(`, "header_to_allow_inbound": ["idempotency-key"]`),
+		want:    []string{"required ", "dropped no header_to_allow_outbound"},
+	}, {
+		name:    "lists lacking the chain's header, key not required",
+		browser: browser(`, "cors_allowed_headers": ["content-type"], "header_to_allow_inbound": ["idempotency-key"], "http_idempotency": {"header": "idempotency-key"}`),
+		gateway: gateway(`, "header_to_allow_inbound": ["idempotency-key"], "header_to_allow_outbound": ["idempotency-key"], "http_idempotency": {"header": "x-other"}`),
+		want:    []string{"dropped cors_allowed_headers lacks idempotency-key", "forwarded "},
+	}, {
+		name:    "no http_idempotency anywhere: the default header",
+		browser: browser(`, "cors_allowed_headers": ["x-idempotency-key"], "header_to_allow_inbound": ["x-idempotency-key"]`),
+		gateway: gateway(`, "header_to_allow_inbound": [], "header_to_allow_outbound": ["x-idempotency-key"]`),
+		want:    []string{"not required http_idempotency.require_key does not cover the operation", "dropped header_to_allow_inbound lacks x-idempotency-key"},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := Build(set(t, "1.json", tc.browser, "2.json", tc.gateway))
+			c := g.Chains[0]
+			var got []string
+			for i := range c.Hops {
+				f := c.FateAt(i)
+				got = append(got, f.Fate.String()+" "+f.Detail(c.KeyHeader))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("fates (-want +got):\n%s", diff)
+			}
+			if !c.Broken() {
+				t.Error("an incomplete chain is not Broken")
+			}
+		})
+	}
+}
+
+func TestAdapterFates(t *testing.T) {
+	head := set(t,
+		"1.json", hop(boundary.BrowserToBFF, "web", "bff", "o"),
+		"2.json", hop(boundary.BFFToGateway, "bff", "gw", "o"),
+		"3.json", hop(boundary.GatewayToAdapter, "gw", "svc", "o"),
+	)
+	tests := []struct {
+		policy string
+		want   Fate
+	}{
+		{adapter("svc", "o"), Owned},
+		{strings.Replace(adapter("svc", "o"), `"owner"`, `"passthrough"`, 1), NotOwned},
+		{strings.Replace(adapter("svc", "o"), `"POST"`, `"PUT"`, 1), NotRequired},
+		{strings.Replace(adapter("svc", "o"), `"operations"`, `"header_to_allow_inbound": ["content-type"], "operations"`, 1), Dropped},
+		{strings.Replace(adapter("svc", "o"), `"operations"`, `"header_to_allow_inbound": ["X-Idempotency-Key"], "operations"`, 1), Owned},
+	}
+	for _, tc := range tests {
+		g := Build(append(head[:3:3], doc(t, "4.json", tc.policy)))
+		c := g.Chains[0]
+		if got := c.FateAt(3).Fate; got != tc.want {
+			t.Errorf("%s: fate %v, want %v", tc.policy, got, tc.want)
+		}
+		if c.Broken() != tc.want.Broken() {
+			t.Errorf("%s: Broken() = %v", tc.policy, c.Broken())
+		}
+	}
+}
+
+// BenchmarkBuild links a set shaped like a large organisation's: flows of
+// four documents, ten BFFs sharing each gateway, and a second, read-only
+// operation per flow.
+func BenchmarkBuild(b *testing.B) {
+	for _, flows := range []int{1000, 2500} {
+		var docs []*boundary.Document
+		for i := range flows {
+			op, read := fmt.Sprintf("svc%d.create", i), fmt.Sprintf("svc%d.get", i)
+			bff, gw, svc := fmt.Sprintf("bff-%d", i), fmt.Sprintf("gw-%d", i/10), fmt.Sprintf("svc-%d", i)
+			docs = append(docs,
+				doc(b, fmt.Sprintf("%d/1.json", i), hop(boundary.BrowserToBFF, "web", bff, op, read)),
+				doc(b, fmt.Sprintf("%d/2.json", i), hop(boundary.BFFToGateway, bff, gw, op, read)),
+				doc(b, fmt.Sprintf("%d/3.json", i), hop(boundary.GatewayToAdapter, gw, svc, op, read)),
+				doc(b, fmt.Sprintf("%d/4.json", i), adapter(svc, op, read)),
+			)
+		}
+		b.Run(fmt.Sprintf("docs=%d", len(docs)), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if g := Build(docs); len(g.Chains) != 2*flows {
+					b.Fatalf("%d chains, want %d", len(g.Chains), 2*flows)
+				}
+			}
+		})
+	}
+}

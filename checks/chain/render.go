@@ -1,0 +1,307 @@
+package chain
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+)
+
+// Formats are the formats Render writes: a table per chain for people, and
+// diagrams to paste into a pull request (Mermaid) or render with Graphviz.
+var Formats = []string{"text", "mermaid", "dot"}
+
+// Render writes the picture of g's state-changing chains in format, one of
+// Formats: each hop with the fate of the key there, broken hops marked.
+// Read-only operations carry no key to follow; the text format names them.
+func Render(w io.Writer, g *Graph, format string) error {
+	bw := bufio.NewWriter(w)
+	switch format {
+	case "text":
+		writeText(bw, g)
+	case "mermaid":
+		draw(g).writeMermaid(bw)
+	case "dot":
+		draw(g).writeDOT(bw)
+	default:
+		return fmt.Errorf("unknown graph format %q (want one of %s)", format, strings.Join(Formats, ", "))
+	}
+	return bw.Flush()
+}
+
+// Broken reports whether the key does not make it along c: the chain stops
+// short of an adapter policy, or some hop's fate is broken.
+func (c *Chain) Broken() bool {
+	if !c.Complete() {
+		return true
+	}
+	for i := range c.Hops {
+		if c.FateAt(i).Fate.Broken() {
+			return true
+		}
+	}
+	return false
+}
+
+// writeText writes one block per chain:
+//
+//	orders.create: web -> checkout-bff -> edge-gw -> orders-adapter  (key x-idempotency-key)  BROKEN
+//	  browser_to_bff      web -> checkout-bff        required   01-browser-to-bff.json:7:5
+//	  bff_to_gateway      checkout-bff -> edge-gw    forwarded  02-bff-to-gateway.json:7:5
+//	  gateway_to_adapter  edge-gw -> orders-adapter  DROPPED    03-gateway-to-adapter.json:8:5  header_to_allow_outbound lacks x-idempotency-key
+//	  adapter             orders-adapter             owned      04-adapter.json:7:5
+func writeText(w io.Writer, g *Graph) {
+	var shown, broken int
+	var readOnly []string
+	for _, c := range g.Chains {
+		if !c.StateChanging {
+			// Chains are sorted by name, which starts with the operation,
+			// so one operation's chains are adjacent.
+			if n := len(readOnly); n == 0 || readOnly[n-1] != c.Operation {
+				readOnly = append(readOnly, c.Operation)
+			}
+			continue
+		}
+		if shown > 0 {
+			fmt.Fprintln(w)
+		}
+		shown++
+		status := ""
+		if c.Broken() {
+			broken++
+			status = "  BROKEN"
+		}
+		fmt.Fprintf(w, "%s  (key %s)%s\n", c.Name, c.KeyHeader, status)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for i, h := range c.Hops {
+			f := c.FateAt(i)
+			fate, detail := f.Fate.String(), ""
+			if f.Fate.Broken() {
+				fate, detail = strings.ToUpper(fate), "\t"+f.Detail(c.KeyHeader)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", h.Kind, hopEndpoints(h), fate, location(h), detail)
+		}
+		tw.Flush()
+		if !c.Complete() {
+			fmt.Fprintf(w, "  STOPS: %s\n", c.StopReason())
+		}
+	}
+	if shown > 0 {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%s, %d broken\n", plural(shown, "state-changing chain"), broken)
+	if len(readOnly) > 0 {
+		fmt.Fprintf(w, "read-only operations, not shown: %s\n", strings.Join(readOnly, ", "))
+	}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// hopEndpoints is Endpoints, marking a policy embedded in its edge.
+func hopEndpoints(h Hop) string {
+	if h.Embedded() {
+		return h.Endpoints() + " (embedded)"
+	}
+	return h.Endpoints()
+}
+
+// location is file:line:column of the hop's operation, or of the policy
+// object for an embedded policy (its operation is the edge's).
+func location(h Hop) string {
+	n := h.Op.Node
+	if h.Embedded() {
+		n = h.Doc.Policy.Node
+	}
+	line, col := h.Doc.Position.At(n.Offset)
+	return fmt.Sprintf("%s:%d:%d", h.Doc.Path, line, col)
+}
+
+// picture is the diagram of the state-changing chains: component, policy
+// and "missing document" nodes, and one edge per hop document and fate,
+// labelled with the operations that share it, so that many operations
+// through one gateway draw one arrow, not many.
+type picture struct {
+	nodes  []node
+	edges  []edge
+	ids    map[string]int // node key -> index in nodes
+	edgeAt map[edgeKey]int
+}
+
+type nodeShape uint8
+
+const (
+	componentNode nodeShape = iota
+	policyNode
+	missingNode
+)
+
+type node struct {
+	id, label string
+	shape     nodeShape
+}
+
+type edgeKey struct {
+	from, to, doc, fate string
+}
+
+type edge struct {
+	from, to string
+	ops      []string
+	fate     string
+	broken   bool
+	stop     bool // the chain stops here: drawn dashed
+}
+
+func (e edge) label() string { return strings.Join(e.ops, ", ") + ": " + e.fate }
+
+func draw(g *Graph) *picture {
+	p := &picture{ids: map[string]int{}, edgeAt: map[edgeKey]int{}}
+	for _, c := range g.Chains {
+		if !c.StateChanging {
+			continue
+		}
+		for i, h := range c.Hops {
+			f := c.FateAt(i)
+			fate := f.Fate.String()
+			for j, l := range f.Drops {
+				sep := ", "
+				if j == 0 {
+					sep = " at "
+				}
+				fate += sep + l.Field
+			}
+			if h.Kind == boundary.Adapter {
+				p.add(c.Operation, p.component(h.Doc.Policy.Service), p.policy(h.Doc), h.Doc.Path, fate, f.Fate.Broken(), false)
+				continue
+			}
+			p.add(c.Operation, p.component(h.Doc.From), p.component(h.Doc.To), h.Doc.Path, fate, f.Fate.Broken(), false)
+		}
+		if s := c.Stop; s != nil {
+			p.add(c.Operation, p.component(s.At), p.missing(s), "", "stops", true, true)
+		}
+	}
+	return p
+}
+
+// add records that op crosses the edge from -> to of document doc with the
+// given fate.
+func (p *picture) add(op, from, to, doc, fate string, broken, stop bool) {
+	k := edgeKey{from, to, doc, fate}
+	i, ok := p.edgeAt[k]
+	if !ok {
+		i = len(p.edges)
+		p.edgeAt[k] = i
+		p.edges = append(p.edges, edge{from: from, to: to, fate: fate, broken: broken, stop: stop})
+	}
+	// Chains come sorted by name, which starts with the operation: one
+	// operation's additions are adjacent, and the labels come out sorted.
+	if e := &p.edges[i]; len(e.ops) == 0 || e.ops[len(e.ops)-1] != op {
+		e.ops = append(e.ops, op)
+	}
+}
+
+func (p *picture) node(key, label string, shape nodeShape) string {
+	if i, ok := p.ids[key]; ok {
+		return p.nodes[i].id
+	}
+	id := fmt.Sprintf("n%d", len(p.nodes))
+	p.ids[key] = len(p.nodes)
+	p.nodes = append(p.nodes, node{id: id, label: label, shape: shape})
+	return id
+}
+
+func (p *picture) component(name string) string {
+	return p.node("component\x00"+name, name, componentNode)
+}
+
+// policy is the node of the owner policy in doc; one per document, as one
+// service may have several policy documents.
+func (p *picture) policy(doc *boundary.Document) string {
+	label := doc.Policy.Service + " policy"
+	if doc.Policy.Embedded {
+		label += " (embedded in " + doc.From + " -> " + doc.To + ")"
+	}
+	return p.node("policy\x00"+doc.Path, label, policyNode)
+}
+
+// missing is the node of what a stopping chain lacks: a document of the
+// next kind at its last component, or one there that carries its operation.
+func (p *picture) missing(s *Stop) string {
+	label := "no " + string(s.Next) + " from " + s.At
+	if s.Next == boundary.Adapter {
+		label = "no adapter policy for " + s.At
+	}
+	if len(s.Lacking) > 0 {
+		label += " carries it"
+	}
+	return p.node("missing\x00"+label, label, missingNode)
+}
+
+func (p *picture) writeMermaid(w io.Writer) {
+	fmt.Fprintln(w, "flowchart LR")
+	esc := strings.NewReplacer(`"`, "#quot;").Replace
+	for _, n := range p.nodes {
+		switch n.shape {
+		case componentNode:
+			fmt.Fprintf(w, "  %s[\"%s\"]\n", n.id, esc(n.label))
+		case policyNode:
+			fmt.Fprintf(w, "  %s[(\"%s\")]\n", n.id, esc(n.label))
+		case missingNode:
+			fmt.Fprintf(w, "  %s[\"%s\"]:::missing\n", n.id, esc(n.label))
+		}
+	}
+	var broken []string
+	for i, e := range p.edges {
+		arrow := "-->"
+		if e.stop {
+			arrow = "-.->"
+		}
+		fmt.Fprintf(w, "  %s %s|\"%s\"| %s\n", e.from, arrow, esc(e.label()), e.to)
+		if e.broken {
+			broken = append(broken, fmt.Sprint(i))
+		}
+	}
+	if len(broken) > 0 {
+		fmt.Fprintf(w, "  linkStyle %s stroke:red,stroke-width:2px,color:red\n", strings.Join(broken, ","))
+	}
+	if slices.ContainsFunc(p.nodes, func(n node) bool { return n.shape == missingNode }) {
+		fmt.Fprintln(w, "  classDef missing stroke:red,stroke-dasharray:4 4,color:red")
+	}
+}
+
+func (p *picture) writeDOT(w io.Writer) {
+	esc := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace
+	fmt.Fprintln(w, "digraph idemlint {")
+	fmt.Fprintln(w, "  rankdir=LR;")
+	fmt.Fprintln(w, "  node [shape=box];")
+	for _, n := range p.nodes {
+		attrs := ""
+		switch n.shape {
+		case policyNode:
+			attrs = ", shape=cylinder"
+		case missingNode:
+			attrs = ", style=dashed, color=red, fontcolor=red"
+		}
+		fmt.Fprintf(w, "  %s [label=\"%s\"%s];\n", n.id, esc(n.label), attrs)
+	}
+	for _, e := range p.edges {
+		attrs := ""
+		if e.broken {
+			attrs = ", color=red, fontcolor=red, penwidth=2"
+		}
+		if e.stop {
+			attrs += ", style=dashed"
+		}
+		fmt.Fprintf(w, "  %s -> %s [label=\"%s\"%s];\n", e.from, e.to, esc(e.label()), attrs)
+	}
+	fmt.Fprintln(w, "}")
+}

@@ -1,0 +1,162 @@
+package chain
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+)
+
+// renderSet has one chain whose BFF edge drops the key, one that is whole,
+// one that stops at a gateway with no edge onward, and a read-only
+// operation.
+func renderSet(t *testing.T) *Graph {
+	t.Helper()
+	withGet := strings.Replace(hop(boundary.BrowserToBFF, "web", "bff", "orders.create", "orders.cancel"),
+		`"operations": [`, `"operations": [{"operation_key": "orders.get", "method": "GET", "path": "/x"}, `, 1)
+	dropping := strings.Replace(hop(boundary.BFFToGateway, "bff", "gw", "orders.create", "orders.cancel", "orders.get"),
+		`"header_to_allow_outbound": ["x-idempotency-key"]`, `"header_to_allow_outbound": ["content-type"]`, 1)
+	return Build(set(t,
+		"1.json", withGet,
+		"2.json", dropping,
+		"3.json", hop(boundary.GatewayToAdapter, "gw", "orders", "orders.create", "orders.cancel", "orders.get"),
+		"4.json", adapter("orders", "orders.create", "orders.cancel", "orders.get"),
+		"5.json", hop(boundary.BrowserToBFF, "web", "pay-bff", "pay.charge"),
+		"6.json", hop(boundary.BFFToGateway, "pay-bff", "pay-gw", "pay.charge"),
+	))
+}
+
+func render(t *testing.T, g *Graph, format string) string {
+	t.Helper()
+	var b strings.Builder
+	if err := Render(&b, g, format); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestRenderText(t *testing.T) {
+	want := `orders.cancel: web -> bff -> gw -> orders  (key x-idempotency-key)  BROKEN
+  browser_to_bff      web -> bff    required   1.json:1:207
+  bff_to_gateway      bff -> gw     DROPPED    2.json:1:142  header_to_allow_outbound lacks x-idempotency-key
+  gateway_to_adapter  gw -> orders  forwarded  3.json:1:149
+  adapter             orders        owned      4.json:1:129
+
+orders.create: web -> bff -> gw -> orders  (key x-idempotency-key)  BROKEN
+  browser_to_bff      web -> bff    required   1.json:1:139
+  bff_to_gateway      bff -> gw     DROPPED    2.json:1:74  header_to_allow_outbound lacks x-idempotency-key
+  gateway_to_adapter  gw -> orders  forwarded  3.json:1:81
+  adapter             orders        owned      4.json:1:61
+
+pay.charge: web -> pay-bff -> pay-gw  (key x-idempotency-key)  BROKEN
+  browser_to_bff  web -> pay-bff     required   5.json:1:79
+  bff_to_gateway  pay-bff -> pay-gw  forwarded  6.json:1:82
+  STOPS: no gateway_to_adapter document has from "pay-gw"
+
+3 state-changing chains, 3 broken
+read-only operations, not shown: orders.get
+`
+	if diff := cmp.Diff(want, render(t, renderSet(t), "text")); diff != "" {
+		t.Errorf("text (-want +got):\n%s", diff)
+	}
+}
+
+func TestRenderMermaid(t *testing.T) {
+	want := `flowchart LR
+  n0["web"]
+  n1["bff"]
+  n2["gw"]
+  n3["orders"]
+  n4[("orders policy")]
+  n5["pay-bff"]
+  n6["pay-gw"]
+  n7["no gateway_to_adapter from pay-gw"]:::missing
+  n0 -->|"orders.cancel, orders.create: required"| n1
+  n1 -->|"orders.cancel, orders.create: dropped at header_to_allow_outbound"| n2
+  n2 -->|"orders.cancel, orders.create: forwarded"| n3
+  n3 -->|"orders.cancel, orders.create: owned"| n4
+  n0 -->|"pay.charge: required"| n5
+  n5 -->|"pay.charge: forwarded"| n6
+  n6 -.->|"pay.charge: stops"| n7
+  linkStyle 1,6 stroke:red,stroke-width:2px,color:red
+  classDef missing stroke:red,stroke-dasharray:4 4,color:red
+`
+	if diff := cmp.Diff(want, render(t, renderSet(t), "mermaid")); diff != "" {
+		t.Errorf("mermaid (-want +got):\n%s", diff)
+	}
+}
+
+func TestRenderDOT(t *testing.T) {
+	want := `digraph idemlint {
+  rankdir=LR;
+  node [shape=box];
+  n0 [label="web"];
+  n1 [label="bff"];
+  n2 [label="gw"];
+  n3 [label="orders"];
+  n4 [label="orders policy", shape=cylinder];
+  n5 [label="pay-bff"];
+  n6 [label="pay-gw"];
+  n7 [label="no gateway_to_adapter from pay-gw", style=dashed, color=red, fontcolor=red];
+  n0 -> n1 [label="orders.cancel, orders.create: required"];
+  n1 -> n2 [label="orders.cancel, orders.create: dropped at header_to_allow_outbound", color=red, fontcolor=red, penwidth=2];
+  n2 -> n3 [label="orders.cancel, orders.create: forwarded"];
+  n3 -> n4 [label="orders.cancel, orders.create: owned"];
+  n0 -> n5 [label="pay.charge: required"];
+  n5 -> n6 [label="pay.charge: forwarded"];
+  n6 -> n7 [label="pay.charge: stops", color=red, fontcolor=red, penwidth=2, style=dashed];
+}
+`
+	if diff := cmp.Diff(want, render(t, renderSet(t), "dot")); diff != "" {
+		t.Errorf("dot (-want +got):\n%s", diff)
+	}
+}
+
+// TestRenderDiagramsMarkWhatIsMissing draws stops where the next documents
+// (edges, a policy) exist but do not carry the operation; it also draws a
+// policy embedded in its edge, and escapes labels.
+func TestRenderDiagramsMarkWhatIsMissing(t *testing.T) {
+	embedded := strings.Replace(hop(boundary.GatewayToAdapter, "gw", "svc", "a", "b"),
+		`"operations"`, `"adapter": {"service": "svc"}, "operations"`, 1)
+	g := Build(set(t,
+		"1.json", hop(boundary.BrowserToBFF, "web", "bff", "a", "b", "c", `e"q`),
+		"2.json", hop(boundary.BFFToGateway, "bff", "gw", "a", "b"),
+		"3.json", embedded,
+		"4.json", hop(boundary.BFFToGateway, "bff", "gw2", "c"),
+		"5.json", hop(boundary.GatewayToAdapter, "gw2", "svc2", "c"),
+		"6.json", adapter("svc2", "a"),
+	))
+	want := `flowchart LR
+  n0["web"]
+  n1["bff"]
+  n2["gw"]
+  n3["svc"]
+  n4[("svc policy (embedded in gw -> svc)")]
+  n5["gw2"]
+  n6["svc2"]
+  n7["no adapter policy for svc2 carries it"]:::missing
+  n8["no bff_to_gateway from bff carries it"]:::missing
+  n0 -->|"a, b, c, e#quot;q: required"| n1
+  n1 -->|"a, b: forwarded"| n2
+  n2 -->|"a, b: forwarded"| n3
+  n3 -->|"a, b: owned"| n4
+  n1 -->|"c: forwarded"| n5
+  n5 -->|"c: forwarded"| n6
+  n6 -.->|"c: stops"| n7
+  n1 -.->|"e#quot;q: stops"| n8
+  linkStyle 6,7 stroke:red,stroke-width:2px,color:red
+  classDef missing stroke:red,stroke-dasharray:4 4,color:red
+`
+	if diff := cmp.Diff(want, render(t, g, "mermaid")); diff != "" {
+		t.Errorf("mermaid (-want +got):\n%s", diff)
+	}
+}
+
+func TestRenderUnknownFormat(t *testing.T) {
+	err := Render(&strings.Builder{}, renderSet(t), "svg")
+	if err == nil || err.Error() != `unknown graph format "svg" (want one of text, mermaid, dot)` {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,56 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemlint/idemlint/checks/chain"
+)
+
+// IDL202 checks that no allowlist along a chain drops the chain's key
+// header. It leaves to IDL102 what one document shows on its own.
+var IDL202 = register(&Rule{
+	ID:       "IDL202",
+	Name:     "key-survives-chain",
+	Severity: Error,
+	Summary:  "along each chain the key header is allowed outbound and inbound at every hop",
+	Doc: `The key the browser sends must reach the adapter: every allowlist it crosses
+must let the chain's key header through. The chain's key header is the one its
+browser_to_bff edge declares (http_idempotency.header, default
+"x-idempotency-key"); names compare case-insensitively and "*" allows all.
+The lists crossed are cors_allowed_headers and header_to_allow_inbound on the
+browser edge, header_to_allow_outbound and header_to_allow_inbound on the BFF
+and gateway edges, and the adapter document's header_to_allow_inbound when it
+declares one. A proxy that strips the header turns every retry downstream of
+it into a second execution.
+
+Split with IDL102: IDL102 checks the lists of each edge that carries a
+state-changing operation against the key header that edge itself declares.
+IDL202 reports what only the chain shows: a list of an edge that declares
+another key header than the chain's (IDL203 reports the differing name), of
+an edge on a state-changing chain that declares the operation read-only, and
+the adapter's optional inbound list. So one missing header is reported once.
+
+Fix: add the chain's key header to the list the message names.`,
+	CheckSet: func(p *SetPass) {
+		r := newChainReporter(p)
+		for _, c := range p.Graph.Chains {
+			if !c.StateChanging {
+				continue
+			}
+			for _, h := range c.Hops {
+				if h.Kind.IsEdge() && chain.StateChanging(h.Doc) && strings.EqualFold(chain.DeclaredHeader(h.Doc), c.KeyHeader) {
+					continue // IDL102's finding
+				}
+				for _, l := range h.Drops(c.KeyHeader) {
+					switch {
+					case l.Headers.Node != nil:
+						r.at(c, h.Doc, l.Headers.Node, fmt.Sprintf("add %q, the chain's key header, to %s: this hop drops it", c.KeyHeader, l.Field))
+					case h.Doc.Root.Get(l.Field) == nil: // else it is not an array, which the schema reports
+						r.missing(c, h.Doc, h.Doc.Root, l.Field, fmt.Sprintf("add %s with %q: without it this hop drops the chain's key header", l.Field, c.KeyHeader))
+					}
+				}
+			}
+		}
+	},
+})

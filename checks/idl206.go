@@ -1,0 +1,37 @@
+package checks
+
+import "fmt"
+
+// IDL206 checks that a browser is told to send every key its adapter
+// demands.
+var IDL206 = register(&Rule{
+	ID:       "IDL206",
+	Name:     "no-surprise-400",
+	Severity: Error,
+	Summary:  "an operation whose adapter requires a key is key-required at its browser_to_bff edge too",
+	Doc: `Where a key is required is part of the browser's contract. If the adapter
+rejects an operation without a key but the browser_to_bff edge does not
+require one, browser code that follows its contract gets a 400 from deep
+inside the system, typically after a change nobody connected to the front
+end.
+
+Split with IDL101: IDL101 already makes the browser edge require the key for
+every state-changing operation. IDL206 reports the operations the browser
+edge declares read-only (a GET, or "state_changing": false) that the adapter
+nevertheless keys, for example by "require_key": {"methods": ["POST"]}
+catching a POST that only computes a quote.
+
+Fix: add the operation to the browser edge's require_key.operations, or stop
+requiring the key for it at the adapter.`,
+	CheckSet: func(p *SetPass) {
+		r := newChainReporter(p)
+		for _, c := range p.Graph.Chains {
+			browser := c.Hops[0]
+			if c.StateChanging || !c.Complete() || !c.Last().RequiresKey() || browser.RequiresKey() {
+				continue
+			}
+			why := fmt.Sprintf("%s rejects it without a key, and browsers are not told to send one", c.Last())
+			r.unrequired(c, browser, fmt.Sprintf("add %q to require_key.operations", c.Operation), why)
+		}
+	},
+})

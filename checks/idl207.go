@@ -1,0 +1,47 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/idemlint/idemlint/checks/jsontree"
+)
+
+// IDL207 checks that every document of a chain agrees on echoing the key.
+var IDL207 = register(&Rule{
+	ID:       "IDL207",
+	Name:     "consistent-key-echo",
+	Severity: Error,
+	Summary:  "echo_key_header is the same at every document of a chain",
+	Doc: `http_idempotency.echo_key_header says whether responses carry the key
+header back (absent means false). Whether a client sees its key echoed must
+not depend on which hop happened to answer (a BFF that rejects a keyless
+request, a gateway that times out, or the adapter replaying a stored
+response), so every document of a chain declares the same value. The chain's
+value is its browser_to_bff edge's, the contract the browser sees.
+
+Fix: set echo_key_header at the document the message names to the chain's
+value.`,
+	CheckSet: func(p *SetPass) {
+		r := newChainReporter(p)
+		for _, c := range p.Graph.Chains {
+			ref := c.KeyHop()
+			if !c.StateChanging || ref.Doc.Idempotency == nil {
+				continue
+			}
+			want := ref.Doc.Idempotency.EchoKeyHeader
+			for _, h := range c.Hops {
+				idem := h.Doc.Idempotency
+				if idem == nil || idem.EchoKeyHeader == want {
+					continue
+				}
+				msg := fmt.Sprintf("set echo_key_header to %t as %s does: responses must echo the key alike at every hop", want, ref)
+				switch n := idem.Node.Get("echo_key_header"); {
+				case n == nil:
+					r.missing(c, h.Doc, idem.Node, "echo_key_header", msg)
+				case n.Kind == jsontree.Bool: // else the schema reports it
+					r.at(c, h.Doc, n, msg)
+				}
+			}
+		}
+	},
+})

@@ -1,0 +1,48 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/chain"
+)
+
+// IDL210 warns about documents no chain reaches.
+var IDL210 = register(&Rule{
+	ID:       "IDL210",
+	Name:     "orphan-document",
+	Severity: Warning,
+	Summary:  "a document that is part of no chain",
+	Doc: `Every chain starts at a browser_to_bff edge and follows from/to, service and
+operation_key. A bff_to_gateway, gateway_to_adapter or adapter document that
+no chain reaches, not even partly, is checked for nothing that matters: it is
+stale (the flow was renamed or removed), or its "from", "to", "service" or
+operation keys are misspelt, and the real flow goes unchecked. A document a
+chain reaches but cannot leave is not an orphan: IDL201 reports the break.
+While a document of the set cannot be linked (it is not JSON, or lacks its
+kind, "from", "to" or "service"; IDL001 and IDL002 say so) the rule stays
+quiet: that document may be the missing link.
+
+Fix: correct the linking fields so a chain reaches the document, or delete
+it.`,
+	CheckSet: func(p *SetPass) {
+		if p.Graph.Gaps > 0 {
+			return // IDL001 or IDL002 reports a document that may be the missing link
+		}
+		for _, d := range p.Docs {
+			if d.Kind == boundary.BrowserToBFF || !chain.Linkable(d) || p.Graph.OnChain(d) {
+				continue // a browser edge starts chains; an unlinkable one is the schema's finding
+			}
+			prev, n := p.Graph.Upstream(d)
+			at := d.From
+			if d.Kind == boundary.Adapter {
+				at = d.Service
+			}
+			msg := fmt.Sprintf("no chain reaches this document: no %s document has to %q; link it or remove it", prev, at)
+			if n > 0 {
+				msg = fmt.Sprintf("no chain from a browser reaches this document: the %s documents that end at %q are unreached or carry none of its operations; link it or remove it", prev, at)
+			}
+			p.Report(d, d.Root.Get("boundary"), "", "%s", msg)
+		}
+	},
+})
