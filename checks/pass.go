@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
@@ -15,6 +16,15 @@ type Options struct {
 	MaxRetryAmplification int
 	// MinTTL is IDL111's minimum retention per storage tier.
 	MinTTL map[string]time.Duration
+
+	// Disabled rules are not run and their findings are dropped ("off" in
+	// the project configuration, which refuses to disable IDL001).
+	Disabled map[string]bool
+	// Severity replaces the severity of every finding of a rule.
+	Severity map[string]Severity
+	// Ignore, when set, reports whether a collected file (or an unreadable
+	// path) is left out of the set.
+	Ignore func(path string) bool
 }
 
 // DefaultOptions returns the limits the spec states.
@@ -65,6 +75,7 @@ func (p *DocumentPass) Missing(obj *jsontree.Node, field string, format string, 
 type SetPass struct {
 	Rule    *Rule
 	Docs    []*boundary.Document // every parsed document, sorted by path
+	Graph   *chain.Graph         // Docs linked into chains, built once for every rule
 	Options *Options
 
 	findings *[]Finding

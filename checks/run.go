@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/fileset"
-	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
 // Result is the outcome of checking a boundary set.
@@ -25,6 +25,7 @@ func Check(paths []string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	files, skipped = opts.leaveOut(files, skipped)
 	res := CheckFiles(files, opts)
 	for _, s := range skipped {
 		res.Findings = append(res.Findings, unreadable(s.Path, s.Err))
@@ -71,7 +72,8 @@ func CheckFiles(files []string, opts Options) *Result {
 			res.Documents = append(res.Documents, r.doc)
 		}
 	}
-	res.Findings = append(res.Findings, CheckSet(res.Documents, &opts)...)
+	res.Findings = append(res.Findings, checkSet(res.Documents, len(files)-len(res.Documents), &opts)...)
+	res.Findings = applyOverrides(res.Findings, res.Documents, &opts)
 	SortFindings(res.Findings)
 	return res
 }
@@ -81,34 +83,34 @@ func CheckFiles(files []string, opts Options) *Result {
 func CheckDocument(path string, src []byte, opts *Options) (*boundary.Document, []Finding) {
 	doc, problems := boundary.Parse(path, src)
 	var findings []Finding
-	if len(problems) > 0 {
-		pos := jsontree.NewPosition(string(src))
-		if doc != nil {
-			pos = doc.Position
-		}
-		for _, pr := range problems {
-			f := Finding{Rule: IDL001.ID, Severity: IDL001.Severity, File: path, Pointer: pr.Pointer, Message: pr.Message}
-			f.Line, f.Column = pos.At(pr.Offset)
-			findings = append(findings, f)
-		}
+	for _, pr := range problems {
+		findings = append(findings, Finding{Rule: IDL001.ID, Severity: IDL001.Severity, File: path,
+			Line: pr.Line, Column: pr.Column, Pointer: pr.Pointer, Message: pr.Message})
 	}
 	if doc == nil {
 		return nil, findings
 	}
 	for _, r := range Rules() {
-		if r.CheckDocument != nil {
+		if r.CheckDocument != nil && !opts.Disabled[r.ID] {
 			r.CheckDocument(&DocumentPass{Rule: r, Doc: doc, Options: opts, findings: &findings})
 		}
 	}
 	return doc, findings
 }
 
-// CheckSet runs the cross-document rules over parsed documents.
-func CheckSet(docs []*boundary.Document, opts *Options) []Finding {
+// CheckSet runs the cross-document rules over parsed documents. The chain
+// graph is built once here, so no rule walks the documents again.
+func CheckSet(docs []*boundary.Document, opts *Options) []Finding { return checkSet(docs, 0, opts) }
+
+// checkSet is CheckSet for a set in which unparsed files did not decode
+// into a document: the chain rules must know that a link may be missing.
+func checkSet(docs []*boundary.Document, unparsed int, opts *Options) []Finding {
 	var findings []Finding
+	graph := chain.Build(docs)
+	graph.Gaps += unparsed
 	for _, r := range Rules() {
-		if r.CheckSet != nil {
-			r.CheckSet(&SetPass{Rule: r, Docs: docs, Options: opts, findings: &findings})
+		if r.CheckSet != nil && !opts.Disabled[r.ID] {
+			r.CheckSet(&SetPass{Rule: r, Docs: docs, Graph: graph, Options: opts, findings: &findings})
 		}
 	}
 	return findings

@@ -895,7 +895,7 @@ func TestNoNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ref := range []string{"https://example.com/remote.schema.json", "file:///etc/passwd", baseURL + "config.schema.json"} {
+	for _, ref := range []string{"https://example.com/remote.schema.json", "file:///etc/passwd", baseURL + "missing.schema.json"} {
 		url := "https://github.com/idemlint/idemlint/schemas/v1/test-" + strconv.Itoa(len(ref)) + ".json"
 		if err := c.AddResource(url, map[string]any{"$ref": ref}); err != nil {
 			t.Fatal(err)

@@ -17,6 +17,12 @@ type Report struct {
 	Files    int              // files examined
 	Rules    []*checks.Rule   // every rule, for formats that carry rule metadata
 	Version  string           // idemlint version, for formats that name the tool
+	// Paths are the files examined, for formats that list files without
+	// findings too (junit); files with findings are listed anyway.
+	Paths []string
+	// FailOn is the least severity that fails the check (--fail-on), for
+	// formats that show pass or fail (junit); zero means checks.Error.
+	FailOn checks.Severity
 }
 
 // Formatter writes a report in one format.
@@ -30,8 +36,11 @@ type Options struct {
 }
 
 var formats = map[string]func(Options) Formatter{
-	"text": func(o Options) Formatter { return Text{Color: o.Color} },
-	"json": func(Options) Formatter { return JSON{} },
+	"text":   func(o Options) Formatter { return Text{Color: o.Color} },
+	"json":   func(Options) Formatter { return JSON{} },
+	"sarif":  func(Options) Formatter { return SARIF{} },
+	"junit":  func(Options) Formatter { return JUnit{} },
+	"github": func(Options) Formatter { return GitHub{} },
 }
 
 // New returns the formatter named name.
@@ -51,4 +60,13 @@ func Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// location is "file:line:column", or the file alone when the finding has no
+// position (an unreadable file).
+func location(f checks.Finding) string {
+	if f.Line == 0 {
+		return f.File
+	}
+	return fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column)
 }

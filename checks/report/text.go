@@ -28,19 +28,21 @@ func (t Text) Format(w io.Writer, r *Report) error {
 	}
 	errC, warnC, dimC, boldC := color.New(color.FgRed, color.Bold), color.New(color.FgYellow, color.Bold), color.New(color.Faint), color.New(color.Bold)
 	for _, f := range r.Findings {
-		loc := f.File
-		if f.Line > 0 {
-			loc = fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column)
-		}
 		sev := paint(warnC, f.Severity.String())
 		if f.Severity == checks.Error {
 			sev = paint(errC, f.Severity.String())
 		}
-		fmt.Fprintf(bw, "%s: %s %s %s\n", paint(boldC, loc), sev, paint(dimC, f.Rule), f.Message)
+		fmt.Fprintf(bw, "%s: %s %s %s\n", paint(boldC, location(f)), sev, paint(dimC, f.Rule), f.Message)
 	}
-	errs, warns := checks.Count(r.Findings)
-	fmt.Fprintf(bw, "%s checked, %s, %s\n", plural(r.Files, "file"), plural(errs, "error"), plural(warns, "warning"))
+	fmt.Fprintln(bw, summary(r))
 	return bw.Flush()
+}
+
+// summary is the last line of the text formats: "4 files checked, 1 error,
+// 0 warnings".
+func summary(r *Report) string {
+	errs, warns := checks.Count(r.Findings)
+	return fmt.Sprintf("%s checked, %s, %s", plural(r.Files, "file"), plural(errs, "error"), plural(warns, "warning"))
 }
 
 func plural(n int, noun string) string {

@@ -2,16 +2,22 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/report"
 )
 
 func newCheckCmd() *cobra.Command {
-	opts := checks.DefaultOptions()
-	var format string
+	var (
+		format, configPath, failOn string
+		noConfig                   bool
+		maxAmplification           int
+		maxWarnings                int
+	)
 	cmd := &cobra.Command{
 		Use:   "check PATH...",
 		Short: "Check a boundary set: schemas, per-document rules and chains",
@@ -20,32 +26,97 @@ boundary set (skipping dot-files and dot-directories), validates each document
 against the JSON Schema of its kind, runs the per-document rules, then the
 cross-boundary chain rules, and reports findings as file:line:column.
 
-Exit status: 0 when there is no error finding (warnings allowed), 1 when there
-is at least one, 2 on a usage error or a named path that does not exist.`,
+Formats: text (default), json, sarif (SARIF 2.1.0 for code scanning), junit
+(JUnit XML test results) and github (GitHub Actions annotations).
+
+Settings come from the flags, then the project configuration file, then the
+defaults. The configuration file is --config FILE, or else the nearest
+.idemlint.json in the directory of the first PATH or above it (--no-config
+skips it): rule levels ("off", "error", "warning"), files to ignore and the
+rules' limits. A document can hide one rule's findings in that file with
+"x-idemlint-ignore": [{"rule": "IDL112", "reason": "..."}].
+
+Exit status: 1 when a finding reaches --fail-on (error by default; warning
+fails on warnings too) or there are more warnings than --max-warnings; 0
+otherwise; 2 on a usage error, an invalid configuration file or a named path
+that does not exist.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := report.New(format, report.Options{Color: colorEnabled(cmd.OutOrStdout())})
 			if err != nil {
 				return err
 			}
-			if opts.MaxRetryAmplification < 1 {
-				return fmt.Errorf("--max-retry-amplification must be at least 1, got %d", opts.MaxRetryAmplification)
+			threshold, err := checks.ParseSeverity(failOn)
+			if err != nil {
+				return fmt.Errorf("--fail-on: %w", err)
 			}
-			res, err := checks.Check(args, opts)
+			var flags config.Flags
+			if cmd.Flags().Changed("max-retry-amplification") {
+				if maxAmplification < 1 {
+					return fmt.Errorf("--max-retry-amplification must be at least 1, got %d", maxAmplification)
+				}
+				flags.MaxRetryAmplification = &maxAmplification
+			}
+			cfg, err := loadConfig(configPath, noConfig, args[0])
 			if err != nil {
 				return err
 			}
-			rep := &report.Report{Findings: res.Findings, Files: res.Files, Rules: checks.Rules(), Version: buildVersion()}
+			res, err := checks.Check(args, config.Options(cfg, flags))
+			if err != nil {
+				return err
+			}
+			rep := &report.Report{Findings: res.Findings, Files: res.Files, Rules: checks.Rules(), Version: buildVersion(), FailOn: threshold}
+			for _, d := range res.Documents {
+				rep.Paths = append(rep.Paths, d.Path)
+			}
 			if err := f.Format(cmd.OutOrStdout(), rep); err != nil {
 				return err
 			}
-			if errs, _ := checks.Count(res.Findings); errs > 0 {
-				return exitCode(exitFindings)
-			}
-			return nil
+			return verdict(cmd.ErrOrStderr(), res.Findings, threshold, maxWarnings)
 		},
 	}
-	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+joinNames(report.Names()))
-	cmd.Flags().IntVar(&opts.MaxRetryAmplification, "max-retry-amplification", opts.MaxRetryAmplification, "IDL208: largest allowed product of max_attempts along a chain")
+	fl := cmd.Flags()
+	fl.StringVarP(&format, "format", "f", "text", "output format: "+joinNames(report.Names()))
+	fl.IntVar(&maxAmplification, "max-retry-amplification", checks.DefaultOptions().MaxRetryAmplification, "IDL208: largest allowed product of max_attempts along a chain")
+	fl.StringVar(&configPath, "config", "", "configuration file (default: the nearest "+config.FileName+")")
+	fl.BoolVar(&noConfig, "no-config", false, "use no configuration file")
+	fl.StringVar(&failOn, "fail-on", "error", "least severity that fails the check: error or warning")
+	fl.IntVar(&maxWarnings, "max-warnings", -1, "fail when there are more warnings than this (-1: no limit)")
+	cmd.MarkFlagsMutuallyExclusive("config", "no-config")
+	completeFlag(cmd, "format", report.Names()...)
+	completeFlag(cmd, "fail-on", "error", "warning")
+	_ = cmd.MarkFlagFilename("config", "json")
 	return cmd
+}
+
+// loadConfig returns the configuration named by --config, or the one found
+// from the first checked path; nil with --no-config or when there is none.
+func loadConfig(explicit string, none bool, start string) (*config.Config, error) {
+	switch {
+	case none:
+		return nil, nil
+	case explicit != "":
+		return config.Load(explicit)
+	}
+	path, err := config.Find(start)
+	if err != nil || path == "" {
+		return nil, err
+	}
+	return config.Load(path)
+}
+
+// verdict turns the findings into the exit status: findings at or above
+// failOn fail the check, and so do more warnings than maxWarnings (when it
+// is not negative), which is said on w because no finding shows it.
+func verdict(w io.Writer, findings []checks.Finding, failOn checks.Severity, maxWarnings int) error {
+	errs, warns := checks.Count(findings)
+	failed := errs > 0 || (failOn == checks.Warning && warns > 0)
+	if maxWarnings >= 0 && warns > maxWarnings {
+		fmt.Fprintf(w, "idemlint: too many warnings: %d, --max-warnings is %d\n", warns, maxWarnings)
+		failed = true
+	}
+	if failed {
+		return exitCode(exitFindings)
+	}
+	return nil
 }

@@ -15,13 +15,18 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `idemlint checks boundary JSON files: every hop of a state-changing request
 (browser -> BFF -> gateway -> adapter) and the adapter's idempotency policy.
 It proves the key is required, forwarded and owned exactly once, and that the
-policy is sound; then it can probe a running service against that policy.`,
+policy is sound; then it can probe a running service against that policy.
+
+Start with "idemlint init DIR" for a starter set, "idemlint rules" for the
+rules and "idemlint explain ID" for one of them. Shell completion: see
+"idemlint completion --help".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newCheckCmd(), newVersionCmd(), newSchemaCmd())
+	root.AddCommand(newRulesCmd(), newExplainCmd(), newInitCmd(), newGraphCmd())
 	return root
 }
 

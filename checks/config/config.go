@@ -1,0 +1,290 @@
+// Package config finds, reads and validates the project configuration file,
+// .idemlint.json, and merges it with the command line into checks.Options.
+// Precedence: flags over the file over the defaults.
+//
+// The file is validated against schemas/config.schema.json (unknown keys are
+// errors: a misspelt setting must not be ignored silently), then against
+// what only the running binary knows: the registered rule ids.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/fileset"
+	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas"
+)
+
+// FileName is the name of the configuration file.
+const FileName = ".idemlint.json"
+
+// Config is a validated configuration file.
+type Config struct {
+	Path string // the file, as found or named
+
+	// Disabled and Severity are the "rules" levels: "off", or a severity.
+	Disabled map[string]bool
+	Severity map[string]checks.Severity
+	// MaxRetryAmplification is 0 when the file does not set it.
+	MaxRetryAmplification int
+	// MinTTL holds only the tiers the file names.
+	MinTTL map[string]time.Duration
+
+	dir    string     // absolute directory of Path; ignore patterns are relative to it
+	ignore [][]string // the ignore patterns, split into segments
+}
+
+// Find returns the configuration file that applies to start: FileName in
+// start (its directory when start is a file) or in the nearest directory
+// above it; "" when there is none up to the root of the file system. The
+// path is relative to the working directory when start is, so messages
+// name it as the user would.
+func Find(start string) (string, error) {
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", err
+	}
+	shown := func(p string) string { return p }
+	if !filepath.IsAbs(start) {
+		if wd, err := os.Getwd(); err == nil {
+			shown = func(p string) string {
+				if rel, err := filepath.Rel(wd, p); err == nil {
+					return rel
+				}
+				return p
+			}
+		}
+	}
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		dir = filepath.Dir(dir)
+	}
+	for {
+		p := filepath.Join(dir, FileName)
+		if _, err := os.Stat(p); err == nil {
+			return shown(p), nil
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("%s: %w", shown(p), err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", nil
+		}
+		dir = parent
+	}
+}
+
+// Load reads and validates the configuration file at path. Every problem
+// is reported, one per line, as "path:line:column: message".
+func Load(path string) (*Config, error) {
+	src, err := fileset.Read(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return Parse(path, src)
+}
+
+// Parse validates src, the content of the configuration file at path.
+func Parse(path string, src []byte) (*Config, error) {
+	text := string(src)
+	root, problems := jsontree.Parse(text)
+	pos := jsontree.NewPosition(text)
+	var errs []error
+	report := func(n *jsontree.Node, format string, args ...any) {
+		line, col := pos.At(n.Offset)
+		errs = append(errs, fmt.Errorf("%s:%d:%d: %s", path, line, col, fmt.Sprintf(format, args...)))
+	}
+	for _, p := range problems {
+		errs = append(errs, fmt.Errorf("%s:%d:%d: %s", path, p.Line, p.Column, p.Message))
+	}
+	if root == nil || len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	for _, v := range schemas.ValidateConfig(root.Any()) {
+		report(root.Nearest(v.Pointer), "%s", v.Message)
+	}
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	c := &Config{Path: path, Disabled: map[string]bool{}, Severity: map[string]checks.Severity{}, MinTTL: map[string]time.Duration{}, dir: dir}
+	// Rule ids are keys, checked whatever the shape of the rest, so one run
+	// names every misspelt id too.
+	if rules := root.Get("rules"); rules != nil {
+		for _, m := range rules.Members {
+			c.readRule(m, report)
+		}
+	}
+	if len(errs) > 0 {
+		// The typed reading below assumes the shape the schema promises.
+		return nil, errors.Join(errs...)
+	}
+	if n := root.Get("max_retry_amplification"); n != nil {
+		if v, ok := n.Int(); ok && v <= math.MaxInt32 {
+			c.MaxRetryAmplification = int(v)
+		} else {
+			report(n, `"max_retry_amplification" must be at most %d, found %s`, math.MaxInt32, n.Text)
+		}
+	}
+	if tiers := root.Get("min_ttl"); tiers != nil {
+		for _, m := range tiers.Members {
+			d, err := boundary.ParseTTL(m.Value.Text)
+			if err != nil {
+				report(m.Value, "%q: %v", m.Key, err)
+				continue
+			}
+			c.MinTTL[m.Key] = d
+		}
+	}
+	if patterns := root.Get("ignore"); patterns != nil {
+		for _, n := range patterns.Items {
+			segs, err := splitPattern(n.Text)
+			if err != nil {
+				report(n, "ignore pattern %q: %v", n.Text, err)
+				continue
+			}
+			c.ignore = append(c.ignore, segs)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// readRule reads one member of "rules": a registered rule id and its level.
+func (c *Config) readRule(m jsontree.Member, report func(*jsontree.Node, string, ...any)) {
+	r, known := checks.Lookup(m.Key)
+	switch {
+	case !known:
+		report(m.Value, `unknown rule %q in "rules"; "idemlint rules" lists the rule ids`, m.Key)
+		return
+	case r.ID != m.Key:
+		report(m.Value, `unknown rule %q in "rules"; did you mean %q?`, m.Key, r.ID)
+		return
+	}
+	if m.Value.Kind != jsontree.String {
+		return // the schema reported it
+	}
+	level := m.Value.Text
+	if level == "off" {
+		if r.ID == checks.IDL001.ID {
+			report(m.Value, "IDL001 cannot be turned off: a file that is not strict JSON cannot be checked at all")
+			return
+		}
+		c.Disabled[r.ID] = true
+		return
+	}
+	sev, err := checks.ParseSeverity(level)
+	if err != nil {
+		return // the schema reported it
+	}
+	if r.ID == checks.IDL001.ID && sev != checks.Error {
+		report(m.Value, "IDL001 is always an error: a file that is not strict JSON cannot be checked at all")
+		return
+	}
+	c.Severity[r.ID] = sev
+}
+
+// splitPattern splits an ignore pattern into segments, refusing what could
+// never match a relative path and what path.Match cannot compile.
+func splitPattern(p string) ([]string, error) {
+	if strings.HasPrefix(p, "/") {
+		return nil, errors.New(`patterns are relative to the directory of ` + FileName + `; remove the leading "/"`)
+	}
+	segs := strings.Split(strings.TrimSuffix(p, "/"), "/")
+	for _, s := range segs {
+		switch s {
+		case "", ".", "..":
+			return nil, fmt.Errorf("segment %q never matches: write a path below the directory of %s without empty, \".\" or \"..\" segments", s, FileName)
+		}
+		if _, err := path.Match(s, ""); err != nil {
+			return nil, fmt.Errorf("segment %q: %v", s, err)
+		}
+	}
+	return segs, nil
+}
+
+// Ignored reports whether file (as collected, relative to the working
+// directory or absolute) matches an ignore pattern, or lies in a directory
+// that does. Files outside the configuration's directory never match.
+func (c *Config) Ignored(file string) bool {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(c.dir, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false
+	}
+	segs := strings.Split(filepath.ToSlash(rel), "/")
+	for _, pat := range c.ignore {
+		for n := 1; n <= len(segs); n++ {
+			if match(pat, segs[:n]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// match reports whether the path segments name match the pattern segments
+// pat, where a "**" segment matches any number of segments.
+func match(pat, name []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for skip := 0; skip <= len(name); skip++ {
+				if match(pat[1:], name[skip:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(name) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], name[0]); !ok {
+			return false
+		}
+		pat, name = pat[1:], name[1:]
+	}
+	return len(name) == 0
+}
+
+// Flags are the command-line settings that take precedence over the file;
+// a nil field was not given.
+type Flags struct {
+	MaxRetryAmplification *int
+}
+
+// Options merges the defaults, the configuration file c (nil when there is
+// none) and the flags, each overriding the one before.
+func Options(c *Config, flags Flags) checks.Options {
+	opts := checks.DefaultOptions()
+	if c != nil {
+		if c.MaxRetryAmplification > 0 {
+			opts.MaxRetryAmplification = c.MaxRetryAmplification
+		}
+		for tier, d := range c.MinTTL {
+			opts.MinTTL[tier] = d
+		}
+		opts.Disabled = c.Disabled
+		opts.Severity = c.Severity
+		if len(c.ignore) > 0 {
+			opts.Ignore = c.Ignored
+		}
+	}
+	if flags.MaxRetryAmplification != nil {
+		opts.MaxRetryAmplification = *flags.MaxRetryAmplification
+	}
+	return opts
+}

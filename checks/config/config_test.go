@@ -1,0 +1,219 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/idemlint/idemlint/checks"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFind(t *testing.T) {
+	root := t.TempDir()
+	top := filepath.Join(root, FileName)
+	nested := filepath.Join(root, "team", FileName)
+	write(t, top, `{}`)
+	write(t, nested, `{}`)
+	write(t, filepath.Join(root, "team", "edges", "01.json"), `{}`)
+	write(t, filepath.Join(root, "other", "01.json"), `{}`)
+
+	for start, want := range map[string]string{
+		root:                                            top,
+		filepath.Join(root, "other"):                    top,
+		filepath.Join(root, "other", "01.json"):         top, // a file: start in its directory
+		filepath.Join(root, "team"):                     nested,
+		filepath.Join(root, "team", "edges"):            nested, // the nearest wins
+		filepath.Join(root, "team", "edges", "01.json"): nested,
+	} {
+		got, err := Find(start)
+		if err != nil || got != want {
+			t.Errorf("Find(%s) = %q, %v; want %q", start, got, err, want)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	c, err := Parse("cfg/.idemlint.json", []byte(`{
+  "$schema": "https://github.com/idemlint/idemlint/schemas/v1/config.schema.json",
+  "rules": {"IDL112": "off", "IDL110": "warning", "IDL001": "error"},
+  "ignore": ["generated/**"],
+  "max_retry_amplification": 6,
+  "min_ttl": {"billing": "30d"}
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		Path:                  "cfg/.idemlint.json",
+		Disabled:              map[string]bool{"IDL112": true},
+		Severity:              map[string]checks.Severity{"IDL110": checks.Warning, "IDL001": checks.Error},
+		MaxRetryAmplification: 6,
+		MinTTL:                map[string]time.Duration{"billing": 30 * 24 * time.Hour},
+	}
+	if diff := cmp.Diff(want, c, cmpopts.IgnoreUnexported(Config{})); diff != "" {
+		t.Errorf("Parse (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{
+			name: "unknown key",
+			src:  "{\n  \"rule\": {}\n}",
+			want: []string{`c.json:2:11: unknown field "rule"; did you mean "rules"?`},
+		},
+		{
+			name: "not JSON",
+			src:  `{"rules": {},}`,
+			want: []string{`c.json:1:14: trailing comma before '}'; remove the comma`},
+		},
+		{
+			name: "duplicate key",
+			src:  `{"ignore": [], "ignore": []}`,
+			want: []string{`c.json:1:16: duplicate key "ignore" (first at line 1, column 2); JSON parsers disagree on which one wins: keep one`},
+		},
+		{
+			name: "schema violations, every one",
+			src:  `{"rules": {"IDL112": "silent"}, "max_retry_amplification": 0, "min_ttl": {"default": "1 day"}}`,
+			want: []string{
+				`c.json:1:60: "max_retry_amplification" must be at least 1, found 0`,
+				`c.json:1:86: "default" must be a duration: an integer followed by s, m, h, d or w (e.g. "24h", "14d"), found "1 day"`,
+				`c.json:1:22: "IDL112" must be one of "off", "error", "warning", found "silent"`,
+			},
+		},
+		{
+			name: "rule ids",
+			src:  `{"rules": {"IDL999": "off", "idl112": "off", "IDL001": "off"}}`,
+			want: []string{
+				`c.json:1:22: unknown rule "IDL999" in "rules"; "idemlint rules" lists the rule ids`,
+				`c.json:1:39: unknown rule "idl112" in "rules"; did you mean "IDL112"?`,
+				`c.json:1:56: IDL001 cannot be turned off: a file that is not strict JSON cannot be checked at all`,
+			},
+		},
+		{
+			name: "IDL001 downgraded",
+			src:  `{"rules": {"IDL001": "warning"}}`,
+			want: []string{`c.json:1:22: IDL001 is always an error: a file that is not strict JSON cannot be checked at all`},
+		},
+		{
+			name: "ignore patterns",
+			src:  `{"ignore": ["/abs/*.json", "a/../b", "x//y", "[z"]}`,
+			want: []string{
+				`c.json:1:13: ignore pattern "/abs/*.json": patterns are relative to the directory of .idemlint.json; remove the leading "/"`,
+				`c.json:1:28: ignore pattern "a/../b": segment ".." never matches: write a path below the directory of .idemlint.json without empty, "." or ".." segments`,
+				`c.json:1:38: ignore pattern "x//y": segment "" never matches: write a path below the directory of .idemlint.json without empty, "." or ".." segments`,
+				`c.json:1:46: ignore pattern "[z": segment "[z": syntax error in pattern`,
+			},
+		},
+		{
+			name: "huge numbers",
+			src:  `{"max_retry_amplification": 1e12, "min_ttl": {"billing": "99999999999999999w"}}`,
+			want: []string{
+				`c.json:1:29: "max_retry_amplification" must be at most 2147483647, found 1e12`,
+				`c.json:1:58: "billing": ttl "99999999999999999w" is not an integer followed by s, m, h, d or w`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse("c.json", []byte(tt.src))
+			if err == nil {
+				t.Fatalf("Parse = %+v, want an error", c)
+			}
+			if diff := cmp.Diff(tt.want, strings.Split(err.Error(), "\n")); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLoadNamesTheFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.json"))
+	if err == nil || !strings.HasSuffix(err.Error(), "nope.json: no such file or directory") {
+		t.Errorf("Load(missing) = %v; want the path and the reason", err)
+	}
+}
+
+func TestIgnored(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Parse(filepath.Join(dir, FileName), []byte(`{"ignore": ["generated", "legacy/*.json", "**/draft-*.json", "a/**/z.json"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{
+		"generated/x.json":            true, // a matching directory covers its files
+		"generated/deep/x.json":       true,
+		"generatedx/x.json":           false,
+		"legacy/old.json":             true,
+		"legacy/sub/old.json":         false, // "*" stays within a segment
+		"draft-1.json":                true,  // "**" matches zero segments
+		"team/edges/draft-2.json":     true,
+		"team/edges/final.json":       false,
+		"a/z.json":                    true,
+		"a/b/c/z.json":                true,
+		"b/a/z.json":                  false,
+		"../outside/generated/x.json": false, // outside the config's directory
+	} {
+		if got := c.Ignored(filepath.Join(dir, filepath.FromSlash(name))); got != want {
+			t.Errorf("Ignored(%s) = %v, want %v", name, got, want)
+		}
+	}
+
+	// Relative paths are resolved against the working directory.
+	t.Chdir(dir)
+	if !c.Ignored(filepath.FromSlash("generated/x.json")) || c.Ignored("ok.json") {
+		t.Error("relative paths are not matched against the configuration's directory")
+	}
+}
+
+func TestOptionsPrecedence(t *testing.T) {
+	c, err := Parse("c.json", []byte(`{"max_retry_amplification": 6, "min_ttl": {"default": "12h"}, "rules": {"IDL112": "off"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults := checks.DefaultOptions()
+	three := 3
+	tests := []struct {
+		name       string
+		cfg        *Config
+		flags      Flags
+		wantAmp    int
+		wantTTL    time.Duration
+		wantBillng time.Duration
+		wantOff    bool
+	}{
+		{"defaults", nil, Flags{}, defaults.MaxRetryAmplification, defaults.MinTTL["default"], defaults.MinTTL["billing"], false},
+		{"file over defaults", c, Flags{}, 6, 12 * time.Hour, defaults.MinTTL["billing"], true},
+		{"flags over file", c, Flags{MaxRetryAmplification: &three}, 3, 12 * time.Hour, defaults.MinTTL["billing"], true},
+		{"flags over defaults", nil, Flags{MaxRetryAmplification: &three}, 3, defaults.MinTTL["default"], defaults.MinTTL["billing"], false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := Options(tt.cfg, tt.flags)
+			if o.MaxRetryAmplification != tt.wantAmp || o.MinTTL["default"] != tt.wantTTL ||
+				o.MinTTL["billing"] != tt.wantBillng || o.Disabled["IDL112"] != tt.wantOff {
+				t.Errorf("Options = amplification %d, min ttl %v/%v, IDL112 off %v; want %d, %v/%v, %v",
+					o.MaxRetryAmplification, o.MinTTL["default"], o.MinTTL["billing"], o.Disabled["IDL112"],
+					tt.wantAmp, tt.wantTTL, tt.wantBillng, tt.wantOff)
+			}
+		})
+	}
+}

@@ -1,0 +1,214 @@
+package report
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/idemlint/idemlint/checks"
+)
+
+// SARIF writes SARIF 2.1.0 (OASIS), the format code scanning services
+// (GitHub, GitLab, Azure DevOps) ingest: one run whose driver lists every
+// rule with its documentation, and one result per finding.
+//
+// Choices worth knowing: a relative path becomes a URI relative to
+// %SRCROOT% (the repository root when idemlint runs there), an absolute
+// one a file: URI; columns count code points (columnKind
+// "unicodeCodePoints"), as findings do; the JSON Pointer and the chain are
+// result properties; and partialFingerprints identify a finding by rule,
+// file, pointer and chain rather than by line, so an alert survives edits
+// that only move it.
+type SARIF struct{}
+
+// SARIF constants.
+const (
+	sarifVersion   = "2.1.0"
+	sarifSchemaURI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+	srcRoot        = "%SRCROOT%"
+	// InformationURI is the project page named in SARIF output.
+	InformationURI = "https://github.com/idemlint/idemlint"
+	fingerprintKey = "idemlint/v1"
+)
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool       sarifTool     `json:"tool"`
+	ColumnKind string        `json:"columnKind"`
+	Results    []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	InformationURI string      `json:"informationUri"`
+	Version        string      `json:"version,omitempty"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifRule struct {
+	ID                   string         `json:"id"`
+	Name                 string         `json:"name"`
+	ShortDescription     sarifText      `json:"shortDescription"`
+	FullDescription      sarifText      `json:"fullDescription"`
+	Help                 sarifText      `json:"help"`
+	DefaultConfiguration sarifRuleLevel `json:"defaultConfiguration"`
+	Properties           sarifRuleProps `json:"properties"`
+}
+
+type sarifText struct {
+	Text     string `json:"text"`
+	Markdown string `json:"markdown,omitempty"`
+}
+
+type sarifRuleLevel struct {
+	Level string `json:"level"`
+}
+
+type sarifRuleProps struct {
+	Tags []string `json:"tags"`
+}
+
+type sarifResult struct {
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           *int              `json:"ruleIndex,omitempty"`
+	Level               string            `json:"level"`
+	Message             sarifText         `json:"message"`
+	Locations           []sarifLocation   `json:"locations"`
+	PartialFingerprints map[string]string `json:"partialFingerprints"`
+	Properties          sarifResultProps  `json:"properties"`
+}
+
+type sarifResultProps struct {
+	Pointer string `json:"pointer"`
+	Chain   string `json:"chain,omitempty"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifArtifact struct {
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId,omitempty"`
+}
+
+type sarifRegion struct {
+	StartLine   int `json:"startLine"`
+	StartColumn int `json:"startColumn"`
+}
+
+// Format implements Formatter.
+func (SARIF) Format(w io.Writer, r *Report) error {
+	run := sarifRun{
+		Tool:       sarifTool{Driver: sarifDriver{Name: "idemlint", InformationURI: InformationURI, Version: r.Version, Rules: []sarifRule{}}},
+		ColumnKind: "unicodeCodePoints",
+		Results:    []sarifResult{},
+	}
+	index := map[string]int{}
+	for i, rule := range r.Rules {
+		index[rule.ID] = i
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleOf(rule))
+	}
+	seen := map[string]int{} // fingerprint input -> occurrences so far
+	for _, f := range r.Findings {
+		res := sarifResult{
+			RuleID:     f.Rule,
+			Level:      f.Severity.String(),
+			Message:    sarifText{Text: f.Message},
+			Properties: sarifResultProps{Pointer: f.Pointer, Chain: f.Chain},
+		}
+		if i, ok := index[f.Rule]; ok {
+			res.RuleIndex = &i
+		}
+		loc := sarifPhysical{ArtifactLocation: artifactOf(f.File)}
+		if f.Line > 0 {
+			loc.Region = &sarifRegion{StartLine: f.Line, StartColumn: f.Column}
+		}
+		res.Locations = []sarifLocation{{PhysicalLocation: loc}}
+		// Identical identities (rare: two findings of one rule at one
+		// value) are told apart by their order, as GitHub's own line
+		// hashes are.
+		identity := strings.Join([]string{f.Rule, loc.ArtifactLocation.URI, f.Pointer, f.Chain}, "\x00")
+		seen[identity]++
+		sum := sha256.Sum256([]byte(identity))
+		res.PartialFingerprints = map[string]string{fingerprintKey: hex.EncodeToString(sum[:16]) + ":" + strconv.Itoa(seen[identity])}
+		run.Results = append(run.Results, res)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(sarifLog{Schema: sarifSchemaURI, Version: sarifVersion, Runs: []sarifRun{run}})
+}
+
+func sarifRuleOf(r *checks.Rule) sarifRule {
+	scope := "per-document"
+	if r.CrossDocument() {
+		scope = "cross-document"
+	}
+	return sarifRule{
+		ID:                   r.ID,
+		Name:                 r.Name,
+		ShortDescription:     sarifText{Text: r.Summary},
+		FullDescription:      sarifText{Text: r.Doc},
+		Help:                 sarifText{Text: r.Doc, Markdown: helpMarkdown(r)},
+		DefaultConfiguration: sarifRuleLevel{Level: r.Severity.String()},
+		Properties:           sarifRuleProps{Tags: []string{"idempotency", scope}},
+	}
+}
+
+// helpMarkdown renders a rule's Doc as Markdown: the prose stays as it is
+// (hard-wrapped lines join into paragraphs), and each run of lines indented
+// by two spaces, which Doc uses for examples, becomes a code block.
+func helpMarkdown(r *checks.Rule) string {
+	var b strings.Builder
+	b.WriteString("**" + r.ID + " " + r.Name + "**: " + r.Summary + "\n\n")
+	inCode := false
+	for _, line := range strings.Split(r.Doc, "\n") {
+		indented := strings.HasPrefix(line, "  ")
+		if indented != inCode {
+			b.WriteString("```\n")
+			inCode = indented
+		}
+		if indented {
+			line = line[2:]
+		}
+		b.WriteString(line + "\n")
+	}
+	if inCode {
+		b.WriteString("```\n")
+	}
+	b.WriteString("\nExamples: `idemlint explain " + r.ID + "`\n")
+	return b.String()
+}
+
+// artifactOf locates a file for SARIF: relative paths against %SRCROOT%,
+// absolute ones as file: URIs. Both are escaped as URIs must be.
+func artifactOf(file string) sarifArtifact {
+	slashed := filepath.ToSlash(file)
+	if filepath.IsAbs(file) {
+		if !strings.HasPrefix(slashed, "/") {
+			slashed = "/" + slashed // a Windows drive: file:///C:/...
+		}
+		return sarifArtifact{URI: (&url.URL{Scheme: "file", Path: slashed}).String()}
+	}
+	return sarifArtifact{URI: (&url.URL{Path: slashed}).String(), URIBaseID: srcRoot}
+}

@@ -1,0 +1,171 @@
+package checks
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/fileset"
+	"github.com/idemlint/idemlint/checks/jsontree"
+)
+
+// This file applies what the project decided about findings, after the
+// rules have run: the configuration's rule levels and ignored paths
+// (Options) and the documents' own suppressions (SuppressionField).
+
+// SuppressionField is the document-level field listing suppressions:
+//
+//	"x-idemlint-ignore": [{"rule": "IDL112", "reason": "..."}]
+//
+// As an "x-" field it is free for the JSON Schema; IDL003 checks it.
+const SuppressionField = "x-idemlint-ignore"
+
+// suppression is one valid entry of a document's SuppressionField.
+type suppression struct {
+	doc  *boundary.Document
+	node *jsontree.Node // the entry object
+	rule string
+	used bool
+}
+
+// leaveOut drops the files, and the unreadable paths met while walking,
+// that the configuration ignores.
+func (o *Options) leaveOut(files []string, skipped []fileset.Skipped) ([]string, []fileset.Skipped) {
+	if o.Ignore == nil {
+		return files, skipped
+	}
+	files = slices.DeleteFunc(files, o.Ignore)
+	skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return o.Ignore(s.Path) })
+	return files, skipped
+}
+
+// applyOverrides drops the findings of disabled rules and those hidden by a
+// suppression of the document they are located in, reports malformed and
+// unused suppressions (IDL003), and gives findings their configured
+// severity. It reuses the storage of findings.
+func applyOverrides(findings []Finding, docs []*boundary.Document, opts *Options) []Finding {
+	var idl003 []Finding
+	entries := map[string][]*suppression{}
+	for _, d := range docs {
+		if list := readSuppressions(&DocumentPass{Rule: IDL003, Doc: d, Options: opts, findings: &idl003}); len(list) > 0 {
+			entries[d.Path] = list
+		}
+	}
+
+	out := findings[:0]
+	for _, f := range findings {
+		if !opts.Disabled[f.Rule] && !hide(entries[f.File], f.Rule) {
+			out = append(out, f)
+		}
+	}
+	for _, d := range docs {
+		for _, s := range entries[d.Path] {
+			// A disabled rule did not run: whether its suppression is still
+			// needed is unknown, so it is not called unused.
+			if !s.used && !opts.Disabled[s.rule] {
+				idl003 = append(idl003, newFinding(IDL003, Warning, s.doc, s.node, s.node.Pointer(), "",
+					"the suppression of %s hides no finding in this file; remove it", []any{s.rule}))
+			}
+		}
+	}
+	if !opts.Disabled[IDL003.ID] {
+		out = append(out, idl003...)
+	}
+
+	for i := range out {
+		if sev, ok := opts.Severity[out[i].Rule]; ok {
+			out[i].Severity = sev
+		}
+	}
+	return out
+}
+
+// hide reports whether an entry of list suppresses rule, and marks it used.
+func hide(list []*suppression, rule string) bool {
+	for _, s := range list {
+		if s.rule == rule {
+			s.used = true
+			return true
+		}
+	}
+	return false
+}
+
+// readSuppressions returns the valid entries of p.Doc's SuppressionField
+// and reports the others through p; an entry with a problem hides nothing.
+func readSuppressions(p *DocumentPass) []*suppression {
+	field := p.Doc.Root.Get(SuppressionField)
+	if field == nil {
+		return nil
+	}
+	if field.Kind != jsontree.Array {
+		p.Report(field, `%q must be an array of {"rule": "IDLnnn", "reason": "..."} objects, found %s`, SuppressionField, field.Kind)
+		return nil
+	}
+	var out []*suppression
+	first := map[string]*jsontree.Node{} // rule id -> its first entry
+	for _, e := range field.Items {
+		if rule, ok := readEntry(p, e, first); ok {
+			out = append(out, &suppression{doc: p.Doc, node: e, rule: rule})
+		}
+	}
+	return out
+}
+
+// readEntry checks one suppression entry, reporting each problem, and
+// returns its rule id and whether the entry is valid.
+func readEntry(p *DocumentPass, e *jsontree.Node, first map[string]*jsontree.Node) (string, bool) {
+	if e.Kind != jsontree.Object {
+		p.Report(e, `a suppression must be an object {"rule": "IDLnnn", "reason": "..."}, found %s`, e.Kind)
+		return "", false
+	}
+	ok := true
+	for _, m := range e.Members {
+		if m.Key != "rule" && m.Key != "reason" {
+			p.Report(m.Value, "unknown field %q in a suppression; allowed: reason, rule", m.Key)
+			ok = false
+		}
+	}
+
+	var rule string
+	switch n := e.Get("rule"); {
+	case n == nil:
+		p.Missing(e, "rule", `add "rule" to this suppression: the id of the rule whose findings it hides, e.g. "IDL112"`)
+		ok = false
+	case n.Kind != jsontree.String:
+		p.Report(n, `"rule" must be a rule id such as "IDL112", found %s`, n.Kind)
+		ok = false
+	default:
+		rule = n.Text
+		r, known := Lookup(rule)
+		switch {
+		case known && r.ID != rule:
+			p.Report(n, "unknown rule %q; did you mean %q?", rule, r.ID)
+			ok = false
+		case !known:
+			p.Report(n, `unknown rule %q; "idemlint rules" lists the rule ids`, rule)
+			ok = false
+		case rule == IDL001.ID || rule == IDL003.ID:
+			p.Report(n, "%s cannot be suppressed; fix what it reports instead", rule)
+			ok = false
+		case first[rule] != nil:
+			p.Report(n, "%s is already suppressed by %s; remove this entry", rule, first[rule].Pointer())
+			ok = false
+		default:
+			first[rule] = e
+		}
+	}
+
+	switch n := e.Get("reason"); {
+	case n == nil:
+		p.Missing(e, "reason", `add "reason" to this suppression: say why the finding does not apply here`)
+		ok = false
+	case n.Kind != jsontree.String:
+		p.Report(n, `"reason" must be a string saying why the finding does not apply here, found %s`, n.Kind)
+		ok = false
+	case strings.TrimSpace(n.Text) == "":
+		p.Report(n, `"reason" is empty; say why the finding does not apply here`)
+		ok = false
+	}
+	return rule, ok
+}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemlint/idemlint/checks"
+)
+
+// Shell completion is cobra's "completion" command (bash, zsh, fish,
+// powershell), which cobra adds to the root. The functions here teach it
+// idemlint's own words: flag values and rule ids.
+
+// completeFlag completes the value of cmd's flag name with values.
+func completeFlag(cmd *cobra.Command, name string, values ...string) {
+	// The flag is defined by the caller just before: failing to find it is
+	// a programming error that every completion test would show.
+	if err := cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp)); err != nil {
+		panic(err)
+	}
+}
+
+// completeRuleID completes a rule id argument, with each rule's summary
+// as the description shells that support it show.
+func completeRuleID(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var out []string
+	for _, r := range checks.Rules() {
+		if strings.HasPrefix(r.ID, strings.ToUpper(toComplete)) {
+			out = append(out, r.ID+"\t"+r.Summary)
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp
+}

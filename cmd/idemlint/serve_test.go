@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer the server may write while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// server is one "idemlint serve" run of a test.
+type server struct {
+	base   string // http://127.0.0.1:PORT
+	stderr *syncBuffer
+	done   chan error // receives the command's result
+	stop   context.CancelFunc
+}
+
+// startServe runs "serve --addr 127.0.0.1:0 args..." until the test ends
+// and returns once it listens.
+func startServe(t *testing.T, args ...string) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{stderr: &syncBuffer{}, done: make(chan error, 1), stop: cancel}
+	cmd := newServeCmd()
+	cmd.SetArgs(append([]string{"--addr", "127.0.0.1:0"}, args...))
+	stdout, w := io.Pipe()
+	cmd.SetOut(w)
+	cmd.SetErr(s.stderr)
+	go func() {
+		s.done <- cmd.ExecuteContext(ctx)
+		w.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-s.done
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		t.Fatalf("first output line %q (%v), want \"listening on http://ADDR\"; stderr:\n%s", line, err, s.stderr)
+	}
+	s.base = addr
+	return s
+}
+
+// wait returns the command's result, failing the test after a while.
+func (s *server) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-s.done:
+		s.done <- err // for the cleanup
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+		return nil
+	}
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (s *server) send(t *testing.T, method, path, key, body string) reply {
+	t.Helper()
+	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("X-Idempotency-Key", key)
+	}
+	req.Header.Set("X-Tenant-Id", "tenant-a")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reply{resp.StatusCode, resp.Header, string(b)}
+}
+
+const servePolicy = "../../reference/testdata/adapter.json"
+
+func TestServeEndToEnd(t *testing.T) {
+	s := startServe(t, "--policy", servePolicy)
+
+	created := s.send(t, "POST", "/orders", "key-1", `{"sku": "P1", "qty": 2}`)
+	if created.status != 201 || created.header.Get("Content-Type") != "application/json" || created.header.Get("X-Idempotency-Key") != "key-1" {
+		t.Fatalf("create: %d %v %s", created.status, created.header, created.body)
+	}
+	var order struct {
+		ID        string          `json:"id"`
+		Operation string          `json:"operation"`
+		Request   json.RawMessage `json:"request"`
+	}
+	if err := json.Unmarshal([]byte(created.body), &order); err != nil || order.ID == "" || order.Operation != "orders.create" || string(order.Request) != `{"sku":"P1","qty":2}` {
+		t.Fatalf("create body %s (%v)", created.body, err)
+	}
+
+	replay := s.send(t, "POST", "/orders", "key-1", `{"qty":2,"sku":"P1"}`)
+	if replay.status != 201 || replay.body != created.body || replay.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay: %d %s, replayed %q; want the stored 201", replay.status, replay.body, replay.header.Get("Idempotent-Replayed"))
+	}
+	if other := s.send(t, "POST", "/orders", "key-2", `{"sku": "P2"}`); other.status != 201 || other.body == created.body {
+		t.Errorf("another key: %d %s", other.status, other.body)
+	}
+	if got := s.send(t, "GET", "/_effects", "", ""); got.body != `{"count":2}` {
+		t.Errorf("effects after two creations and a replay: %s", got.body)
+	}
+	if got := s.send(t, "GET", "/orders/"+order.ID, "", ""); got.status != 200 || got.body != created.body {
+		t.Errorf("read by id: %d %s, want %s", got.status, got.body, created.body)
+	}
+	if got := s.send(t, "GET", "/orders", "", ""); got.status != 200 || !strings.HasPrefix(got.body, `{"items":[`+created.body+`,`) {
+		t.Errorf("list: %d %s", got.status, got.body)
+	}
+	missing := s.send(t, "POST", "/orders", "", `{}`)
+	if missing.status != 400 || missing.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(missing.body, `"error_code":"idempotency_key_required"`) {
+		t.Errorf("without a key: %d %s", missing.status, missing.body)
+	}
+	if got := s.send(t, "GET", "/nowhere", "", ""); got.status != 404 {
+		t.Errorf("undeclared path: %d %s", got.status, got.body)
+	}
+
+	s.stop()
+	if err := s.wait(t); err != nil {
+		t.Fatalf("serve returned %v after its context ended", err)
+	}
+	var lines []string
+	for line := range strings.Lines(s.stderr.String()) {
+		if strings.Contains(line, "msg=request ") {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) != 8 {
+		t.Errorf("%d request log lines for 8 requests:\n%s", len(lines), s.stderr)
+	}
+	for i, want := range []string{
+		"method=POST path=/orders status=201 operation=orders.create idempotency_key=key-1 outcome=executed replayed=false",
+		"method=POST path=/orders status=201 operation=orders.create idempotency_key=key-1 outcome=replayed replayed=true",
+	} {
+		if i < len(lines) && !strings.Contains(lines[i], want) {
+			t.Errorf("log line %d = %q, want it to contain %q", i, lines[i], want)
+		}
+	}
+}
+
+// TestServeStopsOnSIGTERM sends the signal to the test process itself:
+// serve has caught it before printing its address.
+func TestServeStopsOnSIGTERM(t *testing.T) {
+	s := startServe(t, "--policy", servePolicy)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.wait(t); err != nil {
+		t.Fatalf("serve returned %v after SIGTERM", err)
+	}
+	if !strings.Contains(s.stderr.String(), `msg="shutting down"`) {
+		t.Errorf("stderr %q does not say it shut down", s.stderr)
+	}
+	if _, err := http.Get(s.base + "/_effects"); err == nil {
+		t.Error("the server still answers after shutdown")
+	}
+}
+
+// execServe runs the serve command alone, silenced as the root command
+// silences it (run, once serve is wired into the root, adds "idemlint: "
+// to the error and maps it to an exit status).
+func execServe(args ...string) (err error, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	cmd := newServeCmd()
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	err = cmd.Execute()
+	return err, out.String(), errOut.String()
+}
+
+func TestServeRefusesInvalidPolicy(t *testing.T) {
+	src, err := os.ReadFile(servePolicy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(src, &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc, "idempotency_inflight")
+	bad, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "policy.json")
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	err, stdout, stderr := execServe("--policy", path)
+	if err != exitCode(exitFindings) || stdout != "" {
+		t.Errorf("serve = %v, stdout %q; want exit status %d and nothing", err, stdout, exitFindings)
+	}
+	if want := "idemlint: refusing to serve: " + path + " is not a usable adapter policy (1 error)\n"; !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, " error IDL109 ") {
+		t.Errorf("stderr %q, want it to start with %q and name IDL109", stderr, want)
+	}
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{nil, `required flag(s) "policy" not set`},
+		{[]string{"--policy", "absent.json"}, "absent.json: no such file or directory"},
+		{[]string{"--policy", servePolicy, "--addr", "127.0.0.1:http-alt-x"}, "listen tcp: lookup tcp/http-alt-x: unknown port"},
+	} {
+		err, stdout, _ := execServe(tt.args...)
+		if err == nil || err.Error() != tt.want || stdout != "" {
+			t.Errorf("serve %q = %v, stdout %q; want %q", tt.args, err, stdout, tt.want)
+		}
+	}
+}
