@@ -638,19 +638,28 @@ func (p *parser) write(dst []byte, i int) []byte {
 	}
 }
 
-// writeString escapes per RFC 8785 section 3.2.2.2: only '"', '\\' and
-// controls, using the two-character forms where JSON has them and \u00xx
-// (lowercase hex) otherwise. Everything else, U+007F and U+2028 included,
-// is written as raw UTF-8.
+// writeString writes a parsed string node; strings the parser saw without
+// escapes need none on output either.
 func (p *parser) writeString(dst []byte, n *node) []byte {
 	s := p.text(n)
-	dst = append(dst, '"')
 	if !n.escape {
+		dst = append(dst, '"')
 		dst = append(dst, s...)
 		return append(dst, '"')
 	}
-	for _, c := range s {
-		switch {
+	return AppendString(dst, s)
+}
+
+// AppendString appends s as an RFC 8785 string (section 3.2.2.2): only
+// '"', '\\' and controls are escaped, using the two-character forms where
+// JSON has them and \u00xx (lowercase hex) otherwise. Everything else,
+// U+007F and U+2028 included, is written as raw UTF-8. s must be valid
+// UTF-8; callers building canonical JSON from other sources (headers, a
+// query) check that first.
+func AppendString[S ~string | ~[]byte](dst []byte, s S) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
 		case c == '"' || c == '\\':
 			dst = append(dst, '\\', c)
 		case c >= 0x20:

@@ -1,0 +1,131 @@
+package reference
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+)
+
+// EffectsPath is where a Demo reports how often it really ran.
+const EffectsPath = "/_effects"
+
+// Demo is a stand-in business handler answering every operation a policy
+// declares, at its method and path, so the engine can be tried end to end
+// without the real service:
+//
+//   - a state-changing operation creates a resource and answers 201 with
+//     {"id": "<fresh id>", "operation": "<operation_key>", "request": <body>}
+//     (the body echoed as JSON, or as a string when it is not JSON);
+//   - a read-only operation whose path ends with a parameter
+//     (/orders/{id}) answers 200 with the resource of that id, or 404;
+//     one without answers 200 with {"items": [...]}, every resource in
+//     creation order;
+//   - GET /_effects answers {"count": N}: how many times an operation
+//     really ran, replays excluded, which is what conform counts;
+//   - anything else is 404 problem+json.
+//
+// It keeps everything in memory and is safe for concurrent use.
+type Demo struct {
+	router  *router
+	ops     []boundary.Operation
+	effects atomic.Int64
+
+	mu        sync.Mutex
+	resources map[string]json.RawMessage // by id
+	order     []string                   // ids in creation order
+}
+
+// NewDemo returns a demo handler for the operations of p.
+func NewDemo(p *boundary.Policy) *Demo {
+	return &Demo{router: newRouter(p.Operations), ops: p.Operations, resources: map[string]json.RawMessage{}}
+}
+
+// Effects returns how many times an operation really ran.
+func (d *Demo) Effects() int64 { return d.effects.Load() }
+
+func (d *Demo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == EffectsPath {
+		writeJSON(w, http.StatusOK, []byte(`{"count":`+strconv.FormatInt(d.Effects(), 10)+`}`))
+		return
+	}
+	i := d.router.match(r.Method, r.URL.Path)
+	if i < 0 {
+		writeResponse(w, problem(http.StatusNotFound, "not_found", "the policy declares no operation "+r.Method+" "+r.URL.Path))
+		return
+	}
+	d.effects.Add(1)
+	op := d.ops[i]
+	if op.StateChanging {
+		d.create(w, r, op.Key)
+		return
+	}
+	if id, byID := d.router.lastParam(i, r.URL.Path); byID {
+		d.mu.Lock()
+		res, ok := d.resources[id]
+		d.mu.Unlock()
+		if !ok {
+			writeResponse(w, problem(http.StatusNotFound, "not_found", "nothing was created with id "+id))
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+		return
+	}
+	d.mu.Lock()
+	items := make([]json.RawMessage, len(d.order))
+	for j, id := range d.order {
+		items[j] = d.resources[id]
+	}
+	d.mu.Unlock()
+	body, _ := json.Marshal(map[string]any{"items": items}) // cannot fail: RawMessages marshalled before
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, DefaultMaxBodyBytes))
+	if err != nil {
+		writeResponse(w, problem(http.StatusBadRequest, CodeBodyUnreadable, "the request body could not be read: "+err.Error()))
+		return
+	}
+	var echoed any
+	switch {
+	case len(body) == 0:
+	case json.Valid(body):
+		echoed = json.RawMessage(body)
+	default:
+		echoed = string(body)
+	}
+	id := rand.Text()
+	// Cannot fail: strings, and a RawMessage that json.Valid accepted.
+	res, _ := json.Marshal(struct {
+		ID        string `json:"id"`
+		Operation string `json:"operation"`
+		Request   any    `json:"request"`
+	}{id, opKey, echoed})
+	d.mu.Lock()
+	d.resources[id] = res
+	d.order = append(d.order, id)
+	d.mu.Unlock()
+	writeJSON(w, http.StatusCreated, res)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body) //nolint:errcheck // the client went away; nothing to do
+}
+
+// writeResponse sends resp as it is.
+func writeResponse(w http.ResponseWriter, resp Response) {
+	h := w.Header()
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	w.WriteHeader(resp.Status)
+	w.Write(resp.Body) //nolint:errcheck // the client went away; nothing to do
+}

@@ -1,0 +1,472 @@
+package reference
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/fileset"
+)
+
+// Engine enforces one adapter policy. It is safe for concurrent use.
+type Engine struct {
+	policy  *boundary.Policy
+	store   Store
+	now     func() time.Time
+	log     *slog.Logger // errors
+	access  *slog.Logger // one line per request, nil for none
+	maxBody int64
+
+	router         *router
+	ops            []operation // parallel to router.routes
+	keyHeaderName  string      // as declared, for messages
+	keyHeader      string      // canonical
+	keys           keyRules
+	echoKey        bool
+	tenantHeader   string // canonical; "" when tenant_id is not in the scope
+	actorHeader    string // canonical; "" when actor_id is not in the scope
+	fp             *fingerprinter
+	reexecute      bool          // on_failed: reexecute
+	replayedHeader string        // canonical; "" when not declared
+	waitTimeout    time.Duration // 0 under inflight reject
+	ttl            time.Duration
+	waiters        waiters
+
+	// Answers prebuilt once, so refusing a request allocates nothing.
+	keyProblems     [numKeyFaults]refusal
+	mismatch        refusal
+	inflightReject  refusal
+	inflightTimeout refusal
+	tooLarge        refusal
+	unreadable      refusal
+	storeDown       refusal
+	panicked        Response // the failure recorded for a panic
+	handlerErr      Response // the failure recorded for a Handler error
+}
+
+// DefaultMaxBodyBytes bounds the request body the engine reads to
+// fingerprint, unless WithMaxBodyBytes says otherwise.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// Options given nil (or, for WithMaxBodyBytes, a size below 1) keep the
+// default.
+
+// WithStore makes the engine keep its records in s instead of a new
+// MemoryStore.
+func WithStore(s Store) Option { return func(e *Engine) { e.store = s } }
+
+// WithClock sets the clock that stamps records and, for the default
+// MemoryStore, decides expiry. Waiting for an inflight attempt always uses
+// real time.
+func WithClock(now func() time.Time) Option {
+	return func(e *Engine) {
+		if now != nil {
+			e.now = now
+		}
+	}
+}
+
+// WithLogger sets where the engine reports handler panics and errors,
+// store failures and, at New, the policy's warnings. Default:
+// slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(e *Engine) { e.log = cmp.Or(l, e.log) } }
+
+// WithAccessLog makes the middleware log one Info line per request:
+// method, path, status, operation, idempotency_key, outcome, replayed and
+// duration. Default: none.
+func WithAccessLog(l *slog.Logger) Option { return func(e *Engine) { e.access = l } }
+
+// WithMaxBodyBytes bounds the request body the engine reads; a larger one
+// is answered 413 payload_too_large. Default: DefaultMaxBodyBytes.
+func WithMaxBodyBytes(n int64) Option {
+	return func(e *Engine) {
+		if n > 0 {
+			e.maxBody = n
+		}
+	}
+}
+
+// InvalidPolicyError refuses a policy. Findings are those of the checks
+// (every per-document rule, as "idemlint check" runs them) or, for a
+// policy that passes them, what the engine still cannot run; warnings are
+// included for context.
+type InvalidPolicyError struct {
+	Path     string
+	Findings []checks.Finding // sorted
+}
+
+func (e *InvalidPolicyError) Error() string {
+	errs, _ := checks.Count(e.Findings)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s is not a usable adapter policy (%d error", e.Path, errs)
+	if errs != 1 {
+		b.WriteByte('s')
+	}
+	b.WriteByte(')')
+	for _, f := range e.Findings {
+		b.WriteString("\n")
+		b.WriteString(formatFinding(f))
+	}
+	return b.String()
+}
+
+// formatFinding writes f as "idemlint check" does in text form.
+func formatFinding(f checks.Finding) string {
+	loc := f.File
+	if f.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column)
+	}
+	return fmt.Sprintf("%s: %s %s %s", loc, f.Severity, f.Rule, f.Message)
+}
+
+// Load reads the policy file at path, as "idemlint check" reads files, and
+// returns its engine; see New.
+func Load(path string, opts ...Option) (*Engine, error) {
+	src, err := fileset.Read(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return New(path, src, opts...)
+}
+
+// New returns the engine for the policy document src (read from path,
+// which names it in findings): an adapter document, or a
+// gateway_to_adapter document with an embedded adapter policy. The
+// document goes through every per-document check first; any error finding
+// refuses it with an *InvalidPolicyError.
+func New(path string, src []byte, opts ...Option) (*Engine, error) {
+	checkOpts := checks.DefaultOptions()
+	doc, findings := checks.CheckDocument(path, src, &checkOpts)
+	checks.SortFindings(findings)
+	if errs, _ := checks.Count(findings); errs > 0 {
+		return nil, &InvalidPolicyError{Path: path, Findings: findings}
+	}
+	if doc.Policy == nil {
+		return nil, fmt.Errorf(`%s is not an adapter policy: its boundary is %q; want "adapter", or "gateway_to_adapter" with an embedded "adapter" object`, path, doc.Kind)
+	}
+	e := &Engine{now: time.Now, log: slog.Default(), maxBody: DefaultMaxBodyBytes, waiters: waiters{m: map[string]*waiter{}}}
+	for _, o := range opts {
+		o(e)
+	}
+	if e.store == nil {
+		e.store = NewMemoryStore(e.now)
+	}
+	if faults := e.configure(doc); len(faults) > 0 {
+		all := append(findings, faults...)
+		checks.SortFindings(all)
+		return nil, &InvalidPolicyError{Path: path, Findings: all}
+	}
+	for _, f := range findings {
+		e.log.Warn("policy warning", "finding", formatFinding(f))
+	}
+	return e, nil
+}
+
+// Policy returns the policy the engine enforces.
+func (e *Engine) Policy() *boundary.Policy { return e.policy }
+
+// Request is what the engine reads from an HTTP request.
+type Request struct {
+	Method   string
+	Path     string      // the decoded URL path, as net/url's URL.Path
+	RawQuery string      // without the '?'
+	Header   http.Header // keys in canonical form, as net/http provides them
+	Body     []byte
+}
+
+// Handler executes an operation once. A returned error, a panic or a
+// status of 500 or more fails the attempt; any other response completes
+// it. The Response must not be modified afterwards: it is stored.
+type Handler func(ctx context.Context) (Response, error)
+
+// Outcome says what the engine did with a request.
+type Outcome uint8
+
+// Outcomes.
+const (
+	Bypassed Outcome = iota // not subject to idempotency; the caller serves it
+	Executed                // the handler ran; the response is its answer
+	Replayed                // a duplicate of a finished attempt; the response is stored
+	Refused                 // a problem response: bad key, mismatch, inflight, bad payload
+)
+
+func (o Outcome) String() string {
+	return [...]string{"bypassed", "executed", "replayed", "refused"}[o]
+}
+
+// Reply is the engine's answer to one request.
+type Reply struct {
+	Response  // nothing when Bypassed
+	Outcome   Outcome
+	Operation string // operation_key, "" when no operation matched
+	Key       string // the idempotency key, bare form; "" without a valid one
+	ErrorCode string // error_code of a refusal
+
+	e    *Engine
+	echo []string // the key header's values as received, to echo back
+}
+
+// Write sends the reply: the response, plus the key header when the
+// policy echoes it and the replayed header on a replay. A replay shares
+// the stored header values with w.Header(): replace them (Set), never
+// modify them in place. A Bypassed reply has nothing to send.
+func (r *Reply) Write(w http.ResponseWriter) {
+	h := w.Header()
+	if r.echo != nil {
+		h[r.e.keyHeader] = r.echo
+	}
+	if r.Outcome == Replayed && r.e.replayedHeader != "" {
+		h[r.e.replayedHeader] = replayedValue
+	}
+	writeResponse(w, r.Response)
+}
+
+var replayedValue = []string{"true"}
+
+// Handle runs one request through the engine. A request that is not
+// subject to idempotency is answered Bypassed and run is not called;
+// otherwise run is called at most once, and not at all on a replay or a
+// refusal.
+//
+// A request is subject to idempotency when it matches a declared
+// operation by method and path and either the policy requires the key for
+// that operation, or the operation is state-changing and the request
+// carries the key anyway (the client asked for protection; a malformed
+// key then gets on_missing). A read-only operation outside require_key is
+// never deduplicated: replaying a read would serve stale data.
+func (e *Engine) Handle(ctx context.Context, req *Request, run Handler) Reply {
+	op, idempotent := e.route(req.Method, req.Path, req.Header)
+	if !idempotent {
+		return bypassed(op)
+	}
+	return e.handle(ctx, op, req, run)
+}
+
+// route returns the declared operation a request is for (nil when none)
+// and whether the request is subject to idempotency.
+func (e *Engine) route(method, path string, h http.Header) (*operation, bool) {
+	i := e.router.match(method, path)
+	if i < 0 {
+		return nil, false
+	}
+	op := &e.ops[i]
+	return op, op.requiresKey || op.stateChanging && len(h[e.keyHeader]) > 0
+}
+
+// bypassed is the reply to a request not subject to idempotency, for an
+// operation or none.
+func bypassed(op *operation) Reply {
+	r := Reply{Outcome: Bypassed}
+	if op != nil {
+		r.Operation = op.key
+	}
+	return r
+}
+
+func (e *Engine) handle(ctx context.Context, op *operation, req *Request, run Handler) Reply {
+	reply := Reply{Operation: op.key, e: e}
+	key, fault := e.keys.parseKey(req.Header[e.keyHeader])
+	if fault != keyOK {
+		return reply.refuse(e.keyProblems[fault])
+	}
+	reply.Key = key
+	if e.echoKey {
+		reply.echo = req.Header[e.keyHeader]
+	}
+	id := e.identity(op, req.Header, key)
+	raw := e.fp.rawDigest(req)
+	fp, err := e.fingerprint(ctx, id, req, &raw)
+	if err != nil {
+		return reply.refuse(newRefusal(http.StatusBadRequest, CodeNotCanonicalizable, "the request cannot be fingerprinted: "+err.Error()))
+	}
+
+	var deadline waitDeadline
+	defer deadline.stop()
+	for {
+		now := e.now()
+		live, created, err := e.store.Create(ctx, id, Record{
+			Key: key, Operation: op.key, Fingerprint: fp, RawDigest: raw, State: Processing,
+			CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(e.ttl),
+		})
+		switch {
+		case err != nil:
+			e.log.ErrorContext(ctx, "idempotency store: create failed", "operation", op.key, "idempotency_key", key, "error", err)
+			return reply.refuse(e.storeDown)
+		case created:
+			return e.execute(ctx, reply, id, fp, run)
+		case live.Fingerprint != fp:
+			return reply.refuse(e.mismatch)
+		case live.State == Completed || live.State == Failed && !e.reexecute:
+			reply.Outcome, reply.Response = Replayed, live.Response
+			return reply
+		case live.State == Failed: // reexecute: clear it and compete to run again
+			if err := e.store.Delete(ctx, id); err != nil && !errors.Is(err, ErrInvalidTransition) {
+				e.log.ErrorContext(ctx, "idempotency store: delete failed", "operation", op.key, "idempotency_key", key, "error", err)
+				return reply.refuse(e.storeDown)
+			}
+		case e.waitTimeout == 0: // processing, inflight reject
+			return reply.refuse(e.inflightReject)
+		default: // processing, inflight wait
+			timedOut, err := e.await(ctx, id, fp, deadline.after(e.waitTimeout))
+			switch {
+			case err != nil:
+				e.log.ErrorContext(ctx, "idempotency store: get failed", "operation", op.key, "idempotency_key", key, "error", err)
+				return reply.refuse(e.storeDown)
+			case timedOut:
+				return reply.refuse(e.inflightTimeout)
+			}
+		}
+	}
+}
+
+// fingerprint returns the fingerprint of req, whose raw digest is raw. A
+// duplicate of the live record under id that resends the very same inputs
+// gets the record's fingerprint without being canonicalised. A store error
+// only costs the shortcut: Create reports it next.
+func (e *Engine) fingerprint(ctx context.Context, id string, req *Request, raw *[sha256.Size]byte) (string, error) {
+	if rec, ok, err := e.store.Get(ctx, id); err == nil && ok && rec.RawDigest == *raw {
+		return rec.Fingerprint, nil
+	}
+	return e.fp.fingerprint(req)
+}
+
+func (r Reply) refuse(f refusal) Reply {
+	r.Outcome, r.Response, r.ErrorCode = Refused, f.Response, f.code
+	return r
+}
+
+// identity encodes the record identity of a request: the scope members
+// fixed by the operation, then tenant and actor when scoped, then the key.
+func (e *Engine) identity(op *operation, h http.Header, key string) string {
+	var buf [256]byte
+	b := append(buf[:0], op.idPrefix...)
+	if e.tenantHeader != "" {
+		v, _ := headerValue(h, e.tenantHeader)
+		b = appendField(b, v)
+	}
+	if e.actorHeader != "" {
+		v, _ := headerValue(h, e.actorHeader)
+		b = appendField(b, v)
+	}
+	return string(appendField(b, key))
+}
+
+// execute runs the attempt whose record this request created, records
+// how it ended, and wakes its duplicates.
+func (e *Engine) execute(ctx context.Context, reply Reply, id, fp string, run Handler) Reply {
+	resp, cause, abort := e.run(ctx, run, &reply)
+	state := Completed
+	if cause == "" && resp.Status >= 500 {
+		cause = "handler answered " + http.StatusText(resp.Status)
+	}
+	if cause != "" {
+		state = Failed
+	}
+	// The client may be gone, but the record must still leave processing,
+	// or its duplicates would wait for nothing until it expires.
+	sctx := context.WithoutCancel(ctx)
+	err := e.store.Finish(sctx, id, fp, state, Result{Response: storable(resp), Error: cause, At: e.now()})
+	if err == nil && state == Failed && e.reexecute {
+		err = e.store.Delete(sctx, id)
+	}
+	if err != nil {
+		e.log.ErrorContext(ctx, "idempotency store: cannot record the attempt's end", "operation", reply.Operation, "idempotency_key", reply.Key, "state", state, "error", err)
+	}
+	e.waiters.notify(id)
+	if abort != nil {
+		panic(abort) // the handler asked net/http to abort the response
+	}
+	reply.Outcome, reply.Response = Executed, resp
+	return reply
+}
+
+// run calls the handler, turning an error or a panic into a 500 problem
+// and its cause. http.ErrAbortHandler is returned as abort, to be raised
+// again once the record is written.
+func (e *Engine) run(ctx context.Context, run Handler, reply *Reply) (resp Response, cause string, abort any) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		resp, cause = e.panicked, fmt.Sprint("panic: ", v)
+		if v == http.ErrAbortHandler {
+			abort = v
+			return
+		}
+		e.log.ErrorContext(ctx, "handler panic", "operation", reply.Operation, "idempotency_key", reply.Key, "panic", v, "stack", string(debug.Stack()))
+	}()
+	resp, err := run(ctx)
+	if err != nil {
+		e.log.ErrorContext(ctx, "handler error", "operation", reply.Operation, "idempotency_key", reply.Key, "error", err)
+		return e.handlerErr, "error: " + err.Error(), nil
+	}
+	if resp.Status == 0 {
+		resp.Status = http.StatusOK
+	}
+	return resp, "", nil
+}
+
+// waitDeadline is the one deadline of all the waits of a request, started
+// by the first.
+type waitDeadline struct{ t *time.Timer }
+
+func (d *waitDeadline) after(timeout time.Duration) <-chan time.Time {
+	if d.t == nil {
+		d.t = time.NewTimer(timeout)
+	}
+	return d.t.C
+}
+
+func (d *waitDeadline) stop() {
+	if d.t != nil {
+		d.t.Stop()
+	}
+}
+
+// Polling bounds for a record another process (or engine) is running,
+// which no local notification announces.
+const (
+	minPoll = 5 * time.Millisecond
+	maxPoll = 200 * time.Millisecond
+)
+
+// await blocks until the processing record under id may have changed: a
+// local notification, or a poll showing it finished, vanished or was
+// replaced. It reports whether deadline fired first.
+func (e *Engine) await(ctx context.Context, id, fp string, deadline <-chan time.Time) (timedOut bool, err error) {
+	w := e.waiters.subscribe(id)
+	defer e.waiters.unsubscribe(id, w)
+	interval := minPoll
+	poll := time.NewTimer(interval)
+	defer poll.Stop()
+	for {
+		rec, ok, err := e.store.Get(ctx, id)
+		if err != nil || !ok || rec.State != Processing || rec.Fingerprint != fp {
+			return false, err
+		}
+		select {
+		case <-w.done:
+			return false, nil
+		case <-deadline:
+			return true, nil
+		case <-ctx.Done():
+			return true, nil // the client is gone; the answer goes nowhere
+		case <-poll.C:
+			interval = min(2*interval, maxPoll)
+			poll.Reset(interval)
+		}
+	}
+}

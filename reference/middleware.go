@@ -1,0 +1,187 @@
+package reference
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Middleware returns next behind the engine. A request subject to
+// idempotency (see Handle) is read whole, fingerprinted and either
+// refused, replayed, or passed to next with the body it sent; next's
+// response is buffered until the attempt is recorded, then sent, so a
+// client that retries at once finds the attempt finished. Streaming
+// responses, trailers and connection hijacking are therefore not
+// available to next on those requests. Every other request reaches next
+// untouched.
+func (e *Engine) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		op, idempotent := e.route(r.Method, r.URL.Path, r.Header)
+		if !idempotent {
+			e.bypass(w, r, next, op, start)
+			return
+		}
+		reply := e.serve(r, op, next)
+		reply.Write(w)
+		e.logAccess(r, start, reply.Status, &reply)
+	})
+}
+
+func (e *Engine) bypass(w http.ResponseWriter, r *http.Request, next http.Handler, op *operation, start time.Time) {
+	if !e.accessEnabled(r.Context()) {
+		next.ServeHTTP(w, r)
+		return
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	next.ServeHTTP(sw, r)
+	reply := bypassed(op)
+	e.logAccess(r, start, cmp.Or(sw.status, http.StatusOK), &reply)
+}
+
+// serve reads the body of a request subject to idempotency and runs it
+// through the engine.
+func (e *Engine) serve(r *http.Request, op *operation, next http.Handler) Reply {
+	bp := getBuffer()
+	defer putBuffer(bp)
+	body, err := readBody((*bp)[:0], r.Body, e.maxBody)
+	*bp = body
+	if err != nil {
+		reply := Reply{Operation: op.key, e: e}
+		if errors.Is(err, errTooLarge) {
+			return reply.refuse(e.tooLarge)
+		}
+		return reply.refuse(e.unreadable)
+	}
+	req := Request{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header, Body: body}
+	return e.handle(r.Context(), op, &req, func(ctx context.Context) (Response, error) {
+		return capture(next, r.WithContext(ctx), body), nil
+	})
+}
+
+var errTooLarge = errors.New("request body too large")
+
+// readBody appends the content of body (nil is empty) to dst, refusing
+// more than limit bytes.
+func readBody(dst []byte, body io.Reader, limit int64) ([]byte, error) {
+	if body == nil {
+		return dst, nil
+	}
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)] // grow geometrically
+		}
+		n, err := body.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		switch {
+		case int64(len(dst)) > limit:
+			return dst, errTooLarge
+		case err == io.EOF:
+			return dst, nil
+		case err != nil:
+			return dst, err
+		}
+	}
+}
+
+// capture runs next with the buffered body and records its response.
+// The response body is copied out of the pooled buffer: it is stored.
+func capture(next http.Handler, r *http.Request, body []byte) Response {
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	cw := &captureWriter{header: make(http.Header), body: getBuffer()}
+	defer putBuffer(cw.body)
+	next.ServeHTTP(cw, r)
+	resp := Response{Status: cmp.Or(cw.status, http.StatusOK), Header: cw.header, Body: bytes.Clone(*cw.body)}
+	// net/http would sniff a missing Content-Type at write time; decide it
+	// here so the first response and every replay agree.
+	if _, set := resp.Header["Content-Type"]; !set && len(resp.Body) > 0 {
+		resp.Header["Content-Type"] = []string{http.DetectContentType(resp.Body)}
+	}
+	return resp
+}
+
+// captureWriter is the ResponseWriter next writes to during an attempt.
+type captureWriter struct {
+	header http.Header
+	status int
+	body   *[]byte
+}
+
+func (c *captureWriter) Header() http.Header { return c.header }
+
+func (c *captureWriter) WriteHeader(status int) {
+	// Informational responses are not the result; net/http ignores a
+	// second final status, and so do we.
+	if c.status == 0 && status >= 200 {
+		c.status = status
+	}
+}
+
+func (c *captureWriter) Write(p []byte) (int, error) {
+	c.WriteHeader(http.StatusOK)
+	*c.body = append(*c.body, p...)
+	return len(p), nil
+}
+
+// statusWriter notes the status of a bypassed request for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(status int) {
+	if s.status == 0 && status >= 200 {
+		s.status = status
+	}
+	s.ResponseWriter.WriteHeader(status)
+}
+
+func (s *statusWriter) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// Flush keeps streaming handlers working behind the access log.
+func (s *statusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func (e *Engine) accessEnabled(ctx context.Context) bool {
+	return e.access != nil && e.access.Enabled(ctx, slog.LevelInfo)
+}
+
+// logAccess writes the one line per request that WithAccessLog asks for.
+// The key is logged because the seeds require it to trace a retry: the
+// bare key when it was valid, else the header as received.
+func (e *Engine) logAccess(r *http.Request, start time.Time, status int, reply *Reply) {
+	ctx := r.Context()
+	if !e.accessEnabled(ctx) {
+		return
+	}
+	key := reply.Key
+	if key == "" {
+		key = r.Header.Get(e.keyHeader)
+	}
+	e.access.LogAttrs(ctx, slog.LevelInfo, "request",
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", status),
+		slog.String("operation", reply.Operation),
+		slog.String("idempotency_key", key),
+		slog.String("outcome", reply.Outcome.String()),
+		slog.Bool("replayed", reply.Outcome == Replayed),
+		slog.Duration("duration", time.Since(start)),
+	)
+}
