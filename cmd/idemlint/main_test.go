@@ -39,6 +39,9 @@ func TestScripts(t *testing.T) {
 	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		// IDEMLINT_UPDATE_SCRIPTS=1 rewrites the files "cmp" compares
+		// against; review the diff like code.
+		UpdateScripts: os.Getenv("IDEMLINT_UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FIXTURES", fixtures)
 			return nil
