@@ -43,6 +43,8 @@ var benchCorpus = sync.OnceValues(func() (string, error) {
 	return dir, err
 })
 
+// TestMain removes the generated corpus: it is shared by every benchmark of
+// the process, so it cannot live in one benchmark's b.TempDir.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if benchCorpusDir != "" {
