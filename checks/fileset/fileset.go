@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -95,24 +96,39 @@ func walk(dir string, visited map[string]bool, add func(string)) []Skipped {
 	return skipped
 }
 
-// Read reads a file of at most MaxFileSize bytes.
+// Read reads a file of at most MaxFileSize bytes. Like os.ReadFile it
+// sizes the buffer from the file's size, so a file costs one allocation;
+// the limit is enforced on what is read, not on what Stat claims.
 func Read(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, unwrapPathError(err)
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err == nil && info.IsDir() {
-		return nil, errors.New("is a directory")
+	size := 512
+	if info, err := f.Stat(); err == nil {
+		if info.IsDir() {
+			return nil, errors.New("is a directory")
+		}
+		size = int(min(info.Size(), MaxFileSize)) + 1 // +1 to see EOF or excess
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, unwrapPathError(err)
+	data := make([]byte, 0, size)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if len(data) > MaxFileSize {
+			return nil, fmt.Errorf("file is larger than the %d MiB limit for a boundary document", MaxFileSize>>20)
+		}
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, unwrapPathError(err)
+		}
+		if len(data) == cap(data) {
+			data = slices.Grow(data, len(data)) // the file grew after Stat
+		}
 	}
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("file is larger than the %d MiB limit for a boundary document", MaxFileSize>>20)
-	}
-	return data, nil
 }
 
 // unwrapPathError drops the path from a *fs.PathError: callers print the

@@ -2,8 +2,10 @@ package jsontree
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -32,86 +34,163 @@ type Problem struct {
 // src is a string so that strings without escapes can be substrings of it
 // at no cost; callers convert the file once and share it with Position.
 func Parse(src string) (*Node, []Problem) {
-	p := &parser{s: src}
-	chunk := len(src) / 12
-	p.slab = make([]Node, 0, min(max(chunk, 16), 4096))
+	p := parsers.Get().(*parser)
+	defer p.release()
+	p.s = src
 	if strings.HasPrefix(p.s, "\uFEFF") {
 		p.problems = append(p.problems, Problem{Message: "file starts with a UTF-8 byte order mark; JSON text must not (RFC 8259, 8.1): remove it"})
 		p.i = 3
 	}
-	root, err := p.document()
-	if err != nil {
+	var root *Node
+	if rootIdx, err := p.document(); err != nil {
 		p.problems = append(p.problems, *err)
-		root = nil
+	} else {
+		root = p.build(rootIdx)
 	}
-	for i := range p.problems {
-		p.problems[i].Line, p.problems[i].Column = p.position().At(p.problems[i].Offset)
+	if len(p.problems) == 0 {
+		return root, nil
 	}
-	return root, p.problems
+	problems := slices.Clone(p.problems)
+	for i := range problems {
+		problems[i].Line, problems[i].Column = p.position().At(problems[i].Offset)
+	}
+	return root, problems
 }
 
+// A parser builds the tree in scratch slices that refer to nodes by index
+// and are reused from one document to the next; build then copies the
+// result into three exactly sized arrays (nodes, members, items). A
+// document so costs three allocations plus its escaped strings, and keeps
+// no slack: every document's tree stays alive until the chain rules have
+// run, so tree size is the checker's memory footprint.
 type parser struct {
 	s        string
 	i        int
 	depth    int
 	problems []Problem
-	dups     int // duplicate keys reported so far
+	dups     int       // duplicate keys reported so far
+	line     *Position // built only when there is a problem to place
 
-	slab    []Node    // nodes are carved from chunks to save allocations
-	members []Member  // scratch stack shared by nested objects
-	items   []*Node   // scratch stack shared by nested arrays
-	line    *Position // built only when there is a problem to place
+	nodes   []scratchNode
+	members []scratchMember // members of closed objects, grouped per object
+	items   []int32         // elements of closed arrays, grouped per array
+	openM   []scratchMember // stack of the members of objects still open
+	openI   []int32         // stack of the elements of arrays still open
 }
 
-func (p *parser) newNode(kind Kind, off int, at slot) *Node {
-	if len(p.slab) == cap(p.slab) {
-		p.slab = make([]Node, 0, cap(p.slab)*2)
+type scratchNode struct {
+	kind   Kind
+	truth  bool
+	offset int
+	text   string
+	parent int32 // -1 for the root
+	first  int32 // containers: index of the first member or element
+	count  int32 // containers: number of members or elements
+	// key or index under the parent: a duplicate's pointer is computed
+	// from these, since a value a later duplicate replaced is not in its
+	// parent's members any more.
+	key   string
+	index int32
+}
+
+type scratchMember struct {
+	key       string
+	keyOffset int
+	value     int32
+}
+
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// release empties p and returns it to the pool, unless a hostile document
+// grew its scratch beyond what is worth keeping.
+func (p *parser) release() {
+	if cap(p.nodes) > 1<<16 || cap(p.members) > 1<<16 || cap(p.items) > 1<<16 {
+		return
 	}
-	p.slab = p.slab[:len(p.slab)+1]
-	n := &p.slab[len(p.slab)-1]
-	n.Kind, n.Offset, n.parent, n.key, n.index = kind, off, at.parent, at.key, at.index
-	return n
+	// Clear the strings so the pool does not pin the last document.
+	clear(p.nodes)
+	clear(p.members)
+	clear(p.openM[:cap(p.openM)])
+	*p = parser{nodes: p.nodes[:0], members: p.members[:0], items: p.items[:0], openM: p.openM[:0], openI: p.openI[:0], problems: p.problems[:0]}
+	parsers.Put(p)
 }
 
-// slot is where a value being parsed sits: its parent and its member name
-// or element index. Children need it before the value is complete, so that
-// a problem deep inside can name its JSON Pointer.
+// slot is where a value being parsed goes: under which node, and by which
+// key or index. A node knows it from the start, so that a duplicate found
+// deep inside it can already name its JSON Pointer.
 type slot struct {
-	parent *Node
+	parent int32 // -1 for the root
 	key    string
-	index  int
+	index  int32
+}
+
+func (p *parser) newNode(kind Kind, off int, at slot) int32 {
+	p.nodes = append(p.nodes, scratchNode{kind: kind, offset: off, parent: at.parent, key: at.key, index: at.index})
+	return int32(len(p.nodes) - 1)
+}
+
+// build turns the scratch tree into Nodes and returns the root.
+func (p *parser) build(root int32) *Node {
+	nodes := make([]Node, len(p.nodes))
+	var members []Member
+	if len(p.members) > 0 {
+		members = make([]Member, len(p.members))
+	}
+	var items []*Node
+	if len(p.items) > 0 {
+		items = make([]*Node, len(p.items))
+	}
+	for i, sn := range p.nodes {
+		n := &nodes[i]
+		n.Kind, n.True, n.Offset, n.Text = sn.kind, sn.truth, sn.offset, sn.text
+		if sn.parent >= 0 {
+			n.parent = &nodes[sn.parent]
+		}
+		if sn.count == 0 {
+			continue
+		}
+		end := sn.first + sn.count
+		if sn.kind == Object {
+			n.Members = members[sn.first:end:end]
+		} else {
+			n.Items = items[sn.first:end:end]
+		}
+	}
+	for i, m := range p.members {
+		members[i] = Member{Key: m.key, KeyOffset: m.keyOffset, Value: &nodes[m.value]}
+	}
+	for i, v := range p.items {
+		items[i] = &nodes[v]
+	}
+	return &nodes[root]
 }
 
 func (p *parser) fail(off int, format string, args ...any) *Problem {
 	return &Problem{Offset: off, Message: fmt.Sprintf(format, args...)}
 }
 
-func (p *parser) document() (*Node, *Problem) {
+func (p *parser) document() (int32, *Problem) {
 	p.skipSpace()
 	if err := p.noComment(); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if p.i >= len(p.s) {
-		return nil, p.fail(p.i, "file is empty: a boundary document is one JSON object")
+		return 0, p.fail(p.i, "file is empty: a boundary document is one JSON object")
 	}
-	if p.s[p.i] != '{' {
-		start := p.i
-		v, err := p.value(slot{})
-		if err != nil {
-			return nil, err
-		}
-		return nil, p.fail(start, "top-level value is %s %s; a boundary document must be one JSON object", article(v.Kind), v.Kind)
-	}
-	root, err := p.value(slot{})
+	start := p.i
+	root, err := p.value(slot{parent: -1})
 	if err != nil {
-		return nil, err
+		return 0, err
+	}
+	if k := p.nodes[root].kind; k != Object {
+		return 0, p.fail(start, "top-level value is %s %s; a boundary document must be one JSON object", article(k), k)
 	}
 	p.skipSpace()
 	if err := p.noComment(); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if p.i < len(p.s) {
-		return nil, p.fail(p.i, "unexpected %s after the top-level object; a file holds exactly one JSON object", p.describe(p.i))
+		return 0, p.fail(p.i, "unexpected %s after the top-level object; a file holds exactly one JSON object", p.describe(p.i))
 	}
 	return root, nil
 }
@@ -159,12 +238,13 @@ func (p *parser) describe(off int) string {
 	}
 }
 
-func (p *parser) value(at slot) (*Node, *Problem) {
+// value parses one value and returns its index.
+func (p *parser) value(at slot) (int32, *Problem) {
 	if err := p.noComment(); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if p.i >= len(p.s) {
-		return nil, p.fail(p.i, "unexpected end of file, expected a value")
+		return 0, p.fail(p.i, "unexpected end of file, expected a value")
 	}
 	switch c := p.s[p.i]; {
 	case c == '{':
@@ -175,10 +255,10 @@ func (p *parser) value(at slot) (*Node, *Problem) {
 		off := p.i
 		s, err := p.str()
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		n := p.newNode(String, off, at)
-		n.Text = s
+		p.nodes[n].text = s
 		return n, nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return p.number(at)
@@ -189,20 +269,20 @@ func (p *parser) value(at slot) (*Node, *Problem) {
 	case c == 'n':
 		return p.literal(at, "null", Null, false)
 	case c == '\'':
-		return nil, p.fail(p.i, "strings must be in double quotes, not single quotes")
+		return 0, p.fail(p.i, "strings must be in double quotes, not single quotes")
 	case c == 'N' || c == 'I':
-		return nil, p.fail(p.i, "NaN and Infinity are not JSON numbers")
+		return 0, p.fail(p.i, "NaN and Infinity are not JSON numbers")
 	default:
-		return nil, p.fail(p.i, "unexpected %s, expected a value", p.describe(p.i))
+		return 0, p.fail(p.i, "unexpected %s, expected a value", p.describe(p.i))
 	}
 }
 
-func (p *parser) literal(at slot, word string, kind Kind, truth bool) (*Node, *Problem) {
+func (p *parser) literal(at slot, word string, kind Kind, truth bool) (int32, *Problem) {
 	if !strings.HasPrefix(p.s[p.i:], word) {
-		return nil, p.fail(p.i, "invalid literal; expected %s", word)
+		return 0, p.fail(p.i, "invalid literal; expected %s", word)
 	}
 	n := p.newNode(kind, p.i, at)
-	n.True = truth
+	p.nodes[n].truth = truth
 	p.i += len(word)
 	return n, nil
 }
@@ -215,50 +295,51 @@ func (p *parser) enter(off int) *Problem {
 	return nil
 }
 
-func (p *parser) object(at slot) (*Node, *Problem) {
+func (p *parser) object(at slot) (int32, *Problem) {
 	n := p.newNode(Object, p.i, at)
-	if err := p.enter(p.i); err != nil {
-		return nil, err
+	off := p.i
+	if err := p.enter(off); err != nil {
+		return 0, err
 	}
 	p.i++ // '{'
-	start := len(p.members)
+	start := len(p.openM)
 	var index map[string]int // built only for large objects, to stay linear
 	for first := true; ; first = false {
 		p.skipSpace()
 		if err := p.noComment(); err != nil {
-			return nil, err
+			return 0, err
 		}
 		if p.i >= len(p.s) {
-			return nil, p.fail(p.i, "unexpected end of file, expected '}' to close the object at %s", p.where(n.Offset))
+			return 0, p.fail(p.i, "unexpected end of file, expected '}' to close the object at %s", p.where(off))
 		}
 		if p.s[p.i] == '}' {
 			if !first {
-				return nil, p.fail(p.i, "trailing comma before '}'; remove the comma")
+				return 0, p.fail(p.i, "trailing comma before '}'; remove the comma")
 			}
 			break
 		}
 		if p.s[p.i] != '"' {
 			if p.s[p.i] == '\'' {
-				return nil, p.fail(p.i, "object keys must be in double quotes, not single quotes")
+				return 0, p.fail(p.i, "object keys must be in double quotes, not single quotes")
 			}
-			return nil, p.fail(p.i, "unexpected %s, expected a double-quoted object key", p.describe(p.i))
+			return 0, p.fail(p.i, "unexpected %s, expected a double-quoted object key", p.describe(p.i))
 		}
 		keyOff := p.i
 		key, err := p.str()
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		p.skipSpace()
 		if p.i >= len(p.s) || p.s[p.i] != ':' {
-			return nil, p.fail(p.i, "unexpected %s, expected ':' after object key %q", p.describe(p.i), key)
+			return 0, p.fail(p.i, "unexpected %s, expected ':' after object key %q", p.describe(p.i), key)
 		}
 		p.i++
 		p.skipSpace()
 		v, err := p.value(slot{parent: n, key: key})
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		own := p.members[start:]
+		own := p.openM[start:]
 		dup := -1
 		if index != nil {
 			if j, ok := index[key]; ok {
@@ -266,29 +347,30 @@ func (p *parser) object(at slot) (*Node, *Problem) {
 			}
 		} else {
 			for j := range own {
-				if own[j].Key == key {
+				if own[j].key == key {
 					dup = j
 					break
 				}
 			}
 		}
+		m := scratchMember{key: key, keyOffset: keyOff, value: v}
 		if dup >= 0 {
-			p.duplicate(keyOff, v, own[dup].KeyOffset)
-			own[dup] = Member{Key: key, KeyOffset: keyOff, Value: v}
+			p.duplicate(v, keyOff, own[dup].keyOffset)
+			own[dup] = m
 		} else {
-			p.members = append(p.members, Member{Key: key, KeyOffset: keyOff, Value: v})
+			p.openM = append(p.openM, m)
 			if index != nil {
-				index[key] = len(p.members) - 1 - start
-			} else if len(p.members)-start > 16 {
+				index[key] = len(p.openM) - 1 - start
+			} else if len(p.openM)-start > 16 {
 				index = make(map[string]int, 32)
-				for j, m := range p.members[start:] {
-					index[m.Key] = j
+				for j, m := range p.openM[start:] {
+					index[m.key] = j
 				}
 			}
 		}
 		p.skipSpace()
 		if err := p.noComment(); err != nil {
-			return nil, err
+			return 0, err
 		}
 		if p.i < len(p.s) && p.s[p.i] == ',' {
 			p.i++
@@ -298,64 +380,79 @@ func (p *parser) object(at slot) (*Node, *Problem) {
 			break
 		}
 		if p.i >= len(p.s) {
-			return nil, p.fail(p.i, "unexpected end of file, expected ',' or '}' in the object at %s", p.where(n.Offset))
+			return 0, p.fail(p.i, "unexpected end of file, expected ',' or '}' in the object at %s", p.where(off))
 		}
-		return nil, p.fail(p.i, "unexpected %s, expected ',' or '}' after the value of %q", p.describe(p.i), key)
+		return 0, p.fail(p.i, "unexpected %s, expected ',' or '}' after the value of %q", p.describe(p.i), key)
 	}
 	p.i++ // '}'
 	p.depth--
-	if len(p.members) > start {
-		n.Members = append([]Member(nil), p.members[start:]...)
-		clear(p.members[start:])
-		p.members = p.members[:start]
-	}
+	p.nodes[n].first, p.nodes[n].count = int32(len(p.members)), int32(len(p.openM)-start)
+	p.members = append(p.members, p.openM[start:]...)
+	p.openM = p.openM[:start]
 	return n, nil
 }
 
-// duplicate reports v's key, at keyOff, as a repeat of the one at firstOff.
-func (p *parser) duplicate(keyOff int, v *Node, firstOff int) {
+// duplicate reports the key of the value at index v, written at keyOff, as
+// a repeat of the one at firstOff.
+func (p *parser) duplicate(v int32, keyOff, firstOff int) {
 	p.dups++
+	msg := fmt.Sprintf("duplicate key %q (first at %s); JSON parsers disagree on which one wins: keep one", p.nodes[v].key, p.where(firstOff))
 	switch {
-	case p.dups <= maxDuplicateReports:
-		p.problems = append(p.problems, Problem{
-			Offset:  keyOff,
-			Pointer: v.Pointer(),
-			Message: fmt.Sprintf("duplicate key %q (first at %s); JSON parsers disagree on which one wins: keep one", v.key, p.where(firstOff)),
-		})
 	case p.dups == maxDuplicateReports+1:
-		p.problems = append(p.problems, Problem{Offset: keyOff, Pointer: v.Pointer(), Message: fmt.Sprintf("more than %d duplicate keys; further ones are not reported", maxDuplicateReports)})
+		msg = fmt.Sprintf("more than %d duplicate keys; further ones are not reported", maxDuplicateReports)
+	case p.dups > maxDuplicateReports:
+		return
 	}
+	p.problems = append(p.problems, Problem{Offset: keyOff, Pointer: p.pointer(v), Message: msg})
 }
 
-func (p *parser) array(at slot) (*Node, *Problem) {
+// pointer returns the JSON Pointer of the scratch node at index i.
+func (p *parser) pointer(i int32) string {
+	var segs []string
+	for ; p.nodes[i].parent >= 0; i = p.nodes[i].parent {
+		if p.nodes[p.nodes[i].parent].kind == Array {
+			segs = append(segs, strconv.Itoa(int(p.nodes[i].index)))
+		} else {
+			segs = append(segs, EscapePointer(p.nodes[i].key))
+		}
+	}
+	slices.Reverse(segs)
+	if len(segs) == 0 {
+		return ""
+	}
+	return "/" + strings.Join(segs, "/")
+}
+
+func (p *parser) array(at slot) (int32, *Problem) {
 	n := p.newNode(Array, p.i, at)
-	if err := p.enter(p.i); err != nil {
-		return nil, err
+	off := p.i
+	if err := p.enter(off); err != nil {
+		return 0, err
 	}
 	p.i++ // '['
-	start := len(p.items)
+	start := len(p.openI)
 	for first := true; ; first = false {
 		p.skipSpace()
 		if err := p.noComment(); err != nil {
-			return nil, err
+			return 0, err
 		}
 		if p.i >= len(p.s) {
-			return nil, p.fail(p.i, "unexpected end of file, expected ']' to close the array at %s", p.where(n.Offset))
+			return 0, p.fail(p.i, "unexpected end of file, expected ']' to close the array at %s", p.where(off))
 		}
 		if p.s[p.i] == ']' {
 			if !first {
-				return nil, p.fail(p.i, "trailing comma before ']'; remove the comma")
+				return 0, p.fail(p.i, "trailing comma before ']'; remove the comma")
 			}
 			break
 		}
-		v, err := p.value(slot{parent: n, index: len(p.items) - start})
+		v, err := p.value(slot{parent: n, index: int32(len(p.openI) - start)})
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		p.items = append(p.items, v)
+		p.openI = append(p.openI, v)
 		p.skipSpace()
 		if err := p.noComment(); err != nil {
-			return nil, err
+			return 0, err
 		}
 		if p.i < len(p.s) && p.s[p.i] == ',' {
 			p.i++
@@ -365,23 +462,21 @@ func (p *parser) array(at slot) (*Node, *Problem) {
 			break
 		}
 		if p.i >= len(p.s) {
-			return nil, p.fail(p.i, "unexpected end of file, expected ',' or ']' in the array at %s", p.where(n.Offset))
+			return 0, p.fail(p.i, "unexpected end of file, expected ',' or ']' in the array at %s", p.where(off))
 		}
-		return nil, p.fail(p.i, "unexpected %s, expected ',' or ']' in an array", p.describe(p.i))
+		return 0, p.fail(p.i, "unexpected %s, expected ',' or ']' in an array", p.describe(p.i))
 	}
 	p.i++ // ']'
 	p.depth--
-	if len(p.items) > start {
-		n.Items = append([]*Node(nil), p.items[start:]...)
-		clear(p.items[start:])
-		p.items = p.items[:start]
-	}
+	p.nodes[n].first, p.nodes[n].count = int32(len(p.items)), int32(len(p.openI)-start)
+	p.items = append(p.items, p.openI[start:]...)
+	p.openI = p.openI[:start]
 	return n, nil
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func (p *parser) number(at slot) (*Node, *Problem) {
+func (p *parser) number(at slot) (int32, *Problem) {
 	start := p.i
 	if p.s[p.i] == '-' {
 		p.i++
@@ -390,7 +485,7 @@ func (p *parser) number(at slot) (*Node, *Problem) {
 	case p.i < len(p.s) && p.s[p.i] == '0':
 		p.i++
 		if p.i < len(p.s) && isDigit(p.s[p.i]) {
-			return nil, p.fail(start, "numbers must not have leading zeros")
+			return 0, p.fail(start, "numbers must not have leading zeros")
 		}
 	case p.i < len(p.s) && isDigit(p.s[p.i]):
 		for p.i < len(p.s) && isDigit(p.s[p.i]) {
@@ -398,14 +493,14 @@ func (p *parser) number(at slot) (*Node, *Problem) {
 		}
 	default:
 		if strings.HasPrefix(p.s[p.i:], "Infinity") {
-			return nil, p.fail(start, "NaN and Infinity are not JSON numbers")
+			return 0, p.fail(start, "NaN and Infinity are not JSON numbers")
 		}
-		return nil, p.fail(start, "invalid number: expected a digit after '-'")
+		return 0, p.fail(start, "invalid number: expected a digit after '-'")
 	}
 	if p.i < len(p.s) && p.s[p.i] == '.' {
 		p.i++
 		if p.i >= len(p.s) || !isDigit(p.s[p.i]) {
-			return nil, p.fail(start, "invalid number: expected a digit after '.'")
+			return 0, p.fail(start, "invalid number: expected a digit after '.'")
 		}
 		for p.i < len(p.s) && isDigit(p.s[p.i]) {
 			p.i++
@@ -417,17 +512,19 @@ func (p *parser) number(at slot) (*Node, *Problem) {
 			p.i++
 		}
 		if p.i >= len(p.s) || !isDigit(p.s[p.i]) {
-			return nil, p.fail(start, "invalid number: expected a digit in the exponent")
+			return 0, p.fail(start, "invalid number: expected a digit in the exponent")
 		}
 		for p.i < len(p.s) && isDigit(p.s[p.i]) {
 			p.i++
 		}
 	}
 	n := p.newNode(Number, start, at)
-	n.Text = p.s[start:p.i]
+	p.nodes[n].text = p.s[start:p.i]
 	return n, nil
 }
 
+// str parses a string at p.i. Strings without escapes are substrings of the
+// source, so they cost no allocation.
 // str parses a string at p.i. Strings without escapes are substrings of the
 // source, so they cost no allocation.
 func (p *parser) str() (string, *Problem) {

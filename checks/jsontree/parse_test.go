@@ -48,6 +48,12 @@ func TestParseProblems(t *testing.T) {
 		{"duplicate key", "{\n  \"a\": 1,\n  \"a\": 2\n}", true, []located{{3, 3, "/a", "duplicate key \"a\" (first at line 2, column 3); JSON parsers disagree on which one wins: keep one"}}},
 		{"nested duplicate", "{\"x\": [{\"k\": 1, \"k\": 1}]}", true, []located{{1, 17, "/x/0/k", "duplicate key \"k\" (first at line 1, column 9); JSON parsers disagree on which one wins: keep one"}}},
 		{"duplicate via escape", "{\"a\": 1, \"\\u0061\": 2}", true, []located{{1, 10, "/a", "duplicate key \"a\" (first at line 1, column 2); JSON parsers disagree on which one wins: keep one"}}},
+		// Found by FuzzParse: the first "a" is replaced by the second, so
+		// the duplicate inside it must not need its parent to name it.
+		{"duplicate inside a replaced duplicate", "{\"a\": {\"b\": 1, \"b\": 2}, \"a\": 3}", true, []located{
+			{1, 16, "/a/b", "duplicate key \"b\" (first at line 1, column 8); JSON parsers disagree on which one wins: keep one"},
+			{1, 25, "/a", "duplicate key \"a\" (first at line 1, column 2); JSON parsers disagree on which one wins: keep one"},
+		}},
 		{"case differs is no duplicate", "{\"a\": 1, \"A\": 2}", true, nil},
 		{"single quotes", "{'a': 1}", false, []located{{1, 2, "", "object keys must be in double quotes, not single quotes"}}},
 		{"missing colon", "{\"a\" 1}", false, []located{{1, 6, "", "unexpected character '1', expected ':' after object key \"a\""}}},

@@ -30,23 +30,26 @@ var kindNames = [...]string{"null", "boolean", "number", "string", "array", "obj
 func (k Kind) String() string { return kindNames[k] }
 
 // Node is one JSON value.
+//
+// Field order keeps the struct at 88 bytes: a set retains every node of
+// every document until the chain rules have run.
 type Node struct {
-	Kind   Kind
-	Offset int // byte offset of the value's first byte in the source
-
 	// Text is the decoded string of a String, or the literal of a Number.
 	Text string
-	// True is the value of a Bool.
-	True bool
 	// Items are the elements of an Array.
 	Items []*Node
 	// Members are the members of an Object in source order. A duplicate
 	// name keeps one member (the last value), as most parsers would see it.
 	Members []Member
 
+	// parent is the enclosing value. A node does not store its own name or
+	// index: Pointer finds them in the parent, which is cheap because it
+	// runs only for findings, and saves memory on every node of a set.
 	parent *Node
-	key    string // member name under an Object parent
-	index  int    // element index under an Array parent
+
+	Offset int  // byte offset of the value's first byte in the source
+	Kind   Kind // the JSON type
+	True   bool // the value of a Bool
 }
 
 // Member is one name/value pair of an object.
@@ -70,12 +73,6 @@ func (n *Node) Get(key string) *Node {
 	return nil
 }
 
-// Parent returns the enclosing array or object, or nil for the root.
-func (n *Node) Parent() *Node { return n.parent }
-
-// Key returns the member name of n under its parent object ("" otherwise).
-func (n *Node) Key() string { return n.key }
-
 // Pointer returns the RFC 6901 JSON Pointer of n ("" for the root).
 func (n *Node) Pointer() string {
 	if n == nil || n.parent == nil {
@@ -83,11 +80,7 @@ func (n *Node) Pointer() string {
 	}
 	var segs []string
 	for c := n; c.parent != nil; c = c.parent {
-		if c.parent.Kind == Array {
-			segs = append(segs, strconv.Itoa(c.index))
-		} else {
-			segs = append(segs, EscapePointer(c.key))
-		}
+		segs = append(segs, c.parent.tokenOf(c))
 	}
 	var b strings.Builder
 	for i := len(segs) - 1; i >= 0; i-- {
@@ -95,6 +88,21 @@ func (n *Node) Pointer() string {
 		b.WriteString(segs[i])
 	}
 	return b.String()
+}
+
+// tokenOf returns the reference token naming child in n.
+func (n *Node) tokenOf(child *Node) string {
+	for i, it := range n.Items {
+		if it == child {
+			return strconv.Itoa(i)
+		}
+	}
+	for _, m := range n.Members {
+		if m.Value == child {
+			return EscapePointer(m.Key)
+		}
+	}
+	panic("jsontree: node is not a child of its parent")
 }
 
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
