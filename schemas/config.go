@@ -56,6 +56,8 @@ func (s *schemaSet) validate(sch *jsonschema.Schema, doc any) []Violation {
 	}
 	verr, ok := err.(*jsonschema.ValidationError)
 	if !ok {
+		// Not produced by the library for a compiled schema; keep it one line
+		// and free of library internals.
 		return []Violation{{Pointer: "", Message: "document could not be validated"}}
 	}
 	t := translator{set: s, doc: doc}

@@ -94,19 +94,7 @@ func Validate(doc any) []Violation {
 			}
 		}
 	}
-	err := sch.Validate(doc)
-	if err == nil {
-		return nil
-	}
-	verr, ok := err.(*jsonschema.ValidationError)
-	if !ok {
-		// Not produced by the library for a compiled schema; keep it one line
-		// and free of library internals.
-		return []Violation{{Pointer: "", Message: "document could not be validated"}}
-	}
-	t := translator{set: s, doc: doc}
-	t.walk(verr)
-	return finish(t.out)
+	return s.validate(sch, doc)
 }
 
 // finish sorts by Pointer then Message and removes duplicates.
