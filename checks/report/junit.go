@@ -1,12 +1,12 @@
 package report
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"slices"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/report/junitxml"
 )
 
 // JUnit writes JUnit XML, which CI systems (GitLab, Jenkins, Azure
@@ -19,36 +19,6 @@ import (
 // warning, by default) is a passing testcase whose <system-out> carries the
 // finding, so the test results agree with the exit status.
 type JUnit struct{}
-
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	ClassName string        `xml:"classname,attr"`
-	Name      string        `xml:"name,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
-}
 
 // passingCase names the testcase of a file without findings.
 const passingCase = "no findings"
@@ -68,14 +38,14 @@ func (JUnit) Format(w io.Writer, r *Report) error {
 	slices.Sort(files)
 	files = slices.Compact(files)
 
-	out := junitSuites{Name: "idemlint"}
+	out := junitxml.Suites{Name: "idemlint"}
 	for _, file := range files {
-		s := junitSuite{Name: file}
+		s := junitxml.Suite{Name: file}
 		for _, f := range byFile[file] {
-			c := junitCase{ClassName: file, Name: f.Rule + " " + pointerName(f.Pointer)}
+			c := junitxml.Case{ClassName: file, Name: f.Rule + " " + pointerName(f.Pointer)}
 			line := textLine(f)
 			if f.Severity >= failOn {
-				c.Failure = &junitFailure{Message: f.Message, Type: f.Severity.String(), Text: line}
+				c.Failure = &junitxml.Failure{Message: f.Message, Type: f.Severity.String(), Text: line}
 				s.Failures++
 			} else {
 				c.SystemOut = line
@@ -83,7 +53,7 @@ func (JUnit) Format(w io.Writer, r *Report) error {
 			s.Cases = append(s.Cases, c)
 		}
 		if len(s.Cases) == 0 {
-			s.Cases = []junitCase{{ClassName: file, Name: passingCase}}
+			s.Cases = []junitxml.Case{{ClassName: file, Name: passingCase}}
 		}
 		s.Tests = len(s.Cases)
 		out.Tests += s.Tests
@@ -91,16 +61,7 @@ func (JUnit) Format(w io.Writer, r *Report) error {
 		out.Suites = append(out.Suites, s)
 	}
 
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return junitxml.Write(w, out)
 }
 
 // pointerName shows a JSON Pointer in a testcase name; the root is "/".

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/report/junitxml"
 )
 
 var update = flag.Bool("update", false, "rewrite the testdata/*.golden files from the current output")
@@ -230,7 +231,7 @@ func TestJUnitFollowsFailOn(t *testing.T) {
 		if err := (JUnit{}).Format(&buf, r); err != nil {
 			t.Fatal(err)
 		}
-		var out junitSuites
+		var out junitxml.Suites
 		if err := xml.Unmarshal(buf.Bytes(), &out); err != nil {
 			t.Fatalf("JUnit output is not XML: %v", err)
 		}

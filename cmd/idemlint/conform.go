@@ -1,0 +1,242 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemlint/idemlint/checks/fileset"
+	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/reference"
+	"github.com/idemlint/idemlint/reference/conform"
+)
+
+func newConformCmd() *cobra.Command {
+	var (
+		policy, target, operation, bodyFile, effectsURL, format string
+		headers, headerEnvs                                     []string
+		inProcess, insecure, verbose                            bool
+		concurrency                                             int
+		timeout, maxDuration                                    time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "conform --policy FILE|DIR (--target URL | --reference)",
+		Short: "Probe a running service, or the reference engine, against its idempotency policy",
+		Long: `Conform proves that a live endpoint honours the adapter policy it declares. It
+sends the probes CF01-CF13 of the spec (a keyless request, a fresh key, a
+replay, a reused key with another payload, a re-serialised payload, a burst of
+concurrent duplicates, another operation, a read-only request, a type change,
+two integers a float64 confuses, a quoted key, another tenant) and reports each
+as PASS, FAIL (with what was expected, what came back and a body diff) or SKIP
+(the policy makes it inapplicable).
+
+--policy is an adapter document, a gateway_to_adapter document embedding the
+adapter policy, or a boundary set directory holding one policy (or one that
+declares --operation). A policy with error findings is refused. The probed
+operation is --operation, or the policy's first key-required state-changing
+one; its request body is the operation's example body, or --body FILE (a JSON
+object). Path parameters such as {id} are filled with the "id" of CF02's answer.
+
+Every fresh probe adds "idemlint_probe_nonce": "<uuidv4>" to the body, so no
+two probes ever send one payload; CF06 adds "idemlint_probe_n" (1, then 1.0)
+when the body has no integer, CF10 "idemlint_probe_amount" (100, then "100")
+and CF11 "idemlint_probe_big" (9007199254740993, then 9007199254740992).
+Every request carries the policy's tenant and actor headers, with the values
+idemlint-probe-tenant-a (CF13's second request: idemlint-probe-tenant-b) and
+idemlint-probe-actor. Keys are fresh UUIDv4s.
+
+With --effects-url URL, an endpoint answering {"count": N} with the number of
+real executions ("idemlint serve" has GET /_effects), conform also checks how
+much each probe made it grow: by one for a fresh execution, by none for a
+replay or a refusal, by exactly one for the whole concurrent burst.
+
+Safety: every request has a timeout; the number of requests, the concurrency
+and the run time are bounded and printed before the run; redirects are never
+followed (a 3xx is the answer observed, so no probe reaches another host); no
+proxy is used; TLS certificates are verified unless --insecure. Extra headers
+(--header "Name: value", or --header-env VAR holding "Name: value") have their
+values redacted in all output. A target that hangs, resets or answers garbage
+fails its probes; conform still ends within its deadline.
+
+--reference runs the same probes against the reference engine configured from
+the policy, in process, with no network: all of them pass.
+
+Formats: text (default; one line per probe as it ends), json and junit (one
+testcase per probe), written to stdout at the end with the bounds line on
+stderr.
+
+Exit status: 0 when every probe passed or was skipped, 1 when one failed, 2
+on a usage error or a policy that cannot be loaded.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out, err := conform.NewWriter(format, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			extra, err := extraHeaders(headers, headerEnvs)
+			if err != nil {
+				return err
+			}
+			body, err := readProbeBody(bodyFile)
+			if err != nil {
+				return err
+			}
+			path, err := policyFile(policy, operation)
+			if err != nil {
+				return err
+			}
+			// Warnings are "idemlint check"'s business, not the probes'.
+			engine, err := reference.Load(path, reference.WithLogger(slog.New(slog.DiscardHandler)))
+			if invalid := (*reference.InvalidPolicyError)(nil); errors.As(err, &invalid) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: refusing to probe: %v\n", err)
+				return exitCode(exitUsage)
+			} else if err != nil {
+				return err
+			}
+			cfg := conform.Config{
+				Policy: engine.Policy(), Operation: operation, Body: body,
+				Target: target, EffectsURL: effectsURL, Headers: extra,
+				Concurrency: concurrency, Timeout: timeout, MaxDuration: maxDuration,
+				Insecure: insecure,
+			}
+			if inProcess {
+				cfg.Handler, cfg.Effects = conform.InProcess(engine)
+			}
+			if verbose {
+				cfg.Verbose = cmd.ErrOrStderr()
+			}
+			runner, err := conform.New(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			rep, err := runner.Run(ctx, out)
+			if err != nil {
+				return err
+			}
+			if rep.Count(conform.Fail) > 0 {
+				return exitCode(exitFindings)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&policy, "policy", "", "adapter policy file, or a boundary set directory (required)")
+	fl.StringVar(&target, "target", "", "base URL of the service to probe, http or https")
+	fl.BoolVar(&inProcess, "reference", false, "probe the reference engine configured from the policy, in process, instead of --target")
+	fl.StringVar(&operation, "operation", "", "operation_key of the state-changing operation to probe (default: the first key-required one)")
+	fl.StringVar(&bodyFile, "body", "", "JSON object file to use as the request body instead of the operation's example body")
+	fl.StringVar(&effectsURL, "effects-url", "", `URL answering {"count": N}, the number of real executions, to check that each probe executed exactly as often as it should`)
+	fl.StringArrayVar(&headers, "header", nil, `extra request header "Name: value" (repeatable; the value is redacted in all output)`)
+	fl.StringArrayVar(&headerEnvs, "header-env", nil, `environment variable holding an extra header "Name: value" (repeatable)`)
+	fl.IntVar(&concurrency, "concurrency", conform.DefaultConcurrency, "simultaneous duplicates of CF07, and the most connections to one host")
+	fl.DurationVar(&timeout, "timeout", conform.DefaultTimeout, "timeout of one request (one that may wait on an attempt in flight gets at least the policy's wait_timeout_ms + 2s)")
+	fl.DurationVar(&maxDuration, "max-duration", conform.DefaultMaxDuration, "deadline of the whole run")
+	fl.BoolVar(&insecure, "insecure", false, "do not verify the target's TLS certificate")
+	fl.BoolVarP(&verbose, "verbose", "v", false, "log every request and its answer to stderr")
+	fl.StringVarP(&format, "format", "f", "text", "output format: "+joinNames(conform.Formats))
+	_ = cmd.MarkFlagRequired("policy") // cannot fail: the flag exists
+	cmd.MarkFlagsOneRequired("target", "reference")
+	cmd.MarkFlagsMutuallyExclusive("target", "reference")
+	cmd.MarkFlagsMutuallyExclusive("reference", "effects-url")
+	cmd.MarkFlagsMutuallyExclusive("reference", "insecure")
+	completeFlag(cmd, "format", conform.Formats...)
+	_ = cmd.MarkFlagFilename("policy", "json")
+	_ = cmd.MarkFlagFilename("body", "json")
+	return cmd
+}
+
+// policyFile returns the policy document to probe: path itself, or the one
+// policy of the set under the directory path (the one declaring operation,
+// when given).
+func policyFile(path, operation string) (string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err // the path is said once
+		}
+		return "", fmt.Errorf("--policy %s: %w", path, err)
+	}
+	if !info.IsDir() {
+		return path, nil
+	}
+	docs, _, err := loadDocuments([]string{path})
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, d := range docs {
+		if d.Policy == nil {
+			continue
+		}
+		for _, op := range d.Policy.Operations {
+			if operation == "" || op.Key == operation {
+				found = append(found, d.Path)
+				break
+			}
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return found[0], nil
+	case len(found) > 1:
+		return "", fmt.Errorf("%s holds %d adapter policies (%s): name one with --policy FILE or --operation", path, len(found), strings.Join(found, ", "))
+	case operation != "":
+		return "", fmt.Errorf("%s holds no adapter policy declaring operation %s", path, operation)
+	}
+	return "", fmt.Errorf("%s holds no adapter policy", path)
+}
+
+// extraHeaders parses the --header values and the headers held by the
+// --header-env variables.
+func extraHeaders(flags, envs []string) ([]conform.Header, error) {
+	var out []conform.Header
+	for _, text := range flags {
+		h, err := conform.ParseHeader(text, "--header")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	for _, name := range envs {
+		text, ok := os.LookupEnv(name)
+		if !ok {
+			return nil, fmt.Errorf("--header-env %s: the environment variable is not set", name)
+		}
+		h, err := conform.ParseHeader(text, "--header-env "+name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// readProbeBody parses the --body file, which must hold one JSON object.
+func readProbeBody(path string) (*jsontree.Node, error) {
+	if path == "" {
+		return nil, nil
+	}
+	src, err := fileset.Read(path)
+	if err != nil {
+		return nil, fmt.Errorf("--body: %s: %w", path, err)
+	}
+	root, problems := jsontree.Parse(string(src))
+	switch {
+	case len(problems) == 0:
+		return root, nil
+	case root == nil && json.Valid(src):
+		return nil, fmt.Errorf("--body: %s holds no JSON object; conform adds its probe fields to an object", path)
+	}
+	p := problems[0]
+	return nil, fmt.Errorf("--body: %s:%d:%d: %s", path, p.Line, p.Column, p.Message)
+}

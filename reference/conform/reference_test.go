@@ -1,0 +1,208 @@
+package conform
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/reference"
+)
+
+// shippedPolicies are the policy documents of the valid fixture sets and
+// of the reference engine's tests.
+func shippedPolicies(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	for _, pattern := range []string{"../../fixtures/valid/*/*.json", "../testdata/*.json", "testdata/*.json"} {
+		matches, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range matches {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if doc, _ := boundary.Parse(path, src); doc != nil && doc.Policy != nil {
+				paths = append(paths, path)
+			}
+		}
+	}
+	if len(paths) < 4 {
+		t.Fatalf("found only %d policies: %q", len(paths), paths)
+	}
+	return paths
+}
+
+// The reference engine is the executable form of the spec, so every probe
+// passes against it, or is skipped where the policy makes it
+// inapplicable.
+func TestReferencePassesShippedPolicies(t *testing.T) {
+	for _, path := range shippedPolicies(t) {
+		t.Run(path, func(t *testing.T) {
+			e, err := reference.Load(path, quiet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := probeInProcess(t, e)
+			if failed := ids(rep, Fail); failed != nil {
+				t.Errorf("failed %v:%s", failed, describe(rep))
+			}
+			if diff := cmp.Diff(inapplicable(e.Policy()), ids(rep, Skip)); diff != "" {
+				t.Errorf("skipped probes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// inapplicable lists the probes a shipped policy makes inapplicable.
+func inapplicable(p *boundary.Policy) []string {
+	var stateChanging, readOnly int
+	for _, op := range p.Operations {
+		if op.StateChanging {
+			stateChanging++
+		} else if !p.Idempotency.Requires(op) {
+			readOnly++
+		}
+	}
+	var skip []string
+	if !p.Idempotency.EchoKeyHeader {
+		skip = append(skip, "CF04")
+	}
+	if p.Fingerprint.Canonicalization != "canonical_json" {
+		skip = append(skip, "CF06")
+	}
+	if stateChanging < 2 {
+		skip = append(skip, "CF08")
+	}
+	if readOnly == 0 {
+		skip = append(skip, "CF09")
+	}
+	return skip
+}
+
+func probeInProcess(t *testing.T, e *reference.Engine) *Report {
+	t.Helper()
+	cfg := Config{Policy: e.Policy()}
+	cfg.Handler, cfg.Effects = InProcess(e)
+	return probeTarget(t, cfg)
+}
+
+// Policies that make probes inapplicable, or choose the other answers the
+// spec allows: each still passes against the engine, skipping exactly the
+// probes it must. With a slow handler, CF07's duplicates find the attempt
+// running, and must get the inflight answer wantInflight.
+func TestReferencePolicyVariants(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		edit         func(doc map[string]any)
+		slow         bool
+		wantInflight string // an answer CF07 must have seen, in the verbose log
+		wantSkip     []string
+	}{
+		{
+			name: "inflight wait", // the duplicates wait, then replay
+			slow: true,
+		},
+		{
+			name: "inflight reject with 409",
+			edit: func(doc map[string]any) {
+				doc["idempotency_inflight"] = map[string]any{"policy": "reject", "status": 409}
+			},
+			slow:         true,
+			wantInflight: `409 Conflict, error_code "idempotency_request_in_progress"`,
+		},
+		{
+			// A 202 rejection is told from the operation's own 2xx by its
+			// error_code.
+			name: "inflight reject with 202",
+			edit: func(doc map[string]any) {
+				doc["idempotency_inflight"] = map[string]any{"policy": "reject", "status": 202}
+			},
+			slow:         true,
+			wantInflight: `202 Accepted, error_code "idempotency_request_in_progress"`,
+		},
+		{
+			name: "no replayed header, no echo, raw bytes, reexecute",
+			edit: func(doc map[string]any) {
+				delete(section(doc, "idempotency_replay"), "replayed_header")
+				section(doc, "idempotency_replay")["on_failed"] = "reexecute"
+				section(doc, "http_idempotency")["echo_key_header"] = false
+				section(doc, "idempotency_fingerprint")["canonicalization"] = "raw_bytes"
+			},
+			wantSkip: []string{"CF04", "CF06"},
+		},
+		{
+			name: "one operation, no on_missing",
+			edit: func(doc map[string]any) {
+				doc["operations"] = doc["operations"].([]any)[:1]
+				delete(section(doc, "http_idempotency"), "on_missing")
+			},
+			wantSkip: []string{"CF01", "CF08", "CF09"},
+		},
+		{
+			name: "keys required by operation, not by method",
+			edit: func(doc map[string]any) {
+				section(doc, "http_idempotency")["require_key"] = map[string]any{"operations": []any{"orders.cancel"}}
+			},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := engine(t, tt.edit)
+			demo := reference.NewDemo(e.Policy())
+			var handler http.Handler = demo
+			if tt.slow {
+				handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					time.Sleep(processingDelay)
+					demo.ServeHTTP(w, r)
+				})
+			}
+			var log strings.Builder
+			rep := probeTarget(t, Config{Policy: e.Policy(), Handler: e.Middleware(handler), Effects: demo.Effects, Verbose: &log})
+			if failed := ids(rep, Fail); failed != nil {
+				t.Errorf("failed %v:%s", failed, describe(rep))
+			}
+			if diff := cmp.Diff(tt.wantSkip, ids(rep, Skip)); diff != "" {
+				t.Errorf("skipped probes (-want +got):\n%s", diff)
+			}
+			if tt.wantInflight != "" && !slices.ContainsFunc(strings.Split(log.String(), "\n"), func(line string) bool {
+				return strings.HasPrefix(line, "CF07 ") && strings.Contains(line, "-> "+tt.wantInflight)
+			}) {
+				t.Errorf("no CF07 request got %s; log:\n%s", tt.wantInflight, log.String())
+			}
+		})
+	}
+}
+
+// A run whose context is cancelled sends nothing and says why each probe
+// did not run.
+func TestInProcessCancelled(t *testing.T) {
+	e := engine(t, nil)
+	cfg := Config{Policy: e.Policy()}
+	cfg.Handler, cfg.Effects = InProcess(e)
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := r.Run(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Requests != 0 || len(ids(rep, Fail)) != len(probes) {
+		t.Errorf("%d requests, failures %v; want none sent and every probe failed", rep.Requests, ids(rep, Fail))
+	}
+	if got := result(t, rep, "CF01").Got; got != "not run: interrupted" {
+		t.Errorf("CF01 got %q", got)
+	}
+}

@@ -1,0 +1,274 @@
+package conform
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemlint/idemlint/reference"
+)
+
+// allProbes are the ids of every probe, none of which testdata/orders.json
+// makes inapplicable.
+var allProbes = []string{"CF01", "CF02", "CF03", "CF04", "CF05", "CF06", "CF07", "CF08", "CF09", "CF10", "CF11", "CF12", "CF13"}
+
+// Each target below is wrong in one way, and exactly the probes that see
+// that way must fail. The ones built on the reference engine serve its
+// Demo's effects counter too, so the counter checks run on every probe
+// that has one.
+func TestWrongTargets(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		// base starts the target and returns its base URL and whether it
+		// serves an effects counter at /_effects.
+		base     func(t *testing.T) (string, bool)
+		timeout  time.Duration
+		deadline time.Duration
+		wantFail []string
+		wantGot  map[string]string // what some failing probes got
+	}{
+		{
+			name: "the reference engine itself",
+			base: engineTarget(nil),
+		},
+		{
+			// A store without an atomic create-if-absent: duplicates
+			// arriving together all find no record and all execute.
+			name:     "executes twice under concurrency",
+			base:     engineTarget(nil, reference.WithStore(racyStore{reference.NewMemoryStore(nil)})),
+			wantFail: []string{"CF07"},
+		},
+		{
+			name:     "ignores the fingerprint",
+			base:     engineTarget(nil, reference.WithStore(blindStore{reference.NewMemoryStore(nil)})),
+			wantFail: []string{"CF05", "CF10", "CF11"},
+		},
+		{
+			// The stored body goes through a JSON re-encoder on replay:
+			// the same value, but not the same bytes.
+			name: "replays another body",
+			base: engineTarget(rewrite(func(status int, h http.Header, body []byte) (int, []byte) {
+				if h.Get("Idempotent-Replayed") != "true" {
+					return status, body
+				}
+				var out bytes.Buffer
+				if err := json.Indent(&out, body, "", "  "); err != nil {
+					panic(err)
+				}
+				return status, out.Bytes()
+			})),
+			wantFail: []string{"CF03", "CF06", "CF07", "CF12"},
+		},
+		{
+			name: "answers a missing key with 422",
+			base: engineTarget(rewrite(func(status int, h http.Header, body []byte) (int, []byte) {
+				if code, _ := errorCode(body); code == "idempotency_key_required" {
+					return http.StatusUnprocessableEntity, body
+				}
+				return status, body
+			})),
+			wantFail: []string{"CF01"},
+			wantGot:  map[string]string{"CF01": `422 Unprocessable Entity, error_code "idempotency_key_required"`},
+		},
+		{
+			name: "drops the echoed key header",
+			base: engineTarget(rewrite(func(status int, h http.Header, body []byte) (int, []byte) {
+				h.Del("X-Idempotency-Key")
+				return status, body
+			})),
+			wantFail: []string{"CF04"},
+		},
+		{
+			// Each execution runs the handler twice and answers with the
+			// second run: every body looks right, only the effects
+			// counter sees it.
+			name: "executes every request twice",
+			base: func(t *testing.T) (string, bool) {
+				e := engine(t, nil)
+				demo := reference.NewDemo(e.Policy())
+				twice := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method == http.MethodPost {
+						body, _ := io.ReadAll(r.Body)
+						r.Body = io.NopCloser(bytes.NewReader(body))
+						demo.ServeHTTP(httptest.NewRecorder(), r.Clone(r.Context()))
+						r.Body = io.NopCloser(bytes.NewReader(body))
+					}
+					demo.ServeHTTP(w, r)
+				})
+				srv := httptest.NewServer(e.Middleware(twice))
+				t.Cleanup(srv.Close)
+				return srv.URL, true
+			},
+			wantFail: []string{"CF02", "CF05", "CF06", "CF07", "CF08", "CF10", "CF12", "CF13"},
+			wantGot:  map[string]string{"CF02": "it grew by 2, from 0 to 2"},
+		},
+		{
+			// Every request times out; CF07, whose requests may wait
+			// 3s, is cut by the run deadline, and the probes after it
+			// do not run.
+			name: "hangs",
+			base: handlerTarget(func(w http.ResponseWriter, r *http.Request) {
+				// With the body read, the server watches the connection
+				// and ends the context when the client gives up.
+				io.Copy(io.Discard, r.Body)
+				<-r.Context().Done()
+			}),
+			timeout:  100 * time.Millisecond,
+			deadline: time.Second,
+			wantFail: allProbes,
+			wantGot: map[string]string{
+				"CF01": "no answer: timed out after 100ms",
+				"CF07": "no answer x16; no answer: the run deadline of 1s passed",
+				"CF13": "not run: the run deadline of 1s passed",
+			},
+		},
+		{
+			name: "resets every connection",
+			base: handlerTarget(func(w http.ResponseWriter, r *http.Request) {
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					panic(err)
+				}
+				conn.(*net.TCPConn).SetLinger(0) // close with RST
+				conn.Close()
+			}),
+			wantFail: allProbes,
+		},
+		{
+			// 200 with random bytes: the probes that need a refusal, a
+			// replay or one body fail; those that need a 2xx that is not
+			// a replay, or anything but 400, pass.
+			name: "answers garbage",
+			base: handlerTarget(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				w.Write([]byte("<html>\x00\xff" + rand.Text()))
+			}),
+			wantFail: []string{"CF01", "CF03", "CF04", "CF05", "CF06", "CF07", "CF10", "CF12"},
+		},
+		{
+			name:     "does not speak HTTP",
+			base:     notHTTP,
+			wantFail: allProbes,
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			base, counts := tt.base(t)
+			cfg := Config{Target: base, Timeout: tt.timeout, MaxDuration: tt.deadline}
+			if counts {
+				cfg.EffectsURL = base + reference.EffectsPath
+			}
+			start := time.Now()
+			rep := probeTarget(t, cfg)
+			if diff := cmp.Diff(tt.wantFail, ids(rep, Fail)); diff != "" {
+				t.Errorf("failing probes (-want +got):\n%s\nfailures:%s", diff, describe(rep))
+			}
+			for id, want := range tt.wantGot {
+				if got := result(t, rep, id).Got; got != want {
+					t.Errorf("%s got %q, want %q", id, got, want)
+				}
+			}
+			if skipped := ids(rep, Skip); skipped != nil {
+				t.Errorf("skipped %v", skipped)
+			}
+			if bound := rep.Bounds.Deadline + time.Second; time.Since(start) > bound {
+				t.Errorf("the run took %s, beyond its deadline of %s", time.Since(start), rep.Bounds.Deadline)
+			}
+		})
+	}
+}
+
+// engineTarget serves testdata/orders.json's engine, built with opts, in
+// front of a Demo, wrapped by wrap.
+func engineTarget(wrap func(http.Handler) http.Handler, opts ...reference.Option) func(t *testing.T) (string, bool) {
+	return func(t *testing.T) (string, bool) {
+		return serveEngine(t, engine(t, nil, opts...), wrap), true
+	}
+}
+
+func handlerTarget(h http.HandlerFunc) func(t *testing.T) (string, bool) {
+	return func(t *testing.T) (string, bool) {
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		return srv.URL, false
+	}
+}
+
+// notHTTP accepts connections, greets them as an SSH server would and
+// hangs up.
+func notHTTP(t *testing.T) (string, bool) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conn.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
+			conn.Close()
+		}
+	}()
+	return "http://" + ln.Addr().String(), false
+}
+
+// rewrite returns a wrapper that lets edit change each answer of the
+// handler it wraps (its header in place).
+func rewrite(edit func(status int, h http.Header, body []byte) (int, []byte)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			status, body := edit(rec.Code, rec.Header(), rec.Body.Bytes())
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(status)
+			w.Write(body)
+		})
+	}
+}
+
+// racyStore creates records the way a store without an atomic
+// create-if-absent does: a request that finds an attempt still running
+// believes it created the record itself, and executes too. A slow write
+// (processingDelay) keeps each attempt running long enough for a burst of
+// duplicates to find it. Requests one after another see nothing wrong.
+type racyStore struct{ *reference.MemoryStore }
+
+const processingDelay = 40 * time.Millisecond
+
+func (s racyStore) Create(ctx context.Context, id string, rec reference.Record) (reference.Record, bool, error) {
+	live, created, err := s.MemoryStore.Create(ctx, id, rec)
+	switch {
+	case created:
+		time.Sleep(processingDelay)
+	case err == nil && live.State == reference.Processing && live.Fingerprint == rec.Fingerprint:
+		return rec, true, nil
+	}
+	return live, created, err
+}
+
+// blindStore hands every record back with the fingerprint of the request
+// that looks it up, as a service that stores no fingerprint behaves: a
+// reused key replays whatever payload comes with it.
+type blindStore struct{ *reference.MemoryStore }
+
+func (s blindStore) Create(ctx context.Context, id string, rec reference.Record) (reference.Record, bool, error) {
+	live, created, err := s.MemoryStore.Create(ctx, id, rec)
+	live.Fingerprint = rec.Fingerprint
+	return live, created, err
+}
