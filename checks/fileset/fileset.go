@@ -98,20 +98,26 @@ func walk(dir string, visited map[string]bool, add func(string)) []Skipped {
 
 // Read reads a file of at most MaxFileSize bytes. Like os.ReadFile it
 // sizes the buffer from the file's size, so a file costs one allocation;
-// the limit is enforced on what is read, not on what Stat claims.
+// the limit is enforced on what is read, not on what Stat claims. Only
+// regular files are read: opening a named pipe would block until someone
+// writes to it, and a device such as /dev/zero never ends.
 func Read(path string) ([]byte, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	switch mode := info.Mode(); {
+	case mode.IsDir():
+		return nil, errors.New("is a directory")
+	case !mode.IsRegular():
+		return nil, fmt.Errorf("not a regular file (%s)", describeType(mode))
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, unwrapPathError(err)
 	}
 	defer f.Close()
-	size := 512
-	if info, err := f.Stat(); err == nil {
-		if info.IsDir() {
-			return nil, errors.New("is a directory")
-		}
-		size = int(min(info.Size(), MaxFileSize)) + 1 // +1 to see EOF or excess
-	}
+	size := int(min(info.Size(), MaxFileSize)) + 1 // +1 to see EOF or excess
 	data := make([]byte, 0, size)
 	for {
 		n, err := f.Read(data[len(data):cap(data)])
@@ -129,6 +135,19 @@ func Read(path string) ([]byte, error) {
 			data = slices.Grow(data, len(data)) // the file grew after Stat
 		}
 	}
+}
+
+// describeType names a non-regular file type for a message.
+func describeType(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + mode.Type().String()
 }
 
 // unwrapPathError drops the path from a *fs.PathError: callers print the
