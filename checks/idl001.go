@@ -15,8 +15,8 @@ or trailing commas. A policy that two tools read differently is no policy.
 Reported: a byte order mark, comments, trailing commas, an empty file, content
 after the top-level object, a top-level value that is not an object, invalid
 UTF-8, lone surrogate escapes, duplicate keys at any depth (each one, at its
-second occurrence, naming the first), a file that cannot be read, and a file
-larger than 8 MiB.
+second occurrence, naming the first), a file that cannot be read or is not a
+regular file (a named pipe, a device), and a file larger than 8 MiB.
 
 Fix: make the file plain JSON. Keep notes in an "x-" extension field instead
 of comments, and keep one of each duplicated key.`,
