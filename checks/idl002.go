@@ -1,7 +1,5 @@
 package checks
 
-import "github.com/idemlint/idemlint/schemas"
-
 // IDL002 validates a document against the JSON Schema of its kind, plus
 // the one structural constraint JSON Schema cannot state: operation_key is
 // unique within a document.
@@ -22,7 +20,7 @@ Fix: correct the field the message names. Add "$schema" pointing at the
 printed schema to get completion and inline errors in your editor.`,
 	CheckDocument: func(p *DocumentPass) {
 		root := p.Doc.Root
-		for _, v := range schemas.Validate(root.Any()) {
+		for _, v := range p.Options.schemaValidator().Validate(root, p.Doc.Position.Source()) {
 			n := root.Nearest(v.Pointer)
 			f := newFinding(p.Rule, p.Rule.Severity, p.Doc, n, v.Pointer, "", v.Message, nil)
 			*p.findings = append(*p.findings, f)

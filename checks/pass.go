@@ -7,6 +7,7 @@ import (
 	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas"
 )
 
 // Options are the tunable limits of the rules.
@@ -25,6 +26,19 @@ type Options struct {
 	// Ignore, when set, reports whether a collected file (or an unreadable
 	// path) is left out of the set.
 	Ignore func(path string) bool
+
+	// validator validates the schemas of one set, each repeated section
+	// once; CheckFiles makes one per run.
+	validator *schemas.Validator
+}
+
+// schemaValidator returns the set's validator, or a fresh one when the
+// document is checked on its own.
+func (o *Options) schemaValidator() *schemas.Validator {
+	if o.validator == nil {
+		return schemas.NewValidator()
+	}
+	return o.validator
 }
 
 // DefaultOptions returns the limits the spec states.

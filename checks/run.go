@@ -8,6 +8,7 @@ import (
 	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/fileset"
+	"github.com/idemlint/idemlint/schemas"
 )
 
 // Result is the outcome of checking a boundary set.
@@ -38,6 +39,7 @@ func Check(paths []string, opts Options) (*Result, error) {
 // on its own by a pool of GOMAXPROCS workers, then the cross-document rules
 // run once over every document that parsed.
 func CheckFiles(files []string, opts Options) *Result {
+	opts.validator = schemas.NewValidator()
 	type fileResult struct {
 		doc      *boundary.Document
 		findings []Finding

@@ -47,20 +47,3 @@ func ValidateConfig(v any) []Violation {
 	}
 	return c.set.validate(c.schema, v)
 }
-
-// validate validates doc against sch and translates the errors with s.
-func (s *schemaSet) validate(sch *jsonschema.Schema, doc any) []Violation {
-	err := sch.Validate(doc)
-	if err == nil {
-		return nil
-	}
-	verr, ok := err.(*jsonschema.ValidationError)
-	if !ok {
-		// Not produced by the library for a compiled schema; keep it one line
-		// and free of library internals.
-		return []Violation{{Pointer: "", Message: "document could not be validated"}}
-	}
-	t := translator{set: s, doc: doc}
-	t.walk(verr)
-	return finish(t.out)
-}

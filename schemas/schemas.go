@@ -126,6 +126,9 @@ type schemaSet struct {
 	because map[string]func(doc any) string
 	// topLevel maps a kind to its allowed top-level field names.
 	topLevel map[string]map[string]bool
+	// sections are each kind's schemas split by top-level property, for
+	// ValidateTree.
+	sections map[string]*sectionSchemas
 }
 
 var (
@@ -257,6 +260,9 @@ func compile() (*schemaSet, error) {
 		return nil, fmt.Errorf("httpIdempotencyWhenStateChanging: missing then/then")
 	}
 	s.because[cond.Then.Then.Location] = stateChangingReason
+	if err := compileSections(c, s); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -335,10 +341,50 @@ func isStateChanging(op map[string]any) bool {
 
 // --- translation of library errors ---
 
+// validate validates doc against sch and translates the errors.
+func (s *schemaSet) validate(sch *jsonschema.Schema, doc any) []Violation {
+	return finish(s.translate(sch, doc, nil))
+}
+
+// translate validates the value at prefix in doc (doc itself when prefix is
+// empty) against sch and translates the errors, unsorted. Messages look
+// values up in doc, so a member validated on its own reads as it would in
+// its document.
+func (s *schemaSet) translate(sch *jsonschema.Schema, doc any, prefix []string) []Violation {
+	instance := doc
+	if len(prefix) > 0 {
+		instance = valueAt(doc, prefix)
+	}
+	err := sch.Validate(instance)
+	if err == nil {
+		return nil
+	}
+	verr, ok := err.(*jsonschema.ValidationError)
+	if !ok {
+		// Not produced by the library for a compiled schema; keep it one line
+		// and free of library internals.
+		return []Violation{{Pointer: pointer(prefix), Message: "document could not be validated"}}
+	}
+	t := translator{set: s, doc: doc, prefix: prefix}
+	t.walk(verr)
+	return t.out
+}
+
 type translator struct {
 	set *schemaSet
 	doc any
-	out []Violation
+	// prefix is where the validated value sits in doc, when it is one
+	// member of a document rather than the document (see ValidateTree).
+	prefix []string
+	out    []Violation
+}
+
+// at returns the location in t.doc of an instance location of an error.
+func (t *translator) at(loc []string) []string {
+	if len(t.prefix) == 0 {
+		return loc
+	}
+	return append(slices.Clip(t.prefix), loc...)
 }
 
 func (t *translator) add(loc []string, msg string) {
@@ -348,7 +394,7 @@ func (t *translator) add(loc []string, msg string) {
 // walk flattens the cause tree to its leaves, translating each leaf. An
 // anyOf/oneOf failure is one leaf: its branches are not reported.
 func (t *translator) walk(e *jsonschema.ValidationError) {
-	loc := e.InstanceLocation
+	loc := t.at(e.InstanceLocation)
 	subj := subject(t.doc, loc)
 	switch k := e.ErrorKind.(type) {
 	case *kind.Schema, *kind.Group, *kind.AllOf, *kind.Reference:
@@ -460,7 +506,7 @@ func (t *translator) walk(e *jsonschema.ValidationError) {
 
 // rangeMsg words a numeric bound failure, using the $def's phrase when known.
 func (t *translator) rangeMsg(e *jsonschema.ValidationError, subj, bound string) string {
-	found := display(valueAt(t.doc, e.InstanceLocation))
+	found := display(valueAt(t.doc, t.at(e.InstanceLocation)))
 	if want := t.set.expect[e.SchemaURL]; want != "" {
 		return subj + " must be " + want + ", found " + found
 	}

@@ -125,8 +125,8 @@ func (g *Graph) Upstream(doc *boundary.Document) (prev boundary.Kind, n int) {
 	if doc.Kind == boundary.Adapter {
 		id = doc.Service
 	}
-	for k, nk := range next {
-		if nk == doc.Kind {
+	for _, k := range boundary.Kinds[:len(boundary.Kinds)-1] {
+		if next(k) == doc.Kind {
 			return k, g.arrivals[link{rankOf(k), id}]
 		}
 	}
@@ -144,11 +144,16 @@ func StateChanging(doc *boundary.Document) bool {
 	return false
 }
 
-// next is the kind of document that follows each edge kind in a chain.
-var next = map[boundary.Kind]boundary.Kind{
-	boundary.BrowserToBFF:     boundary.BFFToGateway,
-	boundary.BFFToGateway:     boundary.GatewayToAdapter,
-	boundary.GatewayToAdapter: boundary.Adapter,
+// next returns the kind of document that follows an edge kind in a chain.
+// It and rankOf run for every hop of every chain: switches, not lookups.
+func next(k boundary.Kind) boundary.Kind {
+	switch k {
+	case boundary.BrowserToBFF:
+		return boundary.BFFToGateway
+	case boundary.BFFToGateway:
+		return boundary.GatewayToAdapter
+	}
+	return boundary.Adapter
 }
 
 // link is a component as seen by documents of one kind: the from of an
@@ -161,7 +166,17 @@ type link struct {
 // rank is a kind's position in a chain: a cheaper map key than its name.
 type rank uint8
 
-func rankOf(k boundary.Kind) rank { return rank(slices.Index(boundary.Kinds, k)) }
+func rankOf(k boundary.Kind) rank {
+	switch k {
+	case boundary.BrowserToBFF:
+		return 0
+	case boundary.BFFToGateway:
+		return 1
+	case boundary.GatewayToAdapter:
+		return 2
+	}
+	return 3
+}
 
 // entry is where a chain enters a document with one operation (an edge at
 // its from, an adapter at its service), packed into one integer from the
@@ -197,6 +212,7 @@ type builder struct {
 	// operations: what Stop.Lacking reports.
 	starts   map[link][]*boundary.Document
 	browsers []int32 // carriers that are browser_to_bff operations
+	slab     []Chain // chains are carved from it: one allocation per chunk
 }
 
 // Build links docs into chains. Documents whose linking fields are missing
@@ -255,7 +271,11 @@ func Build(docs []*boundary.Document) *Graph {
 	}
 	for _, i := range b.browsers {
 		c := b.carriers[i]
-		b.extend([]Hop{{Kind: boundary.BrowserToBFF, Doc: c.doc, Op: c.op}}, c)
+		// Room for all four hops: a path that does not branch is built
+		// in place.
+		path := make([]Hop, 1, len(boundary.Kinds))
+		path[0] = Hop{Kind: boundary.BrowserToBFF, Doc: c.doc, Op: c.op}
+		b.extend(path, c)
 	}
 	slices.SortFunc(b.g.Chains, compareChains)
 	return b.g
@@ -294,10 +314,7 @@ func (b *builder) extend(path []Hop, last carrier) {
 		b.emit(path, nil)
 		return
 	}
-	kind, at := next[hop.Kind], hop.Doc.To
-	// The full slice expression makes each branch copy the path instead
-	// of sharing, and overwriting, one backing array.
-	path = path[:len(path):len(path)]
+	kind, at := next(hop.Kind), hop.Doc.To
 	if kind == boundary.Adapter && hop.Doc.Policy != nil && hop.Doc.Policy.Service == at {
 		// An embedded policy is this edge's adapter (spec 2.4); a
 		// standalone document for the same service is not reached here.
@@ -309,6 +326,11 @@ func (b *builder) extend(path []Hop, last carrier) {
 		b.emit(path, &Stop{Next: kind, At: at, Lacking: b.starts[link{rankOf(kind), at}]})
 		return
 	}
+	if b.carriers[head].next >= 0 {
+		// Branches must not share, and overwrite, one backing array: the
+		// full slice expression makes each append copy the path.
+		path = path[:len(path):len(path)]
+	}
 	for i := head; i >= 0; i = b.carriers[i].next {
 		c := b.carriers[i]
 		b.extend(append(path, Hop{Kind: kind, Doc: c.doc, Op: c.op}), c)
@@ -316,23 +338,36 @@ func (b *builder) extend(path []Hop, last carrier) {
 }
 
 func (b *builder) emit(path []Hop, stop *Stop) {
-	c := &Chain{
+	if len(b.slab) == cap(b.slab) {
+		b.slab = make([]Chain, 0, 256)
+	}
+	b.slab = append(b.slab, Chain{
 		Operation:     path[0].Op.Key,
 		StateChanging: path[0].Op.StateChanging,
 		Hops:          path,
 		Stop:          stop,
 		KeyHeader:     boundary.DefaultKeyHeader,
-	}
-	components := []string{path[0].Doc.From}
+	})
+	c := &b.slab[len(b.slab)-1]
+	size := len(c.Operation) + len(": ") + len(path[0].Doc.From)
 	for _, h := range path {
 		if !b.g.onChain[h.Doc] { // reading is cheaper than writing again
 			b.g.onChain[h.Doc] = true
 		}
+		size += len(" -> ") + len(h.Doc.To)
+	}
+	var name strings.Builder
+	name.Grow(size)
+	name.WriteString(c.Operation)
+	name.WriteString(": ")
+	name.WriteString(path[0].Doc.From)
+	for _, h := range path {
 		if h.Kind != boundary.Adapter {
-			components = append(components, h.Doc.To)
+			name.WriteString(" -> ")
+			name.WriteString(h.Doc.To)
 		}
 	}
-	c.Name = c.Operation + ": " + strings.Join(components, " -> ")
+	c.Name = name.String()
 	for i, h := range path {
 		if h.Doc.Idempotency != nil {
 			c.KeyHeader, c.keyHop = h.Doc.Idempotency.Header, i

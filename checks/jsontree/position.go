@@ -18,6 +18,9 @@ type Position struct {
 // NewPosition returns a Position over src.
 func NewPosition(src string) *Position { return &Position{src: src} }
 
+// Source returns the text positions are computed in.
+func (p *Position) Source() string { return p.src }
+
 // At returns the line and column of the byte at off.
 func (p *Position) At(off int) (line, col int) {
 	if p.lines == nil {

@@ -1,0 +1,165 @@
+package schemas
+
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/idemlint/idemlint/checks/jsontree"
+)
+
+// Validating a document is most of the cost of checking it, and real
+// boundary sets repeat whole sections verbatim from file to file (the same
+// http_idempotency, the same allowlists, the same retry policy). A kind's
+// schema splits cleanly along its top-level properties: each property's
+// schema sees only that property's value, and the rest (type, required,
+// additionalProperties, the conditional http_idempotency requirement)
+// sees only which members exist and the operations. So ValidateTree
+// validates a "shell" of the kind schema, whose properties are all true,
+// against the document's member names and operations, and each member
+// against its property's schema, and a Validator remembers the violations
+// of a member by its kind, name and exact source text. The result equals
+// Validate's; a test holds the two to that on every fixture and on
+// thousands of mutations.
+
+// sectionSchemas are one kind's shell and property schemas.
+type sectionSchemas struct {
+	shell *jsonschema.Schema
+	props map[string]*jsonschema.Schema
+}
+
+// sectionKey identifies a member's violations: its text decides its value.
+type sectionKey struct {
+	kind, name, raw string
+}
+
+// Bounds of a Validator's cache: sections larger than maxCachedRaw bytes
+// are rarely repeated, and past maxCachedSections entries the cache stops
+// growing.
+const (
+	maxCachedRaw      = 8 << 10
+	maxCachedSections = 1 << 16
+)
+
+// A Validator validates the documents of one boundary set, validating each
+// distinct section once. It is safe for concurrent use; make one per set,
+// so the cache goes when the set is done.
+type Validator struct {
+	cache  sync.Map // sectionKey -> []Violation
+	cached atomic.Int64
+}
+
+// NewValidator returns a Validator with an empty cache.
+func NewValidator() *Validator { return new(Validator) }
+
+// compileSections compiles each kind's shell and property schemas. The
+// shell is the kind's schema document with every property schema replaced
+// by true, under an $id beside the original so its relative references
+// resolve alike. Unknown-field hints look schemas up by location, so the
+// shell's location maps to the real kind schema.
+func compileSections(c *jsonschema.Compiler, s *schemaSet) error {
+	s.sections = map[string]*sectionSchemas{}
+	for _, k := range kinds {
+		src, _ := Source(k)
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(src)))
+		if err != nil {
+			return err
+		}
+		root := doc.(map[string]any)
+		shellURL := baseURL + k + ".shell.schema.json"
+		root["$id"] = shellURL
+		props, _ := root["properties"].(map[string]any)
+		for name := range props {
+			props[name] = true
+		}
+		if err := c.AddResource(shellURL, root); err != nil {
+			return err
+		}
+		shell, err := c.Compile(shellURL)
+		if err != nil {
+			return err
+		}
+		s.byLoc[shell.Location] = s.kinds[k]
+		sec := &sectionSchemas{shell: shell, props: map[string]*jsonschema.Schema{}}
+		for name := range s.kinds[k].Properties {
+			prop, err := c.Compile(schemaURL(k) + "#/properties/" + jsontree.EscapePointer(name))
+			if err != nil {
+				return err
+			}
+			sec.props[name] = prop
+		}
+		s.sections[k] = sec
+	}
+	return nil
+}
+
+// Validate is schemas.Validate for a parsed document, given its source
+// text: it converts and validates only the sections it has not seen before.
+func (val *Validator) Validate(root *jsontree.Node, src string) []Violation {
+	s := load()
+	kind := root.Get("boundary")
+	var sec *sectionSchemas
+	if kind != nil && kind.Kind == jsontree.String {
+		sec = s.sections[kind.Text]
+	}
+	if sec == nil {
+		return Validate(root.Any()) // the envelope: a rare, broken document
+	}
+	members := make(map[string]any, len(root.Members))
+	var operations any
+	for _, m := range root.Members {
+		var v any // the shell does not look at values but the operations
+		if m.Key == "operations" {
+			operations = m.Value.Any()
+			v = operations
+		}
+		members[m.Key] = v
+	}
+	out := s.translate(sec.shell, members, nil)
+	for i, m := range root.Members {
+		prop := sec.props[m.Key]
+		if prop == nil {
+			continue // an extension or an unknown field: the shell judged it
+		}
+		key := sectionKey{kind.Text, m.Key, rawValue(src, root, i)}
+		if cached, ok := val.cache.Load(key); ok {
+			out = append(out, cached.([]Violation)...)
+			continue
+		}
+		v := operations
+		if m.Key != "operations" {
+			v = m.Value.Any()
+		}
+		found := s.translate(prop, map[string]any{m.Key: v}, []string{m.Key})
+		if len(key.raw) <= maxCachedRaw && val.cached.Load() < maxCachedSections {
+			if _, loaded := val.cache.LoadOrStore(key, found); !loaded {
+				val.cached.Add(1)
+			}
+		}
+		out = append(out, found...)
+	}
+	return finish(out)
+}
+
+// rawValue returns the source text of the value of root's i-th member: from
+// its first byte to the next member's key in the source (members of a
+// document with a duplicate key are not in source order), or to the end of
+// the root object, less the separators in between.
+func rawValue(src string, root *jsontree.Node, i int) string {
+	start := root.Members[i].Value.Offset
+	end := len(src)
+	for _, m := range root.Members {
+		if m.KeyOffset > start && m.KeyOffset < end {
+			end = m.KeyOffset
+		}
+	}
+	raw := strings.TrimRight(src[start:end], " \t\r\n")
+	if end == len(src) {
+		raw = strings.TrimSuffix(raw, "}")
+	} else {
+		raw = strings.TrimSuffix(raw, ",")
+	}
+	return strings.TrimRight(raw, " \t\r\n")
+}

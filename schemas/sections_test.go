@@ -1,0 +1,90 @@
+package schemas_test
+
+import (
+	"encoding/json"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/fixtures/corpus"
+	"github.com/idemlint/idemlint/schemas"
+)
+
+// TestValidatorEqualsValidate holds the section-cached validation to
+// exactly what validating the whole document says: on every fixture
+// document, on a generated corpus (whose flows repeat sections, so the
+// cache is hit), on mutations of each that move, retype, drop or add
+// members, and on second runs that are answered from the cache.
+func TestValidatorEqualsValidate(t *testing.T) {
+	var sources []string
+	paths, _ := filepath.Glob("../fixtures/*/*/*.json")
+	more, _ := filepath.Glob("../fixtures/rules/*/*/*.json")
+	dir := t.TempDir()
+	if _, err := corpus.Generate(dir, 60, 7, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	generated, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*.json"))
+	for _, p := range append(append(paths, more...), generated...) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, string(data))
+	}
+	if len(sources) < 300 {
+		t.Fatalf("only %d documents found", len(sources))
+	}
+	rng := rand.New(rand.NewSource(1))
+	val := schemas.NewValidator()
+	checked := 0
+	for _, src := range sources {
+		for _, variant := range append([]string{src}, mutations(rng, src)...) {
+			root, _ := jsontree.Parse(variant)
+			if root == nil {
+				continue
+			}
+			want := schemas.Validate(root.Any())
+			for run := range 2 { // the second run is answered from the cache
+				if diff := cmp.Diff(want, val.Validate(root, variant)); diff != "" {
+					t.Fatalf("run %d: Validator.Validate differs from Validate (-want +got):\n%s\ndocument:\n%s", run, diff, variant)
+				}
+			}
+			checked++
+		}
+	}
+	t.Logf("%d documents compared", checked)
+}
+
+// mutations returns variants of a document: each top-level member retyped,
+// removed, or replaced by an unknown one, plus the members reordered and
+// compacted onto one line (other raw text, same values).
+func mutations(rng *rand.Rand, src string) []string {
+	var doc map[string]json.RawMessage
+	if json.Unmarshal([]byte(src), &doc) != nil {
+		return nil
+	}
+	encode := func(m map[string]json.RawMessage) string {
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	out := []string{encode(doc)}
+	replacements := []string{`"x"`, `17`, `[]`, `{}`, `null`, `{"bogus": true}`, `[{"operation_key": "a.b", "method": "POST", "path": "/a"}]`}
+	for name := range doc {
+		m := map[string]json.RawMessage{}
+		for k, v := range doc {
+			m[k] = v
+		}
+		m[name] = json.RawMessage(replacements[rng.Intn(len(replacements))])
+		out = append(out, encode(m))
+		delete(m, name)
+		out = append(out, encode(m))
+		m[strings.ToUpper(name)] = doc[name]
+		out = append(out, encode(m))
+	}
+	return out
+}
