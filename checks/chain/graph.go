@@ -10,6 +10,7 @@ package chain
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 
@@ -179,14 +180,21 @@ func rankOf(k boundary.Kind) rank {
 }
 
 // entry is where a chain enters a document with one operation (an edge at
-// its from, an adapter at its service), packed into one integer from the
-// kind's rank and the interned component id and operation key. A set has
-// tens of thousands of entries and every hop of every chain looks one up:
-// hashing an integer instead of two strings halves the time to build.
+// its from, an adapter at its service): a seeded hash of the kind, the
+// component id and the operation key. Every hop of every chain looks one
+// up, and hashing a few short strings beats a string-keyed map on a set of
+// thousands of documents. Carriers are checked on lookup, so a collision
+// could cost a step, never a wrong link.
 type entry uint64
 
-func entryOf(kind rank, component, op int32) entry {
-	return entry(kind)<<56 | entry(component)<<28 | entry(op)
+func (b *builder) entryOf(kind rank, component, op string) entry {
+	var h maphash.Hash
+	h.SetSeed(b.seed)
+	h.WriteByte(byte(kind))
+	h.WriteString(component)
+	h.WriteByte(0)
+	h.WriteString(op)
+	return entry(h.Sum64())
 }
 
 // carrier is a document and the operation of it that a chain follows.
@@ -194,8 +202,14 @@ type carrier struct {
 	doc  *boundary.Document
 	op   *boundary.Operation
 	next int32 // the carrier indexed before it under the same entry, or -1
-	to   int32 // interned doc.To: where a chain goes next
-	key  int32 // interned op.Key
+	di   int32 // doc's index in Build's docs
+	kind rank
+	at   string // the component the chain enters doc at
+}
+
+// is reports whether c is the carrier of op at component at for kind.
+func (c *carrier) is(kind rank, at, op string) bool {
+	return c.kind == kind && c.at == at && c.op.Key == op
 }
 
 type builder struct {
@@ -205,14 +219,16 @@ type builder struct {
 	// carriers of one entry form a list through next (no slice per entry:
 	// a set has tens of thousands of entries).
 	heads    map[entry]int32
+	seed     maphash.Seed
 	carriers []carrier
-	// ids interns component ids and operation keys, once per document.
-	ids map[string]int32
 	// starts lists the documents at each component whatever their
 	// operations: what Stop.Lacking reports.
 	starts   map[link][]*boundary.Document
 	browsers []int32 // carriers that are browser_to_bff operations
 	slab     []Chain // chains are carved from it: one allocation per chunk
+	// onChain marks, by index in Build's docs, the documents some path
+	// entered: a slice write per hop instead of a map lookup.
+	onChain []bool
 }
 
 // Build links docs into chains. Documents whose linking fields are missing
@@ -225,12 +241,13 @@ func Build(docs []*boundary.Document) *Graph {
 	}
 	b := builder{
 		g:        &Graph{onChain: make(map[*boundary.Document]bool, len(docs)), arrivals: make(map[link]int, len(docs))},
+		onChain:  make([]bool, len(docs)),
 		heads:    make(map[entry]int32, ops),
+		seed:     maphash.MakeSeed(),
 		carriers: make([]carrier, 0, ops),
-		ids:      make(map[string]int32, ops),
 		starts:   make(map[link][]*boundary.Document, len(docs)),
 	}
-	for _, d := range docs {
+	for di, d := range docs {
 		if !Linkable(d) {
 			b.g.Gaps++
 			continue
@@ -246,11 +263,12 @@ func Build(docs []*boundary.Document) *Graph {
 		}
 		start := link{rankOf(d.Kind), id}
 		b.starts[start] = append(b.starts[start], d)
-		at, to := b.intern(id), b.intern(d.To)
 		for i := range d.Operations {
 			op := &d.Operations[i]
-			key := b.intern(op.Key)
-			e := entryOf(start.kind, at, key)
+			if op.Key == "" {
+				continue
+			}
+			e := b.entryOf(start.kind, id, op.Key)
 			head, ok := b.heads[e]
 			if !ok {
 				head = -1
@@ -258,11 +276,11 @@ func Build(docs []*boundary.Document) *Graph {
 			// A duplicate operation_key is an IDL002 finding; the first
 			// wins. Documents are indexed one at a time, so a duplicate's
 			// first is the head of its entry.
-			if op.Key == "" || ok && b.carriers[head].doc == d {
+			if ok && b.carriers[head].doc == d && b.carriers[head].op.Key == op.Key {
 				continue
 			}
 			i := int32(len(b.carriers))
-			b.carriers = append(b.carriers, carrier{doc: d, op: op, next: head, to: to, key: key})
+			b.carriers = append(b.carriers, carrier{doc: d, op: op, next: head, di: int32(di), kind: start.kind, at: id})
 			b.heads[e] = i
 			if d.Kind == boundary.BrowserToBFF {
 				b.browsers = append(b.browsers, i)
@@ -276,6 +294,11 @@ func Build(docs []*boundary.Document) *Graph {
 		path := make([]Hop, 1, len(boundary.Kinds))
 		path[0] = Hop{Kind: boundary.BrowserToBFF, Doc: c.doc, Op: c.op}
 		b.extend(path, c)
+	}
+	for di, on := range b.onChain {
+		if on {
+			b.g.onChain[docs[di]] = true
+		}
 	}
 	slices.SortFunc(b.g.Chains, compareChains)
 	return b.g
@@ -294,21 +317,12 @@ func Linkable(d *boundary.Document) bool {
 	return false
 }
 
-// intern returns the id of s, assigning the next one on first sight.
-func (b *builder) intern(s string) int32 {
-	id, ok := b.ids[s]
-	if !ok {
-		id = int32(len(b.ids))
-		b.ids[s] = id
-	}
-	return id
-}
-
 // extend follows path, whose last hop is carried by last, to every
 // document that carries its operation next, and records the path as a
 // chain where it can go no further. Kinds come in a fixed order, so a path
 // has at most four hops and never loops.
 func (b *builder) extend(path []Hop, last carrier) {
+	b.onChain[last.di] = true
 	hop := path[len(path)-1]
 	if hop.Kind == boundary.Adapter {
 		b.emit(path, nil)
@@ -321,19 +335,27 @@ func (b *builder) extend(path []Hop, last carrier) {
 		b.extend(append(path, Hop{Kind: kind, Doc: hop.Doc, Op: hop.Op}), last)
 		return
 	}
-	head, ok := b.heads[entryOf(rankOf(kind), last.to, last.key)]
-	if !ok {
-		b.emit(path, &Stop{Next: kind, At: at, Lacking: b.starts[link{rankOf(kind), at}]})
+	r, key := rankOf(kind), hop.Op.Key
+	head, ok := b.heads[b.entryOf(r, at, key)]
+	n := 0
+	for i := head; ok && i >= 0; i = b.carriers[i].next {
+		if b.carriers[i].is(r, at, key) {
+			n++
+		}
+	}
+	if n == 0 {
+		b.emit(path, &Stop{Next: kind, At: at, Lacking: b.starts[link{r, at}]})
 		return
 	}
-	if b.carriers[head].next >= 0 {
+	if n > 1 {
 		// Branches must not share, and overwrite, one backing array: the
 		// full slice expression makes each append copy the path.
 		path = path[:len(path):len(path)]
 	}
 	for i := head; i >= 0; i = b.carriers[i].next {
-		c := b.carriers[i]
-		b.extend(append(path, Hop{Kind: kind, Doc: c.doc, Op: c.op}), c)
+		if c := b.carriers[i]; c.is(r, at, key) {
+			b.extend(append(path, Hop{Kind: kind, Doc: c.doc, Op: c.op}), c)
+		}
 	}
 }
 
@@ -351,9 +373,6 @@ func (b *builder) emit(path []Hop, stop *Stop) {
 	c := &b.slab[len(b.slab)-1]
 	size := len(c.Operation) + len(": ") + len(path[0].Doc.From)
 	for _, h := range path {
-		if !b.g.onChain[h.Doc] { // reading is cheaper than writing again
-			b.g.onChain[h.Doc] = true
-		}
 		size += len(" -> ") + len(h.Doc.To)
 	}
 	var name strings.Builder
