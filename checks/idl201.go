@@ -2,10 +2,10 @@ package checks
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
 // IDL201 follows every state-changing operation of a browser edge to an
@@ -42,7 +42,7 @@ or correct the "from", "to" or "service" that does not match.`,
 				continue
 			}
 			last := c.Last()
-			r.at(c, last.Doc, last.Op.Node.Get("operation_key"), "the chain stops here: "+c.StopReason()+"; "+stopFix(c))
+			r.at(c, last.Doc, operationKey(last.Op), "the chain stops here: "+c.StopReason()+"; "+stopFix(c))
 		}
 	},
 })
@@ -73,10 +73,9 @@ type chainReporter struct {
 }
 
 type chainFinding struct {
-	doc   *boundary.Document
-	node  *jsontree.Node
-	field string // the missing field, for a finding about an absent one
-	msg   string
+	doc     *boundary.Document
+	pointer string
+	msg     string
 }
 
 func newChainReporter(p *SetPass) *chainReporter {
@@ -92,17 +91,24 @@ func (r *chainReporter) first(f chainFinding) bool {
 	return true
 }
 
-// at reports msg at node n of doc, as a finding of chain c.
-func (r *chainReporter) at(c *chain.Chain, doc *boundary.Document, n *jsontree.Node, msg string) {
-	if r.first(chainFinding{doc, n, "", msg}) {
-		r.p.Report(doc, n, c.Name, "%s", msg)
+// at reports msg at the value at pointer in doc (or where that value
+// belongs, if it is missing), as a finding of chain c.
+func (r *chainReporter) at(c *chain.Chain, doc *boundary.Document, pointer, msg string) {
+	if r.first(chainFinding{doc, pointer, msg}) {
+		r.p.Report(doc, pointer, c.Name, "%s", msg)
 	}
 }
 
-// missing reports that object obj of doc lacks field, as a finding of
-// chain c.
-func (r *chainReporter) missing(c *chain.Chain, doc *boundary.Document, obj *jsontree.Node, field, msg string) {
-	if r.first(chainFinding{doc, obj, field, msg}) {
-		r.p.Missing(doc, obj, field, c.Name, "%s", msg)
-	}
+// Pointers to what the chain rules report on.
+const (
+	idempotencyPointer = "/http_idempotency"
+	maxAttemptsPointer = "/http_retry/max_attempts"
+)
+
+// operationKey points at the operation_key of op.
+func operationKey(op *boundary.Operation) string {
+	return "/operations/" + strconv.Itoa(op.Index) + "/operation_key"
 }
+
+// idempotencyField points at a member of http_idempotency.
+func idempotencyField(name string) string { return idempotencyPointer + "/" + name }

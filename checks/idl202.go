@@ -44,10 +44,10 @@ Fix: add the chain's key header to the list the message names.`,
 				}
 				for _, l := range h.Drops(c.KeyHeader) {
 					switch {
-					case l.Headers.Node != nil:
-						r.at(c, h.Doc, l.Headers.Node, fmt.Sprintf("add %q, the chain's key header, to %s: this hop drops it", c.KeyHeader, l.Field))
-					case h.Doc.Root.Get(l.Field) == nil: // else it is not an array, which the schema reports
-						r.missing(c, h.Doc, h.Doc.Root, l.Field, fmt.Sprintf("add %s with %q: without it this hop drops the chain's key header", l.Field, c.KeyHeader))
+					case l.Headers.IsList:
+						r.at(c, h.Doc, "/"+l.Field, fmt.Sprintf("add %q, the chain's key header, to %s: this hop drops it", c.KeyHeader, l.Field))
+					case !l.Headers.Present: // else it is not an array, which the schema reports
+						r.at(c, h.Doc, "/"+l.Field, fmt.Sprintf("add %s with %q: without it this hop drops the chain's key header", l.Field, c.KeyHeader))
 					}
 				}
 			}

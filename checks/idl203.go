@@ -33,11 +33,11 @@ message names (and let its allowlists carry it).`,
 				if idem == nil || strings.EqualFold(idem.Header, c.KeyHeader) {
 					continue
 				}
-				switch n := idem.Node.Get("header"); {
-				case n == nil:
-					r.missing(c, h.Doc, idem.Node, "header", fmt.Sprintf("set header to %q as %s does: this hop uses the default %q", c.KeyHeader, c.KeyHop(), idem.Header))
-				case n.Kind == jsontree.String:
-					r.at(c, h.Doc, n, fmt.Sprintf("key header %q differs from %q used at %s; use one name along the chain", idem.Header, c.KeyHeader, c.KeyHop()))
+				switch kind, ok := idem.Field("header"); {
+				case !ok:
+					r.at(c, h.Doc, idempotencyField("header"), fmt.Sprintf("set header to %q as %s does: this hop uses the default %q", c.KeyHeader, c.KeyHop(), idem.Header))
+				case kind == jsontree.String:
+					r.at(c, h.Doc, idempotencyField("header"), fmt.Sprintf("key header %q differs from %q used at %s; use one name along the chain", idem.Header, c.KeyHeader, c.KeyHop()))
 				}
 			}
 		}

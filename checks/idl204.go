@@ -36,13 +36,16 @@ Fix: set the adapter's http_idempotency.role to "owner".`,
 			idem := h.Doc.Idempotency
 			switch {
 			case idem == nil:
-				if !chain.StateChanging(h.Doc) { // else the schema requires http_idempotency
-					r.missing(c, h.Doc, h.Doc.Root, "http_idempotency", `add http_idempotency with role "owner": `+why)
+				if !chain.StateChanging(h.Doc) && !h.Doc.Has("http_idempotency") { // else the schema reports it
+					r.at(c, h.Doc, idempotencyPointer, `add http_idempotency with role "owner": `+why)
 				}
-			case idem.Node.Get("role") == nil:
-				r.missing(c, h.Doc, idem.Node, "role", `set role to "owner": `+why)
-			case idem.Node.Get("role").Kind == jsontree.String:
-				r.at(c, h.Doc, idem.Node.Get("role"), fmt.Sprintf(`set role to "owner" instead of %q: %s`, idem.Role, why))
+			default:
+				switch kind, ok := idem.Field("role"); {
+				case !ok:
+					r.at(c, h.Doc, idempotencyField("role"), `set role to "owner": `+why)
+				case kind == jsontree.String:
+					r.at(c, h.Doc, idempotencyField("role"), fmt.Sprintf(`set role to "owner" instead of %q: %s`, idem.Role, why))
+				}
 			}
 		}
 	},

@@ -48,12 +48,15 @@ func (r *chainReporter) unrequired(c *chain.Chain, h chain.Hop, fix, why string)
 	idem := h.Doc.Idempotency
 	switch {
 	case idem == nil:
-		if !chain.StateChanging(h.Doc) { // else the schema requires http_idempotency
-			r.missing(c, h.Doc, h.Doc.Root, "http_idempotency", fmt.Sprintf("add http_idempotency whose require_key covers %q: %s", c.Operation, why))
+		if !chain.StateChanging(h.Doc) && !h.Doc.Has("http_idempotency") { // else the schema reports it
+			r.at(c, h.Doc, idempotencyPointer, fmt.Sprintf("add http_idempotency whose require_key covers %q: %s", c.Operation, why))
 		}
 	case idem.RequireKey != nil:
-		r.at(c, h.Doc, idem.RequireKey.Node, fix+": "+why)
-	case idem.Node.Get("require_key") == nil: // else it is not an object, which the schema reports
-		r.missing(c, h.Doc, idem.Node, "require_key", fmt.Sprintf("add require_key covering %q: %s", c.Operation, why))
+		r.at(c, h.Doc, idempotencyField("require_key"), fix+": "+why)
+	default:
+		if _, present := idem.Field("require_key"); present {
+			return // not an object, which the schema reports
+		}
+		r.at(c, h.Doc, idempotencyField("require_key"), fmt.Sprintf("add require_key covering %q: %s", c.Operation, why))
 	}
 }

@@ -35,11 +35,8 @@ value.`,
 					continue
 				}
 				msg := fmt.Sprintf("set echo_key_header to %t as %s does: responses must echo the key alike at every hop", want, ref)
-				switch n := idem.Node.Get("echo_key_header"); {
-				case n == nil:
-					r.missing(c, h.Doc, idem.Node, "echo_key_header", msg)
-				case n.Kind == jsontree.Bool: // else the schema reports it
-					r.at(c, h.Doc, n, msg)
+				if kind, ok := idem.Field("echo_key_header"); !ok || kind == jsontree.Bool { // else the schema reports it
+					r.at(c, h.Doc, idempotencyField("echo_key_header"), msg)
 				}
 			}
 		}

@@ -62,7 +62,7 @@ disable the others.`,
 				}
 			}
 			h := c.Hops[worst]
-			r.at(c, h.Doc, h.Doc.Retry.Node.Get("max_attempts"), fmt.Sprintf("retries multiply one request into %d attempts (%s), more than %d: lower max_attempts or retry at fewer hops", product, strings.Join(factors, ", "), limit))
+			r.at(c, h.Doc, maxAttemptsPointer, fmt.Sprintf("retries multiply one request into %d attempts (%s), more than %d: lower max_attempts or retry at fewer hops", product, strings.Join(factors, ", "), limit))
 		}
 	},
 })

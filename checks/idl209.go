@@ -28,7 +28,7 @@ adapter policy.`,
 			if edge.ContractVersion == "" || adapter.ContractVersion == "" || edge.ContractVersion == adapter.ContractVersion {
 				continue // a missing one is the schema's finding
 			}
-			r.at(c, edge, edge.Root.Get("contract_version"), fmt.Sprintf("set contract_version to %q, the version of %s, or update that policy: the version is part of the idempotency scope", adapter.ContractVersion, c.Last()))
+			r.at(c, edge, "/contract_version", fmt.Sprintf("set contract_version to %q, the version of %s, or update that policy: the version is part of the idempotency scope", adapter.ContractVersion, c.Last()))
 		}
 	},
 })

@@ -42,7 +42,7 @@ it.`,
 			if n > 0 {
 				msg = fmt.Sprintf("no chain from a browser reaches this document: the %s documents that end at %q are unreached or carry none of its operations; link it or remove it", prev, at)
 			}
-			p.Report(d, d.Root.Get("boundary"), "", "%s", msg)
+			p.Report(d, "/boundary", "", "%s", msg)
 		}
 	},
 })

@@ -85,7 +85,10 @@ func (p *DocumentPass) Missing(obj *jsontree.Node, field string, format string, 
 	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, p.Doc, obj, ptr, "", format, args))
 }
 
-// SetPass is what a cross-document rule receives.
+// SetPass is what a cross-document rule receives. The documents of a
+// checked set have released their parse trees (see boundary.Release), so a
+// cross-document finding names its place by JSON Pointer; the runner
+// places it once every rule has run, re-parsing only the files concerned.
 type SetPass struct {
 	Rule    *Rule
 	Docs    []*boundary.Document // every parsed document, sorted by path
@@ -93,21 +96,29 @@ type SetPass struct {
 	Options *Options
 
 	findings *[]Finding
+	unplaced *[]unplaced
 }
 
-// Report reports n in doc at the rule's severity, naming the chain it
-// broke ("" when the finding concerns no single chain).
-func (p *SetPass) Report(doc *boundary.Document, n *jsontree.Node, chain string, format string, args ...any) {
-	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, doc, n, n.Pointer(), chain, format, args))
+// unplaced is a cross-document finding waiting for its line and column.
+type unplaced struct {
+	finding int // index in the pass's findings
+	doc     *boundary.Document
 }
 
-// Missing reports that obj in doc lacks field, like DocumentPass.Missing.
-func (p *SetPass) Missing(doc *boundary.Document, obj *jsontree.Node, field, chain string, format string, args ...any) {
-	if obj.Get(field) != nil {
-		return
+// Report reports, at the rule's severity, the value at pointer in doc, or
+// where a missing value belongs: its line and column are those of the
+// deepest value on the pointer's path, the enclosing object of a missing
+// field. chain names the chain the finding broke ("" for none).
+func (p *SetPass) Report(doc *boundary.Document, pointer, chain string, format string, args ...any) {
+	f := Finding{Rule: p.Rule.ID, Severity: p.Rule.Severity, File: doc.Path, Pointer: pointer, Chain: chain, Message: format}
+	if len(args) > 0 {
+		f.Message = fmt.Sprintf(format, args...)
 	}
-	ptr := obj.Pointer() + "/" + jsontree.EscapePointer(field)
-	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, doc, obj, ptr, chain, format, args))
+	if chain != "" {
+		f.Message = chain + ": " + f.Message
+	}
+	*p.unplaced = append(*p.unplaced, unplaced{len(*p.findings), doc})
+	*p.findings = append(*p.findings, f)
 }
 
 func newFinding(r *Rule, sev Severity, doc *boundary.Document, n *jsontree.Node, ptr, chain, format string, args []any) Finding {

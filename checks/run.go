@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"maps"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -8,6 +9,7 @@ import (
 	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/fileset"
+	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/schemas"
 )
 
@@ -41,8 +43,9 @@ func Check(paths []string, opts Options) (*Result, error) {
 func CheckFiles(files []string, opts Options) *Result {
 	opts.validator = schemas.NewValidator()
 	type fileResult struct {
-		doc      *boundary.Document
-		findings []Finding
+		doc          *boundary.Document
+		findings     []Finding
+		suppressions suppressions
 	}
 	results := make([]fileResult, len(files))
 	var next atomic.Int64
@@ -61,21 +64,29 @@ func CheckFiles(files []string, opts Options) *Result {
 					results[i].findings = []Finding{unreadable(files[i], err)}
 					continue
 				}
-				results[i].doc, results[i].findings = CheckDocument(files[i], src, &opts)
+				r := &results[i]
+				if r.doc, r.findings = CheckDocument(files[i], src, &opts); r.doc != nil {
+					r.suppressions.entries = map[string][]*suppression{}
+					r.suppressions.read(r.doc, &opts)
+					r.doc.Release()
+				}
 			}
 		}()
 	}
 	wg.Wait()
 
 	res := &Result{Files: len(files)}
+	sup := &suppressions{entries: map[string][]*suppression{}}
 	for _, r := range results {
 		res.Findings = append(res.Findings, r.findings...)
 		if r.doc != nil {
 			res.Documents = append(res.Documents, r.doc)
+			maps.Copy(sup.entries, r.suppressions.entries)
+			sup.malformed = append(sup.malformed, r.suppressions.malformed...)
 		}
 	}
 	res.Findings = append(res.Findings, checkSet(res.Documents, len(files)-len(res.Documents), &opts)...)
-	res.Findings = applyOverrides(res.Findings, res.Documents, &opts)
+	res.Findings = applyOverrides(res.Findings, sup, &opts)
 	SortFindings(res.Findings)
 	return res
 }
@@ -108,14 +119,38 @@ func CheckSet(docs []*boundary.Document, opts *Options) []Finding { return check
 // into a document: the chain rules must know that a link may be missing.
 func checkSet(docs []*boundary.Document, unparsed int, opts *Options) []Finding {
 	var findings []Finding
+	var pending []unplaced
 	graph := chain.Build(docs)
 	graph.Gaps += unparsed
 	for _, r := range Rules() {
 		if r.CheckSet != nil && !opts.Disabled[r.ID] {
-			r.CheckSet(&SetPass{Rule: r, Docs: docs, Graph: graph, Options: opts, findings: &findings})
+			r.CheckSet(&SetPass{Rule: r, Docs: docs, Graph: graph, Options: opts, findings: &findings, unplaced: &pending})
 		}
 	}
+	place(findings, pending)
 	return findings
+}
+
+// place sets the line and column of cross-document findings from their
+// pointers, parsing each document concerned once more if it has released
+// its tree; findings concern few documents of a set.
+func place(findings []Finding, pending []unplaced) {
+	roots := map[*boundary.Document]*jsontree.Node{}
+	for _, u := range pending {
+		root, ok := roots[u.doc]
+		if !ok {
+			if root = u.doc.Root; root == nil {
+				root, _ = jsontree.Parse(u.doc.Position.Source())
+			}
+			roots[u.doc] = root
+		}
+		f := &findings[u.finding]
+		if root == nil { // the source no longer parses: cannot happen for a checked document
+			f.Line, f.Column = 1, 1
+			continue
+		}
+		f.Line, f.Column = u.doc.Position.At(root.Nearest(f.Pointer).Offset)
+	}
 }
 
 func unreadable(path string, err error) Finding {

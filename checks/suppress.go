@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -20,12 +21,28 @@ import (
 // As an "x-" field it is free for the JSON Schema; IDL003 checks it.
 const SuppressionField = "x-idemlint-ignore"
 
-// suppression is one valid entry of a document's SuppressionField.
+// suppression is one valid entry of a document's SuppressionField. It
+// keeps where it is written, not its node: suppressions are read before the
+// document releases its tree, and used after the chain rules.
 type suppression struct {
-	doc  *boundary.Document
-	node *jsontree.Node // the entry object
+	at   Finding // where the entry is, for reporting it unused
 	rule string
 	used bool
+}
+
+// suppressions are the valid entries of a set's documents by file, and the
+// IDL003 findings about the malformed ones.
+type suppressions struct {
+	entries   map[string][]*suppression
+	malformed []Finding
+}
+
+// read records the suppressions of doc; it runs once per document, in the
+// per-document phase.
+func (s *suppressions) read(doc *boundary.Document, opts *Options) {
+	if list := readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Options: opts, findings: &s.malformed}); len(list) > 0 {
+		s.entries[doc.Path] = list
+	}
 }
 
 // leaveOut drops the files, and the unreadable paths met while walking,
@@ -43,28 +60,22 @@ func (o *Options) leaveOut(files []string, skipped []fileset.Skipped) ([]string,
 // suppression of the document they are located in, reports malformed and
 // unused suppressions (IDL003), and gives findings their configured
 // severity. It reuses the storage of findings.
-func applyOverrides(findings []Finding, docs []*boundary.Document, opts *Options) []Finding {
-	var idl003 []Finding
-	entries := map[string][]*suppression{}
-	for _, d := range docs {
-		if list := readSuppressions(&DocumentPass{Rule: IDL003, Doc: d, Options: opts, findings: &idl003}); len(list) > 0 {
-			entries[d.Path] = list
-		}
-	}
-
+func applyOverrides(findings []Finding, sup *suppressions, opts *Options) []Finding {
+	entries, idl003 := sup.entries, sup.malformed
 	out := findings[:0]
 	for _, f := range findings {
 		if !opts.Disabled[f.Rule] && !hide(entries[f.File], f.Rule) {
 			out = append(out, f)
 		}
 	}
-	for _, d := range docs {
-		for _, s := range entries[d.Path] {
+	for _, list := range entries {
+		for _, s := range list {
 			// A disabled rule did not run: whether its suppression is still
 			// needed is unknown, so it is not called unused.
 			if !s.used && !opts.Disabled[s.rule] {
-				idl003 = append(idl003, newFinding(IDL003, Warning, s.doc, s.node, s.node.Pointer(), "",
-					"the suppression of %s hides no finding in this file; remove it", []any{s.rule}))
+				f := s.at
+				f.Message = fmt.Sprintf("the suppression of %s hides no finding in this file; remove it", s.rule)
+				idl003 = append(idl003, f)
 			}
 		}
 	}
@@ -106,7 +117,8 @@ func readSuppressions(p *DocumentPass) []*suppression {
 	first := map[string]*jsontree.Node{} // rule id -> its first entry
 	for _, e := range field.Items {
 		if rule, ok := readEntry(p, e, first); ok {
-			out = append(out, &suppression{doc: p.Doc, node: e, rule: rule})
+			at := newFinding(IDL003, Warning, p.Doc, e, e.Pointer(), "", "", nil)
+			out = append(out, &suppression{at: at, rule: rule})
 		}
 	}
 	return out

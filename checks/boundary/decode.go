@@ -23,7 +23,10 @@ func Parse(path string, src []byte) (*Document, []jsontree.Problem) {
 
 // Decode builds the typed document from a parsed top-level object.
 func Decode(path string, pos *jsontree.Position, root *jsontree.Node) *Document {
-	d := &Document{Path: path, Position: pos, Root: root}
+	d := &Document{Path: path, Position: pos, Root: root, fields: make([]string, len(root.Members))}
+	for i, m := range root.Members {
+		d.fields[i] = m.Key
+	}
 	if k := Kind(str(root.Get("boundary"))); isKind(k) {
 		d.Kind = k
 	}
@@ -88,9 +91,9 @@ func integer(n *jsontree.Node) int {
 
 func headerList(n *jsontree.Node) HeaderList {
 	if n == nil || n.Kind != jsontree.Array {
-		return HeaderList{}
+		return HeaderList{Present: n != nil}
 	}
-	return HeaderList{Node: n, Names: n.Strings()}
+	return HeaderList{Node: n, Names: n.Strings(), Present: true, IsList: true}
 }
 
 // StateChangingByDefault reports whether a method changes state unless an
@@ -108,11 +111,12 @@ func decodeOperations(n *jsontree.Node) []Operation {
 		return nil
 	}
 	ops := make([]Operation, 0, len(n.Items))
-	for _, it := range n.Items {
+	for i, it := range n.Items {
 		if it.Kind != jsontree.Object {
 			continue
 		}
 		op := Operation{
+			Index:  i,
 			Node:   it,
 			Key:    str(it.Get("operation_key")),
 			Method: str(it.Get("method")),
@@ -144,10 +148,14 @@ func decodeIdempotency(n *jsontree.Node) *HTTPIdempotency {
 	}
 	h := &HTTPIdempotency{
 		Node:          n,
+		fields:        make([]field, len(n.Members)),
 		Header:        DefaultKeyHeader,
 		Role:          str(n.Get("role")),
 		EchoKeyHeader: boolean(n.Get("echo_key_header")),
 		KeyFormat:     KeyFormat{MaxLength: DefaultMaxKeyLength},
+	}
+	for i, m := range n.Members {
+		h.fields[i] = field{m.Key, m.Value.Kind}
 	}
 	if hd := str(n.Get("header")); hd != "" {
 		h.Header = hd

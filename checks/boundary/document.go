@@ -61,11 +61,25 @@ type Document struct {
 	// Policy is the owner policy: the document itself for an adapter, the
 	// embedded "adapter" object of a gateway_to_adapter edge, else nil.
 	Policy *Policy
+
+	fields []string // the top-level members present, kept by Release
+}
+
+// Has reports whether the document has the top-level member name, whatever
+// its type: rules tell "missing" from "the schema reports its type" by it.
+func (d *Document) Has(name string) bool {
+	for _, f := range d.fields {
+		if f == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Operation is one entry of "operations".
 type Operation struct {
 	Node          *jsontree.Node
+	Index         int // position in the "operations" array
 	Key           string
 	Method        string
 	Path          string
@@ -82,8 +96,10 @@ type Example struct {
 
 // HeaderList is a header allowlist.
 type HeaderList struct {
-	Node  *jsontree.Node // nil when absent
-	Names []string
+	Node    *jsontree.Node // nil when absent or not an array
+	Names   []string
+	Present bool // the field exists, whatever its type
+	IsList  bool // the field is an array
 }
 
 // Allows reports whether the list lets header through: names compare
@@ -113,7 +129,8 @@ func (h HeaderList) Find(header string) *jsontree.Node {
 // HTTPIdempotency is the http_idempotency section.
 type HTTPIdempotency struct {
 	Node          *jsontree.Node
-	Header        string // declared header, or DefaultKeyHeader
+	fields        []field // the members present, so Release can drop Node
+	Header        string  // declared header, or DefaultKeyHeader
 	Role          string
 	RequireKey    *RequireKey
 	OnMissing     *OnMissing
@@ -144,6 +161,24 @@ func (r *RequireKey) Requires(op Operation) bool {
 		}
 	}
 	return false
+}
+
+// field is a member of a section as the document wrote it.
+type field struct {
+	name string
+	kind jsontree.Kind
+}
+
+// Field returns the JSON type of the member name of http_idempotency, and
+// whether it is present at all: rules tell "missing" from "the schema
+// reports its type" by it.
+func (h *HTTPIdempotency) Field(name string) (jsontree.Kind, bool) {
+	for _, f := range h.fields {
+		if f.name == name {
+			return f.kind, true
+		}
+	}
+	return 0, false
 }
 
 // Requires reports whether op must carry the key under this section.
@@ -273,4 +308,57 @@ type Observability struct {
 	Node            *jsontree.Node
 	LogFields       []string
 	RequestIDHeader string
+}
+
+// Release drops the parse tree: every Node of the document becomes nil,
+// and what remains is the typed model, presence flags and the source text
+// (Position). A checked set keeps all its documents until the chain rules
+// have run, and the tree is most of a document's memory; a finding about a
+// released document is placed by its JSON Pointer, re-parsing the source.
+// A test holds Release to leaving no node reachable.
+func (d *Document) Release() {
+	d.Root = nil
+	for _, l := range []*HeaderList{&d.CORSAllowedHeaders, &d.HeaderAllowInbound, &d.HeaderAllowOutbound} {
+		l.Node = nil
+	}
+	for i := range d.Operations {
+		d.Operations[i].Node = nil
+		d.Operations[i].Example = nil
+	}
+	if h := d.Idempotency; h != nil {
+		h.Node, h.KeyFormat.Node = nil, nil
+		if h.RequireKey != nil {
+			h.RequireKey.Node = nil
+		}
+		if h.OnMissing != nil {
+			h.OnMissing.Node = nil
+		}
+	}
+	if r := d.Retry; r != nil {
+		r.Node = nil
+		for i := range r.RetryOn {
+			r.RetryOn[i].Node = nil
+		}
+	}
+	if p := d.Policy; p != nil {
+		p.Node = nil
+		if p.Fingerprint != nil {
+			p.Fingerprint.Node = nil
+		}
+		if p.Replay != nil {
+			p.Replay.Node = nil
+		}
+		if p.Inflight != nil {
+			p.Inflight.Node = nil
+		}
+		if p.Conflict != nil {
+			p.Conflict.Node, p.Conflict.Section = nil, nil
+		}
+		if p.Storage != nil {
+			p.Storage.Node = nil
+		}
+		if p.Observe != nil {
+			p.Observe.Node = nil
+		}
+	}
 }

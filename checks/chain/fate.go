@@ -25,7 +25,7 @@ func (h Hop) Lists() []List {
 		return []List{{"cors_allowed_headers", d.CORSAllowedHeaders}, {"header_to_allow_inbound", d.HeaderAllowInbound}}
 	case h.Kind != boundary.Adapter:
 		return []List{{"header_to_allow_outbound", d.HeaderAllowOutbound}, {"header_to_allow_inbound", d.HeaderAllowInbound}}
-	case !h.Embedded() && d.HeaderAllowInbound.Node != nil:
+	case !h.Embedded() && d.HeaderAllowInbound.IsList:
 		return []List{{"header_to_allow_inbound", d.HeaderAllowInbound}}
 	}
 	return nil
@@ -115,7 +115,7 @@ func (f HopFate) Detail(header string) string {
 	case Dropped:
 		parts := make([]string, len(f.Drops))
 		for i, l := range f.Drops {
-			if l.Headers.Node == nil {
+			if !l.Headers.IsList {
 				parts[i] = "no " + l.Field
 			} else {
 				parts[i] = l.Field + " lacks " + header
