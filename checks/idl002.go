@@ -22,7 +22,7 @@ printed schema to get completion and inline errors in your editor.`,
 		root := p.Doc.Root
 		for _, v := range p.Options.schemaValidator().Validate(root, p.Doc.Position.Source()) {
 			n := root.Nearest(v.Pointer)
-			f := newFinding(p.Rule, p.Rule.Severity, p.Doc, n, v.Pointer, "", v.Message, nil)
+			f := newFinding(p.Rule, p.Rule.Severity, p.Doc, n, v.Pointer, v.Message, nil)
 			*p.findings = append(*p.findings, f)
 		}
 		seen := map[string]bool{}

@@ -64,13 +64,13 @@ type DocumentPass struct {
 
 // Report reports n at the rule's severity.
 func (p *DocumentPass) Report(n *jsontree.Node, format string, args ...any) {
-	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, p.Doc, n, n.Pointer(), "", format, args))
+	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, p.Doc, n, n.Pointer(), format, args))
 }
 
 // Warn reports n as a warning whatever the rule's severity: the spec makes
 // some variants of an error rule (e.g. raw_bytes under IDL106) warnings.
 func (p *DocumentPass) Warn(n *jsontree.Node, format string, args ...any) {
-	*p.findings = append(*p.findings, newFinding(p.Rule, Warning, p.Doc, n, n.Pointer(), "", format, args))
+	*p.findings = append(*p.findings, newFinding(p.Rule, Warning, p.Doc, n, n.Pointer(), format, args))
 }
 
 // Missing reports that obj lacks field: the position is obj's, the pointer
@@ -82,7 +82,7 @@ func (p *DocumentPass) Missing(obj *jsontree.Node, field string, format string, 
 		return
 	}
 	ptr := obj.Pointer() + "/" + jsontree.EscapePointer(field)
-	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, p.Doc, obj, ptr, "", format, args))
+	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, p.Doc, obj, ptr, format, args))
 }
 
 // SetPass is what a cross-document rule receives. The documents of a
@@ -110,25 +110,27 @@ type unplaced struct {
 // deepest value on the pointer's path, the enclosing object of a missing
 // field. chain names the chain the finding broke ("" for none).
 func (p *SetPass) Report(doc *boundary.Document, pointer, chain string, format string, args ...any) {
-	f := Finding{Rule: p.Rule.ID, Severity: p.Rule.Severity, File: doc.Path, Pointer: pointer, Chain: chain, Message: format}
-	if len(args) > 0 {
-		f.Message = fmt.Sprintf(format, args...)
-	}
-	if chain != "" {
-		f.Message = chain + ": " + f.Message
-	}
+	f := Finding{Rule: p.Rule.ID, Severity: p.Rule.Severity, File: doc.Path, Pointer: pointer, Chain: chain, Message: message(chain, format, args)}
 	*p.unplaced = append(*p.unplaced, unplaced{len(*p.findings), doc})
 	*p.findings = append(*p.findings, f)
 }
 
-func newFinding(r *Rule, sev Severity, doc *boundary.Document, n *jsontree.Node, ptr, chain, format string, args []any) Finding {
-	f := Finding{Rule: r.ID, Severity: sev, File: doc.Path, Pointer: ptr, Chain: chain, Message: format}
-	if len(args) > 0 {
-		f.Message = fmt.Sprintf(format, args...)
-	}
-	if chain != "" {
-		f.Message = chain + ": " + f.Message
-	}
+// newFinding is a finding of a per-document rule, placed at node n.
+func newFinding(r *Rule, sev Severity, doc *boundary.Document, n *jsontree.Node, ptr, format string, args []any) Finding {
+	f := Finding{Rule: r.ID, Severity: sev, File: doc.Path, Pointer: ptr, Message: message("", format, args)}
 	f.Line, f.Column = doc.Position.At(n.Offset)
 	return f
+}
+
+// message is a finding's text: format applied to args (format as is
+// without args, so a message may contain '%'), after the chain it broke.
+func message(chain, format string, args []any) string {
+	text := format
+	if len(args) > 0 {
+		text = fmt.Sprintf(format, args...)
+	}
+	if chain != "" {
+		text = chain + ": " + text
+	}
+	return text
 }

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"maps"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -15,9 +14,11 @@ import (
 
 // Result is the outcome of checking a boundary set.
 type Result struct {
-	Findings  []Finding            // sorted
-	Documents []*boundary.Document // every document that parsed, sorted by path
-	Files     int                  // files examined
+	Findings []Finding // sorted
+	// Documents are every document that parsed, sorted by path, released
+	// (typed model only: see boundary.Document.Release).
+	Documents []*boundary.Document
+	Files     int // files examined
 }
 
 // Check collects the files under paths and checks them as one set. Its
@@ -38,14 +39,14 @@ func Check(paths []string, opts Options) (*Result, error) {
 }
 
 // CheckFiles checks files as one set: each file is read, parsed and checked
-// on its own by a pool of GOMAXPROCS workers, then the cross-document rules
-// run once over every document that parsed.
+// on its own by a pool of GOMAXPROCS workers, which then releases its parse
+// tree; the cross-document rules run once over every document that parsed.
 func CheckFiles(files []string, opts Options) *Result {
 	opts.validator = schemas.NewValidator()
 	type fileResult struct {
 		doc          *boundary.Document
 		findings     []Finding
-		suppressions suppressions
+		suppressions fileSuppressions
 	}
 	results := make([]fileResult, len(files))
 	var next atomic.Int64
@@ -66,8 +67,7 @@ func CheckFiles(files []string, opts Options) *Result {
 				}
 				r := &results[i]
 				if r.doc, r.findings = CheckDocument(files[i], src, &opts); r.doc != nil {
-					r.suppressions.entries = map[string][]*suppression{}
-					r.suppressions.read(r.doc, &opts)
+					r.suppressions = readFile(r.doc, &opts)
 					r.doc.Release()
 				}
 			}
@@ -81,8 +81,7 @@ func CheckFiles(files []string, opts Options) *Result {
 		res.Findings = append(res.Findings, r.findings...)
 		if r.doc != nil {
 			res.Documents = append(res.Documents, r.doc)
-			maps.Copy(sup.entries, r.suppressions.entries)
-			sup.malformed = append(sup.malformed, r.suppressions.malformed...)
+			sup.add(r.doc.Path, r.suppressions)
 		}
 	}
 	res.Findings = append(res.Findings, checkSet(res.Documents, len(files)-len(res.Documents), &opts)...)
@@ -111,8 +110,9 @@ func CheckDocument(path string, src []byte, opts *Options) (*boundary.Document, 
 	return doc, findings
 }
 
-// CheckSet runs the cross-document rules over parsed documents. The chain
-// graph is built once here, so no rule walks the documents again.
+// CheckSet runs the cross-document rules over parsed documents, released or
+// not. The chain graph is built once here, so no rule walks the documents
+// again.
 func CheckSet(docs []*boundary.Document, opts *Options) []Finding { return checkSet(docs, 0, opts) }
 
 // checkSet is CheckSet for a set in which unparsed files did not decode
@@ -139,16 +139,14 @@ func place(findings []Finding, pending []unplaced) {
 	for _, u := range pending {
 		root, ok := roots[u.doc]
 		if !ok {
+			// A document exists only if its source parsed, so parsing the
+			// same text again yields its root.
 			if root = u.doc.Root; root == nil {
 				root, _ = jsontree.Parse(u.doc.Position.Source())
 			}
 			roots[u.doc] = root
 		}
 		f := &findings[u.finding]
-		if root == nil { // the source no longer parses: cannot happen for a checked document
-			f.Line, f.Column = 1, 1
-			continue
-		}
 		f.Line, f.Column = u.doc.Position.At(root.Nearest(f.Pointer).Offset)
 	}
 }

@@ -37,12 +37,26 @@ type suppressions struct {
 	malformed []Finding
 }
 
-// read records the suppressions of doc; it runs once per document, in the
-// per-document phase.
-func (s *suppressions) read(doc *boundary.Document, opts *Options) {
-	if list := readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Options: opts, findings: &s.malformed}); len(list) > 0 {
-		s.entries[doc.Path] = list
+// fileSuppressions are one document's suppressions, read in the
+// per-document phase, before the document releases its tree.
+type fileSuppressions struct {
+	entries   []*suppression
+	malformed []Finding
+}
+
+// readFile reads the suppressions of doc.
+func readFile(doc *boundary.Document, opts *Options) fileSuppressions {
+	var fs fileSuppressions
+	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Options: opts, findings: &fs.malformed})
+	return fs
+}
+
+// add gathers the suppressions of the document at path into the set's.
+func (s *suppressions) add(path string, fs fileSuppressions) {
+	if len(fs.entries) > 0 {
+		s.entries[path] = fs.entries
 	}
+	s.malformed = append(s.malformed, fs.malformed...)
 }
 
 // leaveOut drops the files, and the unreadable paths met while walking,
@@ -117,7 +131,7 @@ func readSuppressions(p *DocumentPass) []*suppression {
 	first := map[string]*jsontree.Node{} // rule id -> its first entry
 	for _, e := range field.Items {
 		if rule, ok := readEntry(p, e, first); ok {
-			at := newFinding(IDL003, Warning, p.Doc, e, e.Pointer(), "", "", nil)
+			at := newFinding(IDL003, Warning, p.Doc, e, e.Pointer(), "", nil)
 			out = append(out, &suppression{at: at, rule: rule})
 		}
 	}

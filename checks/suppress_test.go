@@ -55,7 +55,7 @@ func override(t *testing.T, doc *boundary.Document, opts Options, extra ...Findi
 		}
 	}
 	sup := &suppressions{entries: map[string][]*suppression{}}
-	sup.read(doc, &opts)
+	sup.add(doc.Path, readFile(doc, &opts))
 	doc.Release() // as the runner does: suppressions must not need the tree
 	got := []string{}
 	for _, f := range applyOverrides(append(findings, extra...), sup, &opts) {
