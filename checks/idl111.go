@@ -21,7 +21,7 @@ floor depends on what a double execution costs:
   "default"       ttl >= 24h
   "billing"       ttl >= 7d   (a duplicate charge)
   "irreversible"  ttl >= 7d   (a duplicate that cannot be undone)
-The minimums can be changed with idemlint's options.
+The minimums can be changed per tier with "min_ttl" in .idemlint.json.
 
 A shorter ttl is allowed only when it is a decision, not an accident:
 "ttl_reduction": {"declared": true, "reason": "..."}. It is then reported as

@@ -23,7 +23,7 @@ slowly is exactly when every layer retries, and the multiplied load turns a
 slowdown into an outage. The product of max_attempts over the edges whose
 http_retry is enabled and retries the operation's method (an absent
 max_attempts counts 1) stays within the limit, 10 by default; change it with
---max-retry-amplification. Read-only operations count too: their retries load
+--max-retry-amplification or "max_retry_amplification" in .idemlint.json. Read-only operations count too: their retries load
 the adapter all the same.
 
 Reported at the max_attempts of the hop that contributes most.
