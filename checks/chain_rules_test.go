@@ -1,6 +1,7 @@
 package checks_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -104,5 +105,89 @@ func TestChainBreaksUnjudgedWhileADocumentIsUnreadable(t *testing.T) {
 	want := []chainFinding{{"IDL001", "", ""}}
 	if diff := cmp.Diff(want, checkDir(t, dir, checks.DefaultOptions(), "IDL001", "IDL201", "IDL210")); diff != "" {
 		t.Errorf("with an unreadable gateway edge (-want +got):\n%s", diff)
+	}
+}
+
+// TestChainRulesLeaveMistypedFieldsToTheSchema pins the split between the
+// chain rules and IDL002 on documents that have released their trees: a
+// field present with the wrong type is the schema's finding only, while a
+// well-typed wrong value is the chain rule's.
+func TestChainRulesLeaveMistypedFieldsToTheSchema(t *testing.T) {
+	type edit func(docs map[string]map[string]any)
+	idem := func(docs map[string]map[string]any, file string) map[string]any {
+		return docs[file]["http_idempotency"].(map[string]any)
+	}
+	customHeader := func(docs map[string]map[string]any) {
+		// Every hop names the key "idempotency-key", which differs from
+		// the default a mistyped header decodes as.
+		for name := range docs {
+			idem(docs, name)["header"] = "idempotency-key"
+		}
+	}
+	tests := []struct {
+		name string
+		rule string
+		edit edit
+		want bool // whether rule reports; IDL002 reports exactly when not
+	}{
+		{"role of the wrong type", "IDL204", func(d map[string]map[string]any) { idem(d, "04-adapter.json")["role"] = 5.0 }, false},
+		{"role not owner", "IDL204", func(d map[string]map[string]any) { idem(d, "04-adapter.json")["role"] = "passthrough" }, true},
+		{"echo of the wrong type", "IDL207", func(d map[string]map[string]any) { idem(d, "04-adapter.json")["echo_key_header"] = "no" }, false},
+		{"echo differs", "IDL207", func(d map[string]map[string]any) { idem(d, "04-adapter.json")["echo_key_header"] = false }, true},
+		{"require_key of the wrong type", "IDL205", func(d map[string]map[string]any) { idem(d, "04-adapter.json")["require_key"] = "POST" }, false},
+		{"require_key misses the operation", "IDL205", func(d map[string]map[string]any) {
+			idem(d, "04-adapter.json")["require_key"] = map[string]any{"methods": []any{"PUT"}}
+		}, true},
+		{"header of the wrong type", "IDL203", func(d map[string]map[string]any) {
+			customHeader(d)
+			idem(d, "03-gateway-to-adapter.json")["header"] = 5.0
+		}, false},
+		{"header differs", "IDL203", func(d map[string]map[string]any) {
+			customHeader(d)
+			idem(d, "03-gateway-to-adapter.json")["header"] = "x-other-key"
+		}, true},
+		{"adapter inbound list of the wrong type", "IDL202", func(d map[string]map[string]any) {
+			d["04-adapter.json"]["header_to_allow_inbound"] = "content-type"
+		}, false},
+		{"adapter inbound list drops the key", "IDL202", func(d map[string]map[string]any) {
+			d["04-adapter.json"]["header_to_allow_inbound"] = []any{"content-type"}
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			docs := map[string]map[string]any{}
+			src, _ := filepath.Glob("../fixtures/valid/orders-basic/*.json")
+			for _, p := range src {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var doc map[string]any
+				if err := json.Unmarshal(data, &doc); err != nil {
+					t.Fatal(err)
+				}
+				docs[filepath.Base(p)] = doc
+			}
+			tt.edit(docs)
+			for name, doc := range docs {
+				data, _ := json.MarshalIndent(doc, "", "  ")
+				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			fired, schema := false, false
+			for _, f := range res.Findings {
+				fired = fired || f.Rule == tt.rule
+				schema = schema || f.Rule == "IDL002"
+			}
+			if fired != tt.want || schema == tt.want {
+				t.Errorf("%s reported: %v (want %v); IDL002 reported: %v (want %v)\n%+v", tt.rule, fired, tt.want, schema, !tt.want, res.Findings)
+			}
+		})
 	}
 }
