@@ -31,8 +31,8 @@ func (k Kind) String() string { return kindNames[k] }
 
 // Node is one JSON value.
 //
-// Field order keeps the struct at 88 bytes: a set retains every node of
-// every document until the chain rules have run.
+// Field order keeps the struct at 88 bytes: every value of every file
+// checked is one.
 type Node struct {
 	// Text is the decoded string of a String, or the literal of a Number.
 	Text string
