@@ -18,6 +18,8 @@ var Formats = []string{"text", "mermaid", "dot"}
 // Render writes the picture of g's state-changing chains in format, one of
 // Formats: each hop with the fate of the key there, broken hops marked.
 // Read-only operations carry no key to follow; the text format names them.
+// The text format places hops by their nodes, so g must be built from
+// documents that still hold their trees (not released by a check).
 func Render(w io.Writer, g *Graph, format string) error {
 	bw := bufio.NewWriter(w)
 	switch format {
