@@ -29,7 +29,7 @@ func TestNewRefusesInvalidPolicy(t *testing.T) {
 		{"schema error", map[string]any{"/idempotency_inflight/policy": "hurry"}, "IDL002", "/idempotency_inflight/policy"},
 		{"rule error", map[string]any{"/idempotency_inflight": remove}, "IDL109", "/idempotency_inflight"},
 		{"pattern Go cannot compile", map[string]any{"/http_idempotency/key_format/pattern": `^(?<k>\w+)(?=x)$`}, "IDL002", "/http_idempotency/key_format/pattern"},
-		{"exclusion of the whole body", map[string]any{"/idempotency_fingerprint/exclude_fields": []any{""}}, "IDL106", "/idempotency_fingerprint/exclude_fields"},
+		{"exclusion of the whole body", map[string]any{"/idempotency_fingerprint/exclude_fields": []any{""}}, "IDL002", "/idempotency_fingerprint/exclude_fields/0"},
 		{"zero ttl", map[string]any{
 			"/idempotency_storage/ttl":           "0h",
 			"/idempotency_storage/ttl_reduction": map[string]any{"declared": true, "reason": "tests"},

@@ -150,15 +150,18 @@ func load() *schemaSet {
 // expectations are phrases for $defs of common.schema.json whose failures
 // deserve a better message than the raw keyword (patterns, ranges, anyOf).
 var expectations = map[string]string{
-	"componentId":      `a component id (1-63 characters a-z, 0-9, ".", "_", "-", starting with a letter or a digit)`,
-	"operationKey":     `an operation key (a-z, 0-9, ".", "_", ":", "-", starting with a letter or a digit)`,
-	"path":             `a path starting with "/"`,
-	"status":           `an HTTP status code (integer 100-599)`,
-	"duration":         `a duration: an integer followed by s, m, h, d or w (e.g. "24h", "14d")`,
-	"headerRef":        `"header:<name>"`,
-	"jsonPointer":      `a JSON Pointer ("" or starting with "/")`,
-	"retryOnItem":      `one of connect_error, timeout, or a status code 100-599`,
-	"fingerprintInput": `one of method, path, query, body, or "header:<name>"`,
+	"componentId":          `a component id (1-63 characters a-z, 0-9, ".", "_", "-", starting with a letter or a digit)`,
+	"operationKey":         `an operation key (a-z, 0-9, ".", "_", ":", "-", starting with a letter or a digit)`,
+	"path":                 `a path starting with "/"`,
+	"status":               `an HTTP status code (integer 100-599)`,
+	"duration":             `a duration: an integer followed by s, m, h, d or w (e.g. "24h", "14d")`,
+	"headerRef":            `"header:<name>"`,
+	"jsonPointer":          `a non-empty JSON Pointer (starting with "/", "~" only as "~0" or "~1")`,
+	"headerName":           "an HTTP header name (an RFC 9110 token: letters, digits and !#$%&'*+-.^_`|~)",
+	"milliseconds":         `milliseconds from 0 to 86400000`,
+	"positiveMilliseconds": `milliseconds from 1 to 86400000`,
+	"retryOnItem":          `one of connect_error, timeout, or a status code 100-599`,
+	"fingerprintInput":     `one of method, path, query, body, or "header:<name>"`,
 }
 
 // embeddedDocs decodes every embedded schema, keyed by file name.

@@ -121,7 +121,7 @@ const validAdapter = `{
     "canonicalization": "canonical_json",
     "inputs": ["method", "path", "query", "body", "header:x-tenant-id"],
     "algorithm": "sha256",
-    "exclude_fields": ["/client_timestamp", "/metadata/trace", ""]
+    "exclude_fields": ["/client_timestamp", "/metadata/trace"]
   },
   "idempotency_replay": {
     "on_completed": "stored_response",
@@ -526,7 +526,7 @@ func TestValidate(t *testing.T) {
 			base:  "adapter",
 			edits: []edit{set("/idempotency_fingerprint/exclude_fields/0", `"client_timestamp"`)},
 			want: []Violation{{"/idempotency_fingerprint/exclude_fields/0",
-				`"exclude_fields"[0] must be a JSON Pointer ("" or starting with "/"), found "client_timestamp"`}},
+				`"exclude_fields"[0] must be a non-empty JSON Pointer (starting with "/", "~" only as "~0" or "~1"), found "client_timestamp"`}},
 		},
 
 		// --- sizes and ranges ---
@@ -540,7 +540,55 @@ func TestValidate(t *testing.T) {
 			name:  "empty header name",
 			base:  "browser_to_bff",
 			edits: []edit{set("/header_to_allow_inbound/1", `""`)},
-			want:  []Violation{{"/header_to_allow_inbound/1", `"header_to_allow_inbound"[1] must not be empty`}},
+			want:  []Violation{{"/header_to_allow_inbound/1", "\"header_to_allow_inbound\"[1] must be an HTTP header name (an RFC 9110 token: letters, digits and !#$%&'*+-.^_`|~), found \"\""}},
+		},
+		{
+			name:  "header name with a space",
+			base:  "browser_to_bff",
+			edits: []edit{set("/header_to_allow_inbound/1", `"x key"`)},
+			want:  []Violation{{"/header_to_allow_inbound/1", "\"header_to_allow_inbound\"[1] must be an HTTP header name (an RFC 9110 token: letters, digits and !#$%&'*+-.^_`|~), found \"x key\""}},
+		},
+		{
+			name:  "empty exclude_fields entry",
+			base:  "adapter",
+			edits: []edit{set("/idempotency_fingerprint/exclude_fields/0", `""`)},
+			want: []Violation{{"/idempotency_fingerprint/exclude_fields/0",
+				`"exclude_fields"[0] must be a non-empty JSON Pointer (starting with "/", "~" only as "~0" or "~1"), found ""`}},
+		},
+		{
+			name:  "exclude_fields entry with a bad escape",
+			base:  "adapter",
+			edits: []edit{set("/idempotency_fingerprint/exclude_fields/0", `"/a~2"`)},
+			want: []Violation{{"/idempotency_fingerprint/exclude_fields/0",
+				`"exclude_fields"[0] must be a non-empty JSON Pointer (starting with "/", "~" only as "~0" or "~1"), found "/a~2"`}},
+		},
+		{
+			name:  "wait_timeout_ms beyond a day",
+			base:  "adapter",
+			edits: []edit{set("/idempotency_inflight/wait_timeout_ms", `1e999`)},
+			want: []Violation{{"/idempotency_inflight/wait_timeout_ms",
+				`"wait_timeout_ms" must be milliseconds from 0 to 86400000, found 1e999`}},
+		},
+		{
+			name:  "lease_ms of zero",
+			base:  "adapter",
+			edits: []edit{set("/idempotency_inflight/lease_ms", `0`)},
+			want: []Violation{{"/idempotency_inflight/lease_ms",
+				`"lease_ms" must be milliseconds from 1 to 86400000, found 0`}},
+		},
+		{
+			name:  "key max_length beyond 8192",
+			base:  "adapter",
+			edits: []edit{set("/http_idempotency/key_format", `{"max_length": 8193}`)},
+			want: []Violation{{"/http_idempotency/key_format/max_length",
+				`"max_length" must be at most 8192, found 8193`}},
+		},
+		{
+			name:  "max_records of zero",
+			base:  "adapter",
+			edits: []edit{set("/idempotency_storage/max_records", `0`)},
+			want: []Violation{{"/idempotency_storage/max_records",
+				`"max_records" must be at least 1, found 0`}},
 		},
 		{
 			name:  "empty contract_version",
