@@ -246,7 +246,10 @@ func decodePolicy(n *jsontree.Node, embedded bool) *Policy {
 		}
 	}
 	if i := object(n.Get("idempotency_inflight")); i != nil {
-		p.Inflight = &Inflight{Node: i, Policy: str(i.Get("policy")), Status: integer(i.Get("status")), WaitTimeoutMS: integer(i.Get("wait_timeout_ms"))}
+		p.Inflight = &Inflight{Node: i, Policy: str(i.Get("policy")), Status: integer(i.Get("status")), WaitTimeoutMS: integer(i.Get("wait_timeout_ms")), LeaseMS: DefaultLeaseMS}
+		if l := integer(i.Get("lease_ms")); l > 0 {
+			p.Inflight.LeaseMS = l
+		}
 	}
 	if c := object(n.Get("idempotency_conflict")); c != nil {
 		p.Conflict = &Conflict{Section: c}
@@ -257,7 +260,10 @@ func decodePolicy(n *jsontree.Node, embedded bool) *Policy {
 		}
 	}
 	if s := object(n.Get("idempotency_storage")); s != nil {
-		p.Storage = &Storage{Node: s, Tier: str(s.Get("tier")), TTL: str(s.Get("ttl")), Backend: str(s.Get("backend"))}
+		p.Storage = &Storage{Node: s, Tier: str(s.Get("tier")), TTL: str(s.Get("ttl")), Backend: str(s.Get("backend")), MaxRecords: DefaultMaxRecords}
+		if m := integer(s.Get("max_records")); m > 0 {
+			p.Storage.MaxRecords = m
+		}
 		if red := object(s.Get("ttl_reduction")); red != nil {
 			p.Storage.Reason = strings.TrimSpace(str(red.Get("reason")))
 			p.Storage.Reduced = boolean(red.Get("declared")) && p.Storage.Reason != ""

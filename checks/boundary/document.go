@@ -283,7 +283,14 @@ type Inflight struct {
 	Policy        string
 	Status        int
 	WaitTimeoutMS int
+	LeaseMS       int // DefaultLeaseMS when not declared
 }
+
+// DefaultLeaseMS is idempotency_inflight.lease_ms when not declared.
+const DefaultLeaseMS = 30000
+
+// DefaultMaxRecords is idempotency_storage.max_records when not declared.
+const DefaultMaxRecords = 1000000
 
 // Conflict is idempotency_conflict.on_payload_mismatch.
 type Conflict struct {
@@ -301,6 +308,9 @@ type Storage struct {
 	Reduced bool   // ttl_reduction.declared with a non-empty reason
 	Reason  string
 	Backend string
+	// MaxRecords caps live records in a memory store; DefaultMaxRecords
+	// when not declared.
+	MaxRecords int
 }
 
 // Observability is the observability section.
