@@ -156,7 +156,6 @@ func BenchmarkCheckDocument(b *testing.B) {
 	if err != nil || len(paths) != 4 {
 		b.Fatalf("one flow wrote %d files (%v), want 4", len(paths), err)
 	}
-	opts := checks.DefaultOptions()
 	for _, path := range paths {
 		src, err := os.ReadFile(path)
 		if err != nil {
@@ -167,7 +166,7 @@ func BenchmarkCheckDocument(b *testing.B) {
 			b.SetBytes(int64(len(src)))
 			b.ReportAllocs()
 			for b.Loop() {
-				doc, findings := checks.CheckDocument(path, src, &opts)
+				doc, findings := checks.CheckDocument(path, src)
 				if doc == nil || len(findings) > 0 {
 					b.Fatalf("valid document: document %v, findings %v", doc != nil, findings)
 				}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -75,7 +76,7 @@ func TestRetryAmplificationLimitIsAnOption(t *testing.T) {
 		limit, findings int
 	}{{26, 1}, {27, 0}, {0, 1}} { // 0: the default, 10
 		opts := checks.DefaultOptions()
-		opts.MaxRetryAmplification = tc.limit
+		opts.Limits.MaxRetryAmplification = tc.limit
 		if got := checkDir(t, dir, opts, "IDL208"); len(got) != tc.findings {
 			t.Errorf("limit %d: %d IDL208 findings, want %d", tc.limit, len(got), tc.findings)
 		}
@@ -83,8 +84,9 @@ func TestRetryAmplificationLimitIsAnOption(t *testing.T) {
 }
 
 // A set with a file that is not JSON might miss just that file's hop:
-// IDL201 and IDL210 must not call the rest broken or orphaned.
-func TestChainBreaksUnjudgedWhileADocumentIsUnreadable(t *testing.T) {
+// IDL201 and IDL210 still report (spec 6.1: nothing is skipped silently),
+// and say that an unreadable file may be the missing hop.
+func TestChainBreaksSayAnUnreadableFileMayBeTheMissingHop(t *testing.T) {
 	src := filepath.Join("..", "fixtures", "rules", "IDL201", "broken-in-the-middle")
 	dir := t.TempDir()
 	for _, name := range []string{"01-browser-to-bff.json", "02-bff-to-gateway.json", "04-adapter.json"} {
@@ -96,15 +98,30 @@ func TestChainBreaksUnjudgedWhileADocumentIsUnreadable(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := checkDir(t, dir, checks.DefaultOptions(), "IDL201", "IDL210"); len(got) != 2 {
-		t.Fatalf("without the gateway edge: %v, want an IDL201 and an IDL210 finding", got)
+	const note = "(1 file of the set could not be read or linked; one may be the missing hop)"
+	check := func() []checks.Finding {
+		res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Findings
+	}
+	for _, f := range check() {
+		if strings.Contains(f.Message, note) {
+			t.Errorf("without any unreadable file, %s says %q", f.Rule, note)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "03-gateway-to-adapter.json"), []byte(`{"boundary": "gateway_to_adapter",`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := []chainFinding{{"IDL001", "", ""}}
-	if diff := cmp.Diff(want, checkDir(t, dir, checks.DefaultOptions(), "IDL001", "IDL201", "IDL210")); diff != "" {
-		t.Errorf("with an unreadable gateway edge (-want +got):\n%s", diff)
+	noted := map[string]bool{}
+	for _, f := range check() {
+		if strings.HasSuffix(f.Message, note) {
+			noted[f.Rule] = true
+		}
+	}
+	if !noted["IDL201"] || !noted["IDL210"] {
+		t.Errorf("with an unreadable gateway edge, the findings noting it are %v; want IDL201 and IDL210", noted)
 	}
 }
 

@@ -180,8 +180,7 @@ func TestEdgeRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := checks.DefaultOptions()
-			doc, findings := checks.CheckDocument("doc.json", []byte(tt.src), &opts)
+			doc, findings := checks.CheckDocument("doc.json", []byte(tt.src))
 			if doc == nil {
 				t.Fatalf("test document does not parse: %v", findings)
 			}

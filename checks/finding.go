@@ -3,6 +3,8 @@ package checks
 import (
 	"cmp"
 	"slices"
+
+	"github.com/idemlint/idemlint/checks/boundary"
 )
 
 // Finding is one problem found in a boundary set. Formatters read only this.
@@ -17,6 +19,25 @@ type Finding struct {
 	// Chain names the chain a cross-document finding broke, e.g.
 	// "orders.create: web -> checkout-bff -> edge-gw -> orders-adapter".
 	Chain string `json:"chain,omitempty"`
+	// Related are other places that share the finding's root cause, such
+	// as the per-document finding behind a cross-document one (spec 6.1).
+	Related []Location `json:"related,omitempty"`
+}
+
+// Location is a place related to a finding, and why.
+type Location struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Pointer string `json:"pointer"`
+	Message string `json:"message"`
+}
+
+// Relate adds the value at `at` of doc as a related location, with
+// message saying how it relates.
+func (f *Finding) Relate(doc *boundary.Document, at boundary.Pos, message string) {
+	pl := doc.Place(at)
+	f.Related = append(f.Related, Location{File: doc.Path, Line: pl.Line, Column: pl.Column, Pointer: pl.Pointer, Message: message})
 }
 
 // SortFindings orders findings by file, position, rule and message, so

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"github.com/idemlint/idemlint/schemas"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,7 @@ func FuzzCheckDocument(f *testing.F) {
 	}
 	opts := DefaultOptions()
 	f.Fuzz(func(t *testing.T, src []byte) {
-		doc, findings := CheckDocument("fuzz.json", src, &opts)
+		doc, findings := checkDocument("fuzz.json", src, schemas.NewValidator(), &opts)
 		for _, fd := range findings {
 			if _, ok := Lookup(fd.Rule); !ok {
 				t.Fatalf("finding names unknown rule: %+v", fd)

@@ -1,5 +1,13 @@
 package checks
 
+import (
+	"regexp"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas"
+)
+
 // IDL002 validates a document against the JSON Schema of its kind, plus
 // the one structural constraint JSON Schema cannot state: operation_key is
 // unique within a document.
@@ -14,26 +22,49 @@ An unknown field is almost always a typo ("require_keys" for "require_key"),
 and a typo in a policy silently turns a safeguard off, so it is an error.
 Extension fields whose names start with "x-" are allowed anywhere.
 Operation keys must be unique within a document, because chains link
-operations across hops by operation_key.
+operations across hops by operation_key. Integers have bounds (max_attempts
+1-100, every *_ms 0-86400000, statuses 100-599, max_length 1-8192): a value
+beyond them, or beyond what a 64-bit integer holds, is reported here rather
+than read as something else. Header names are RFC 9110 tokens, and
+key_format.pattern must compile as a Go (RE2) regular expression, because
+that is what the reference engine matches keys with.
 
 Fix: correct the field the message names. Add "$schema" pointing at the
 printed schema to get completion and inline errors in your editor.`,
 	CheckDocument: func(p *DocumentPass) {
-		root := p.Doc.Root
-		for _, v := range p.Options.schemaValidator().Validate(root, p.Doc.Position.Source()) {
-			n := root.Nearest(v.Pointer)
-			f := newFinding(p.Rule, p.Rule.Severity, p.Doc, n, v.Pointer, v.Message, nil)
-			*p.findings = append(*p.findings, f)
-		}
 		seen := map[string]bool{}
-		for _, op := range p.Doc.Operations {
-			if op.Key == "" {
+		for _, op := range p.Doc.Operations.Items {
+			if !op.Key.OK() {
 				continue
 			}
-			if seen[op.Key] {
-				p.Report(op.Node.Get("operation_key"), "duplicate operation_key %q; each operation of a document needs its own key", op.Key)
+			if seen[op.Key.Value] {
+				p.Report(op.Key.Pos, "duplicate operation_key %q; each operation of a document needs its own key", op.Key.Value)
 			}
-			seen[op.Key] = true
+			seen[op.Key.Value] = true
+		}
+		// The engine matches keys with Go's regexp (RE2): a pattern it
+		// cannot compile, such as a look-around, is no pattern at all.
+		if pat := p.Doc.Idempotency.KeyFormat.Pattern; pat.OK() {
+			if _, err := regexp.Compile(pat.Value); err != nil {
+				p.Report(pat.Pos, "key_format.pattern is not a valid regular expression (Go RE2 syntax): %v", err)
+			}
 		}
 	},
 })
+
+// schemaFindings is the schema stage: the document as written (tree, in
+// src) against the schema of its kind. It runs before the tree is dropped,
+// so each violation is placed at the nearest value its pointer reaches.
+func schemaFindings(doc *boundary.Document, tree *jsontree.Node, src string, validator *schemas.Validator) []Finding {
+	violations := validator.Validate(tree, src)
+	if len(violations) == 0 {
+		return nil
+	}
+	pos := jsontree.NewPosition(src)
+	out := make([]Finding, len(violations))
+	for i, v := range violations {
+		line, col := pos.At(tree.Nearest(v.Pointer).Offset)
+		out[i] = Finding{Rule: IDL002.ID, Severity: IDL002.Severity, File: doc.Path, Line: line, Column: col, Pointer: v.Pointer, Message: v.Message}
+	}
+	return out
+}

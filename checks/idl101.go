@@ -2,7 +2,6 @@ package checks
 
 import (
 	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
 // Values the browser boundary must answer a keyless state-changing request
@@ -43,13 +42,14 @@ Fix: declare the requirement and the answer explicitly, e.g.
                  "error_code": "idempotency_key_required"}
 An absent http_idempotency is reported by IDL002.`,
 	CheckDocument: func(p *DocumentPass) {
-		idem := p.Doc.Idempotency
-		if p.Doc.Kind != boundary.BrowserToBFF || idem == nil {
+		idem := &p.Doc.Idempotency
+		if p.Doc.Kind != boundary.BrowserToBFF || !idem.OK() {
 			return
 		}
-		readable := requireKeyReadable(idem)
+		readable := idem.RequireKey.Readable()
 		stateChanging := false
-		for _, op := range p.Doc.Operations {
+		for i := range p.Doc.Operations.Items {
+			op := &p.Doc.Operations.Items[i]
 			if !op.StateChanging {
 				continue
 			}
@@ -66,61 +66,40 @@ An absent http_idempotency is reported by IDL002.`,
 
 // reportUnkeyedBrowserOperation reports a state-changing operation the
 // browser boundary lets through without a key.
-func reportUnkeyedBrowserOperation(p *DocumentPass, idem *boundary.HTTPIdempotency, op boundary.Operation) {
-	if idem.RequireKey == nil {
-		p.Missing(idem.Node, "require_key", "operation %q (%s) is state-changing but no key is required: add require_key with %q in methods or %q in operations", op.Key, op.Method, op.Method, op.Key)
+func reportUnkeyedBrowserOperation(p *DocumentPass, idem *boundary.HTTPIdempotency, op *boundary.Operation) {
+	if !idem.RequireKey.Present() {
+		p.Missing(idem.Pos, "require_key", "operation %q (%s) is state-changing but no key is required: add require_key with %q in methods or %q in operations", op.Key.Value, op.Method.Value, op.Method.Value, op.Key.Value)
 		return
 	}
-	p.Report(idem.RequireKey.Node, "operation %q (%s) is state-changing but does not require the key: add %q to require_key.methods or %q to require_key.operations", op.Key, op.Method, op.Method, op.Key)
-}
-
-// requireKeyReadable reports whether the coverage of require_key is known:
-// a require_key or one of its lists of the wrong type is the schema's
-// finding (IDL002), and guessing its meaning would report it twice.
-func requireKeyReadable(idem *boundary.HTTPIdempotency) bool {
-	rk := idem.Node.Get("require_key")
-	if rk == nil {
-		return true
-	}
-	if rk.Kind != jsontree.Object {
-		return false
-	}
-	for _, list := range []string{"methods", "operations"} {
-		if n := rk.Get(list); n != nil && n.Kind != jsontree.Array {
-			return false
-		}
-	}
-	return true
+	p.Report(idem.RequireKey.Pos, "operation %q (%s) is state-changing but does not require the key: add %q to require_key.methods or %q to require_key.operations", op.Key.Value, op.Method.Value, op.Method.Value, op.Key.Value)
 }
 
 // checkBrowserOnMissing reports an on_missing that is absent or does not
 // give the agreed answer. Values of the wrong type are left to the schema.
 func checkBrowserOnMissing(p *DocumentPass, idem *boundary.HTTPIdempotency) {
-	om := idem.Node.Get("on_missing")
-	if om == nil {
-		p.Missing(idem.Node, "on_missing", `add "on_missing": {"action": %q, "status": %d, "error_code": %q} to http_idempotency`, browserOnMissingAction, browserOnMissingStatus, browserOnMissingErrorCode)
+	om := &idem.OnMissing
+	switch om.State {
+	case boundary.Absent:
+		p.Missing(idem.Pos, "on_missing", `add "on_missing": {"action": %q, "status": %d, "error_code": %q} to http_idempotency`, browserOnMissingAction, browserOnMissingStatus, browserOnMissingErrorCode)
 		return
-	}
-	if om.Kind != jsontree.Object {
+	case boundary.Invalid:
 		return
 	}
 	// The schema's enum admits only "reject", so a present action is either
 	// right or already an IDL002 finding: only its absence is ours.
-	if om.Get("action") == nil {
-		p.Missing(om, "action", `add "action": %q to on_missing`, browserOnMissingAction)
+	if !om.Action.Present() {
+		p.Missing(om.Pos, "action", `add "action": %q to on_missing`, browserOnMissingAction)
 	}
-	switch status := om.Get("status"); {
-	case status == nil:
-		p.Missing(om, "status", `add "status": %d to on_missing`, browserOnMissingStatus)
-	case status.Kind == jsontree.Number:
-		if v, ok := status.Int(); !ok || v != browserOnMissingStatus {
-			p.Report(status, "set on_missing.status to %d instead of %s: a browser request without the key is a client error the client fixes by sending one", browserOnMissingStatus, status.Text)
-		}
+	switch status := om.Status; {
+	case !status.Present():
+		p.Missing(om.Pos, "status", `add "status": %d to on_missing`, browserOnMissingStatus)
+	case status.OK() && status.Value != browserOnMissingStatus:
+		p.Report(status.Pos, "set on_missing.status to %d instead of %d: a browser request without the key is a client error the client fixes by sending one", browserOnMissingStatus, status.Value)
 	}
-	switch code := om.Get("error_code"); {
-	case code == nil:
-		p.Missing(om, "error_code", `add "error_code": %q to on_missing`, browserOnMissingErrorCode)
-	case code.Kind == jsontree.String && code.Text != browserOnMissingErrorCode:
-		p.Report(code, "set on_missing.error_code to %q instead of %q: clients recognise a missing key by this code", browserOnMissingErrorCode, code.Text)
+	switch code := om.ErrorCode; {
+	case !code.Present():
+		p.Missing(om.Pos, "error_code", `add "error_code": %q to on_missing`, browserOnMissingErrorCode)
+	case code.OK() && code.Value != browserOnMissingErrorCode:
+		p.Report(code.Pos, "set on_missing.error_code to %q instead of %q: clients recognise a missing key by this code", browserOnMissingErrorCode, code.Value)
 	}
 }

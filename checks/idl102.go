@@ -1,10 +1,8 @@
 package checks
 
 import (
-	"slices"
-
 	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/checks/chain"
 )
 
 // IDL102 keeps the key header on every allowlist it must pass through.
@@ -32,13 +30,10 @@ honour "*" for requests with credentials, so list the key header explicitly.
 Fix: add the key header to the list the message names.`,
 	CheckDocument: func(p *DocumentPass) {
 		d := p.Doc
-		if !d.Kind.IsEdge() || !slices.ContainsFunc(d.Operations, func(op boundary.Operation) bool { return op.StateChanging }) {
+		if !d.Kind.IsEdge() || !chain.StateChanging(d) {
 			return
 		}
-		header := boundary.DefaultKeyHeader
-		if d.Idempotency != nil {
-			header = d.Idempotency.Header
-		}
+		header := d.Idempotency.KeyHeader()
 		inbound := keyAllowlist{"header_to_allow_inbound", d.HeaderAllowInbound, "otherwise the receiving side drops the key and duplicates downstream execute twice"}
 		outbound := keyAllowlist{"header_to_allow_outbound", d.HeaderAllowOutbound, "otherwise the key is not forwarded and duplicates downstream execute twice"}
 		if d.Kind == boundary.BrowserToBFF {
@@ -58,36 +53,26 @@ const corsHeadersField = "cors_allowed_headers"
 // the list lacks it.
 type keyAllowlist struct {
 	field string
-	list  boundary.HeaderList
+	list  boundary.StringList
 	drop  string
 }
 
 func checkKeyAllowlist(p *DocumentPass, a keyAllowlist, header string) {
-	if a.list.Node == nil {
-		// A list of the wrong type is the schema's finding.
-		if p.Doc.Root.Get(a.field) == nil {
-			p.Missing(p.Doc.Root, a.field, "add %s with %q: %s", a.field, header, a.drop)
-		}
+	switch a.list.State {
+	case boundary.Absent:
+		p.Missing(p.Doc.Root.Pos, a.field, "add %s with %q: %s", a.field, header, a.drop)
+		return
+	case boundary.Invalid:
+		return // the schema's finding
+	}
+	if _, ok := a.list.FindFold(header); ok {
 		return
 	}
-	if a.list.Find(header) != nil {
-		return
-	}
-	if star := headerWildcard(a.list.Node); star != nil {
+	if star, ok := a.list.FindFold("*"); ok {
 		if a.field == corsHeadersField {
-			p.Warn(star, `list %q in %s explicitly instead of "*": browsers do not honour "*" on requests with credentials, so their preflight fails`, header, a.field)
+			p.Warn(star.Pos, `list %q in %s explicitly instead of "*": browsers do not honour "*" on requests with credentials, so their preflight fails`, header, a.field)
 		}
 		return
 	}
-	p.Report(a.list.Node, "add %q to %s: %s", header, a.field, a.drop)
-}
-
-// headerWildcard returns the "*" entry of a header list, or nil.
-func headerWildcard(list *jsontree.Node) *jsontree.Node {
-	for _, it := range list.Items {
-		if it.Kind == jsontree.String && it.Text == "*" {
-			return it
-		}
-	}
-	return nil
+	p.Report(a.list.Pos, "add %q to %s: %s", header, a.field, a.drop)
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
 // IDL103 allows a retry only for requests that carry the key.
@@ -33,37 +32,36 @@ Fix: set "requires_idempotency_key": true, and either add the method to
 http_idempotency.require_key.methods (or each such operation to
 require_key.operations) or stop retrying that method.`,
 	CheckDocument: func(p *DocumentPass) {
-		r := p.Doc.Retry
-		if r == nil || !r.Enabled {
+		r := &p.Doc.Retry
+		if !r.OK() || !r.Enabled.Value {
 			return
 		}
-		switch n := r.Node.Get("requires_idempotency_key"); {
-		case n == nil:
-			p.Missing(r.Node, "requires_idempotency_key", `add "requires_idempotency_key": true to http_retry: a retry without the key repeats the side effect downstream`)
-		case n.Kind == jsontree.Bool && !n.True:
-			p.Report(n, "set http_retry.requires_idempotency_key to true: a retry without the key repeats the side effect downstream")
+		switch n := r.RequiresIdempotencyKey; {
+		case !n.Present():
+			p.Missing(r.Pos, "requires_idempotency_key", `add "requires_idempotency_key": true to http_retry: a retry without the key repeats the side effect downstream`)
+		case n.OK() && !n.Value:
+			p.Report(n.Pos, "set http_retry.requires_idempotency_key to true: a retry without the key repeats the side effect downstream")
 		}
 
 		// Without http_idempotency no key is required at all; when the
 		// document needs one, the schema says so (IDL002).
-		idem := p.Doc.Idempotency
-		if idem == nil || !requireKeyReadable(idem) {
+		idem := &p.Doc.Idempotency
+		if !idem.OK() || !idem.RequireKey.Readable() {
 			return
 		}
 		methods, unkeyed := unkeyedOperations(p.Doc, idem)
-		retried := r.Node.Get("methods")
-		if retried == nil {
+		if !r.Methods.Present() {
 			for _, m := range methods {
-				p.Report(r.Node, `http_retry has no "methods", so it retries %s without a required key for %s: add %q to http_idempotency.require_key.methods or list only keyed methods in http_retry.methods`, m, unkeyed[m], m)
+				p.Report(r.Pos, `http_retry has no "methods", so it retries %s without a required key for %s: add %q to http_idempotency.require_key.methods or list only keyed methods in http_retry.methods`, m, unkeyed[m], m)
 			}
 			return
 		}
-		for _, it := range retried.Items {
-			if it.Kind != jsontree.String {
+		for _, it := range r.Methods.Items {
+			if !it.OK() {
 				continue
 			}
-			if keys, ok := unkeyed[strings.ToUpper(it.Text)]; ok {
-				p.Report(it, "%s is retried without a required key for %s: add %q to http_idempotency.require_key.methods or remove %s from http_retry.methods", it.Text, keys, it.Text, it.Text)
+			if keys, ok := unkeyed[strings.ToUpper(it.Value)]; ok {
+				p.Report(it.Pos, "%s is retried without a required key for %s: add %q to http_idempotency.require_key.methods or remove %s from http_retry.methods", it.Value, keys, it.Value, it.Value)
 			}
 		}
 	},
@@ -74,18 +72,19 @@ require_key.operations) or stop retrying that method.`,
 // appearance, and for each the quoted operation keys, comma-separated.
 func unkeyedOperations(d *boundary.Document, idem *boundary.HTTPIdempotency) (methods []string, keys map[string]string) {
 	keys = map[string]string{}
-	for _, op := range d.Operations {
+	for i := range d.Operations.Items {
+		op := &d.Operations.Items[i]
 		// An operation without a method is the schema's finding.
-		if !op.StateChanging || op.Method == "" || idem.Requires(op) {
+		if !op.StateChanging || op.Method.Value == "" || idem.Requires(op) {
 			continue
 		}
-		m := strings.ToUpper(op.Method)
+		m := strings.ToUpper(op.Method.Value)
 		if prev, seen := keys[m]; seen {
-			keys[m] = prev + ", " + strconv.Quote(op.Key)
+			keys[m] = prev + ", " + strconv.Quote(op.Key.Value)
 			continue
 		}
 		methods = append(methods, m)
-		keys[m] = strconv.Quote(op.Key)
+		keys[m] = strconv.Quote(op.Key.Value)
 	}
 	return methods, keys
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/checks/boundary"
 )
 
 // conservativeRetryStatus are the statuses after which the request most
@@ -39,21 +39,21 @@ whose http_retry is enabled:
 
 Fix: set "mode": "validate_only" and remove the entries the message names.`,
 	CheckDocument: func(p *DocumentPass) {
-		r := p.Doc.Retry
-		if !p.Doc.Kind.IsEdge() || r == nil || !r.Enabled {
+		r := &p.Doc.Retry
+		if !p.Doc.Kind.IsEdge() || !r.OK() || !r.Enabled.Value {
 			return
 		}
 		// Besides "validate_only" the schema admits only "none"; any other
 		// value is already an IDL002 finding.
-		switch mode := r.Node.Get("mode"); {
-		case mode == nil:
-			p.Missing(r.Node, "mode", `add "mode": "validate_only" to http_retry: this edge does not own idempotency, so it may only resend requests whose key it validated`)
-		case mode.Kind == jsontree.String && mode.Text == "none":
-			p.Report(mode, `set http_retry.mode to "validate_only" instead of "none": this edge does not own idempotency, so it may only resend requests whose key it validated`)
+		switch mode := r.Mode; {
+		case !mode.Present():
+			p.Missing(r.Pos, "mode", `add "mode": "validate_only" to http_retry: this edge does not own idempotency, so it may only resend requests whose key it validated`)
+		case mode.Value == "none":
+			p.Report(mode.Pos, `set http_retry.mode to "validate_only" instead of "none": this edge does not own idempotency, so it may only resend requests whose key it validated`)
 		}
-		for _, t := range r.RetryOn {
-			if reason := retryStatusRisk(t.Status); reason != "" {
-				p.Report(t.Node, "remove %s from retry_on: %s; %s", retryOnEntry(t.Node), reason, conservativeRetryOnHint)
+		for _, t := range r.RetryOn.Items {
+			if reason := retryStatusRisk(t.Status); t.OK() && reason != "" {
+				p.Report(t.Pos, "remove %s from retry_on: %s; %s", retryOnEntry(t), reason, conservativeRetryOnHint)
 			}
 		}
 	},
@@ -77,9 +77,9 @@ func retryStatusRisk(status int) string {
 }
 
 // retryOnEntry renders an entry as written: 500 or "500".
-func retryOnEntry(n *jsontree.Node) string {
-	if n.Kind == jsontree.String {
-		return strconv.Quote(n.Text)
+func retryOnEntry(t boundary.RetryTrigger) string {
+	if t.Quoted {
+		return strconv.Quote(t.Name)
 	}
-	return n.Text
+	return t.Name
 }

@@ -24,14 +24,14 @@ Fix: set the role to "validate_only" (check the key is present, then
 forward it) or "passthrough" (forward it untouched), and keep "owner" in the
 adapter policy.`,
 	CheckDocument: func(p *DocumentPass) {
-		idem := p.Doc.Idempotency
-		if !p.Doc.Kind.IsEdge() || idem == nil || idem.Role != "owner" {
+		role := p.Doc.Idempotency.Role
+		if !p.Doc.Kind.IsEdge() || role.Value != "owner" {
 			return
 		}
 		hint := "only the adapter policy owns idempotency"
 		if p.Doc.Policy != nil {
 			hint = `the embedded "adapter" policy is the owner, this section describes the gateway`
 		}
-		p.Report(idem.Node.Get("role"), `set http_idempotency.role to "validate_only" or "passthrough": %s`, hint)
+		p.Report(role.Pos, `set http_idempotency.role to "validate_only" or "passthrough": %s`, hint)
 	},
 })

@@ -1,10 +1,7 @@
 package checks
 
 import (
-	"slices"
-
 	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
 // IDL106 checks that the owner policy says exactly what makes two requests
@@ -40,41 +37,44 @@ and list in "exclude_fields" any body field a retry legitimately changes
 		if pol == nil {
 			return
 		}
-		fp := pol.Fingerprint
-		if fp == nil {
-			p.Missing(pol.Node, "idempotency_fingerprint",
+		fp := &pol.Fingerprint
+		switch fp.State {
+		case boundary.Absent:
+			p.Missing(pol.Pos, "idempotency_fingerprint",
 				`add idempotency_fingerprint with "inputs" (e.g. ["method", "path", "body"]) and "canonicalization": "canonical_json"`)
 			return
+		case boundary.Invalid:
+			return
 		}
-		switch inputs := fp.Node.Get("inputs"); {
-		case inputs == nil:
-			p.Missing(fp.Node, "inputs", `add "inputs" to idempotency_fingerprint, e.g. ["method", "path", "body"]`)
-		case inputs.Kind != jsontree.Array:
+		switch inputs := fp.Inputs; {
+		case !inputs.Present():
+			p.Missing(fp.Pos, "inputs", `add "inputs" to idempotency_fingerprint, e.g. ["method", "path", "body"]`)
+		case !inputs.OK():
 			// IDL002 reports the type.
 		case len(inputs.Items) == 0:
-			p.Report(inputs, `list the request parts in idempotency_fingerprint.inputs, e.g. "method", "path", "body": an empty fingerprint makes every request look like the same payload`)
-		case !slices.Contains(fp.Inputs, "body"):
-			if op, ok := firstBodyOperation(pol.Operations); ok {
-				p.Report(inputs, "add %q to idempotency_fingerprint.inputs: operation %q (%s) has a body", "body", op.Key, op.Method)
+			p.Report(inputs.Pos, `list the request parts in idempotency_fingerprint.inputs, e.g. "method", "path", "body": an empty fingerprint makes every request look like the same payload`)
+		case !inputs.Contains("body"):
+			if op, ok := firstBodyOperation(pol.Operations.Items); ok {
+				p.Report(inputs.Pos, "add %q to idempotency_fingerprint.inputs: operation %q (%s) has a body", "body", op.Key.Value, op.Method.Value)
 			}
 		}
-		switch canon := fp.Node.Get("canonicalization"); {
-		case canon == nil:
-			p.Missing(fp.Node, "canonicalization", `add "canonicalization": "canonical_json" to idempotency_fingerprint`)
-		case fp.Canonicalization == "raw_bytes":
-			p.Warn(canon, `use "canonical_json" instead of "raw_bytes": whitespace or key order changes make a retry look like a different payload`)
+		switch canon := fp.Canonicalization; {
+		case !canon.Present():
+			p.Missing(fp.Pos, "canonicalization", `add "canonicalization": "canonical_json" to idempotency_fingerprint`)
+		case canon.Value == "raw_bytes":
+			p.Warn(canon.Pos, `use "canonical_json" instead of "raw_bytes": whitespace or key order changes make a retry look like a different payload`)
 		}
 	},
 })
 
 // firstBodyOperation returns the first operation, in document order, whose
 // method sends a body that decides what the request does.
-func firstBodyOperation(ops []boundary.Operation) (boundary.Operation, bool) {
-	for _, op := range ops {
-		switch op.Method {
+func firstBodyOperation(ops []boundary.Operation) (*boundary.Operation, bool) {
+	for i := range ops {
+		switch ops[i].Method.Value {
 		case "POST", "PUT", "PATCH":
-			return op, true
+			return &ops[i], true
 		}
 	}
-	return boundary.Operation{}, false
+	return nil, false
 }

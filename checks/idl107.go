@@ -1,11 +1,9 @@
 package checks
 
 import (
-	"slices"
+	"github.com/idemlint/idemlint/checks/boundary"
 	"strconv"
 	"strings"
-
-	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
 // requiredScope is the uniqueness tuple of an idempotency record, in the
@@ -44,22 +42,22 @@ where they come from in scope_sources.`,
 		if pol == nil {
 			return
 		}
-		scope := pol.Node.Get("idempotency_scope")
-		if scope == nil {
-			p.Missing(pol.Node, "idempotency_scope", "add idempotency_scope: [%s]", quoteAll(requiredScope))
+		scope := pol.Scope
+		switch scope.State {
+		case boundary.Absent:
+			p.Missing(pol.Pos, "idempotency_scope", "add idempotency_scope: [%s]", quoteAll(requiredScope))
 			return
-		}
-		if scope.Kind != jsontree.Array {
+		case boundary.Invalid:
 			return // IDL002 reports the type.
 		}
 		var missing []string
 		for _, member := range requiredScope {
-			if !slices.Contains(pol.Scope, member) {
+			if !scope.Contains(member) {
 				missing = append(missing, member)
 			}
 		}
 		if len(missing) > 0 {
-			p.Report(scope, "add %s to idempotency_scope: a record must be unique per service, operation, contract version, tenant, actor, payload and key, or one request is answered with another's stored response", quoteAll(missing))
+			p.Report(scope.Pos, "add %s to idempotency_scope: a record must be unique per service, operation, contract version, tenant, actor, payload and key, or one request is answered with another's stored response", quoteAll(missing))
 		}
 	},
 })

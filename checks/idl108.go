@@ -1,6 +1,6 @@
 package checks
 
-import "github.com/idemlint/idemlint/checks/jsontree"
+import "github.com/idemlint/idemlint/checks/boundary"
 
 // IDL108 checks that a duplicate of a finished request gets the first
 // attempt's answer, and that the policy says so rather than leaving it to
@@ -34,23 +34,33 @@ first execution without changing the status or body.`,
 		if pol == nil {
 			return
 		}
-		r := pol.Replay
-		if r == nil {
-			p.Missing(pol.Node, "idempotency_replay",
+		r := &pol.Replay
+		switch r.State {
+		case boundary.Absent:
+			p.Missing(pol.Pos, "idempotency_replay",
 				`add idempotency_replay with "on_completed": "stored_response", "same_status": true, "same_body": true and "on_failed"`)
 			return
+		case boundary.Invalid:
+			return
 		}
-		p.Missing(r.Node, "on_completed",
-			`add "on_completed": "stored_response" to idempotency_replay: a duplicate of a completed request must get the stored response, not run again`)
-		for _, f := range []struct{ field, part string }{{"same_status", "status"}, {"same_body", "body"}} {
-			switch v := r.Node.Get(f.field); {
-			case v == nil:
-				p.Missing(r.Node, f.field, "add %q: true to idempotency_replay: a replay must return the first attempt's %s", f.field, f.part)
-			case v.Kind == jsontree.Bool && !v.True:
-				p.Report(v, "set %s to true: a replay with another %s than the first attempt breaks clients that retried", f.field, f.part)
+		if !r.OnCompleted.Present() {
+			p.Missing(r.Pos, "on_completed",
+				`add "on_completed": "stored_response" to idempotency_replay: a duplicate of a completed request must get the stored response, not run again`)
+		}
+		for _, f := range []struct {
+			field, part string
+			value       boundary.Bool
+		}{{"same_status", "status", r.SameStatus}, {"same_body", "body", r.SameBody}} {
+			switch v := f.value; {
+			case !v.Present():
+				p.Missing(r.Pos, f.field, "add %q: true to idempotency_replay: a replay must return the first attempt's %s", f.field, f.part)
+			case v.OK() && !v.Value:
+				p.Report(v.Pos, "set %s to true: a replay with another %s than the first attempt breaks clients that retried", f.field, f.part)
 			}
 		}
-		p.Missing(r.Node, "on_failed",
-			`add "on_failed" to idempotency_replay: "stored_response" replays a failure, "reexecute" runs the operation again`)
+		if !r.OnFailed.Present() {
+			p.Missing(r.Pos, "on_failed",
+				`add "on_failed" to idempotency_replay: "stored_response" replays a failure, "reexecute" runs the operation again`)
+		}
 	},
 })

@@ -1,5 +1,7 @@
 package checks
 
+import "github.com/idemlint/idemlint/checks/boundary"
+
 // IDL109 checks that a duplicate arriving while the first attempt still
 // runs has a declared, bounded answer.
 var IDL109 = register(&Rule{
@@ -29,36 +31,39 @@ or
 		if pol == nil {
 			return
 		}
-		in := pol.Inflight
-		if in == nil {
-			p.Missing(pol.Node, "idempotency_inflight",
+		in := &pol.Inflight
+		switch in.State {
+		case boundary.Absent:
+			p.Missing(pol.Pos, "idempotency_inflight",
 				`add idempotency_inflight: "policy": "wait" with "wait_timeout_ms", or "policy": "reject" with "status": 409`)
 			return
+		case boundary.Invalid:
+			return
 		}
-		switch in.Policy {
+		switch in.Policy.Value {
 		case "":
-			p.Missing(in.Node, "policy",
-				`add "policy" to idempotency_inflight: "wait" (with wait_timeout_ms) or "reject" (with status 409 or 202)`)
+			if !in.Policy.Present() {
+				p.Missing(in.Pos, "policy",
+					`add "policy" to idempotency_inflight: "wait" (with wait_timeout_ms) or "reject" (with status 409 or 202)`)
+			}
 		case "wait":
-			t := in.Node.Get("wait_timeout_ms")
-			if t == nil {
-				p.Missing(in.Node, "wait_timeout_ms", `add "wait_timeout_ms" to idempotency_inflight, e.g. 3000: a waiting duplicate needs a bound`)
-			} else if v, ok := t.Int(); ok && v == 0 {
+			switch t := in.WaitTimeoutMS; {
+			case !t.Present():
+				p.Missing(in.Pos, "wait_timeout_ms", `add "wait_timeout_ms" to idempotency_inflight, e.g. 3000: a waiting duplicate needs a bound`)
+			case t.OK() && t.Value == 0:
 				// A negative value is IDL002's (minimum 0); zero passes the
 				// schema but is a wait that never waits.
-				p.Report(t, "set wait_timeout_ms above 0, e.g. 3000: with 0 a duplicate never waits for the first attempt")
+				p.Report(t.Pos, "set wait_timeout_ms above 0, e.g. 3000: with 0 a duplicate never waits for the first attempt")
 			}
 		case "reject":
-			if in.Node.Get("status") == nil {
-				p.Missing(in.Node, "status", `add "status": 409 (or 202) to idempotency_inflight: a rejected duplicate must say the first attempt is still in progress`)
+			if !in.Status.Present() {
+				p.Missing(in.Pos, "status", `add "status": 409 (or 202) to idempotency_inflight: a rejected duplicate must say the first attempt is still in progress`)
 			}
 		}
 		// The status is the answer on reject and on a wait timeout alike,
 		// so both must tell the client the first attempt is still running.
-		if s := in.Node.Get("status"); s != nil {
-			if code, ok := s.Int(); ok && code != 202 && code != 409 {
-				p.Report(s, "set idempotency_inflight.status to 409 or 202: %d does not tell the client the first attempt is still in progress", code)
-			}
+		if s := in.Status; s.OK() && s.Value != 202 && s.Value != 409 {
+			p.Report(s.Pos, "set idempotency_inflight.status to 409 or 202: %d does not tell the client the first attempt is still in progress", s.Value)
 		}
 	},
 })

@@ -1,5 +1,7 @@
 package checks
 
+import "github.com/idemlint/idemlint/checks/boundary"
+
 // IDL110 checks the answer to a key reused with a different payload.
 var IDL110 = register(&Rule{
 	ID:       "IDL110",
@@ -28,29 +30,36 @@ Fix: declare
 		if pol == nil {
 			return
 		}
-		c := pol.Conflict
-		if c == nil {
-			p.Missing(pol.Node, "idempotency_conflict",
+		c := &pol.Conflict
+		switch c.State {
+		case boundary.Absent:
+			p.Missing(pol.Pos, "idempotency_conflict",
 				`add idempotency_conflict: {"on_payload_mismatch": {"status": 422, "error_code": "idempotency_key_reused"}}`)
 			return
-		}
-		m := c.Node
-		if m == nil {
-			p.Missing(c.Section, "on_payload_mismatch",
-				`add "on_payload_mismatch": {"status": 422, "error_code": "idempotency_key_reused"} to idempotency_conflict`)
+		case boundary.Invalid:
 			return
 		}
-		if s := m.Get("status"); s == nil {
-			p.Missing(m, "status", `add "status": 422 to on_payload_mismatch`)
-		} else if code, ok := s.Int(); ok {
-			switch {
-			case code < 400 || code > 499:
-				p.Report(s, "set on_payload_mismatch.status to 422: a key reused for a different payload is a client error, and %d does not say so", code)
-			case code != 422:
-				p.Warn(s, "use 422 instead of %d for on_payload_mismatch.status: the IETF Idempotency-Key draft answers a key reused for a different payload with 422", code)
-			}
+		m := &c.OnPayloadMismatch
+		switch m.State {
+		case boundary.Absent:
+			p.Missing(c.Pos, "on_payload_mismatch",
+				`add "on_payload_mismatch": {"status": 422, "error_code": "idempotency_key_reused"} to idempotency_conflict`)
+			return
+		case boundary.Invalid:
+			return
 		}
-		p.Missing(m, "error_code",
-			`add "error_code" to on_payload_mismatch, e.g. "idempotency_key_reused": clients need a stable code to tell this conflict from other client errors`)
+		switch s := m.Status; {
+		case !s.Present():
+			p.Missing(m.Pos, "status", `add "status": 422 to on_payload_mismatch`)
+		case !s.OK():
+		case s.Value < 400 || s.Value > 499:
+			p.Report(s.Pos, "set on_payload_mismatch.status to 422: a key reused for a different payload is a client error, and %d does not say so", s.Value)
+		case s.Value != 422:
+			p.Warn(s.Pos, "use 422 instead of %d for on_payload_mismatch.status: the IETF Idempotency-Key draft answers a key reused for a different payload with 422", s.Value)
+		}
+		if !m.ErrorCode.Present() {
+			p.Missing(m.Pos, "error_code",
+				`add "error_code" to on_payload_mismatch, e.g. "idempotency_key_reused": clients need a stable code to tell this conflict from other client errors`)
+		}
 	},
 })

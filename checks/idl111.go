@@ -2,6 +2,8 @@ package checks
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/idemlint/idemlint/checks/boundary"
@@ -27,7 +29,8 @@ A shorter ttl is allowed only when it is a decision, not an accident:
 "ttl_reduction": {"declared": true, "reason": "..."}. It is then reported as
 a warning that shows the reason, so reviewers see it.
 
-Reported: a missing idempotency_storage, tier or ttl, and a ttl below the
+Reported: a missing idempotency_storage, tier or ttl, a ttl of zero or
+longer than 3650d (what the reference engine can keep), and a ttl below the
 tier's minimum without a declared reduction.
 
 Fix: declare, for example,
@@ -39,39 +42,57 @@ ttl_reduction with the reason and make sure clients stop retrying before it.`,
 		if pol == nil {
 			return
 		}
-		s := pol.Storage
-		if s == nil {
-			p.Missing(pol.Node, "idempotency_storage",
+		s := &pol.Storage
+		switch s.State {
+		case boundary.Absent:
+			p.Missing(pol.Pos, "idempotency_storage",
 				`add idempotency_storage with "tier" and "ttl", e.g. {"tier": "default", "ttl": "24h"}`)
 			return
+		case boundary.Invalid:
+			return
 		}
-		p.Missing(s.Node, "tier",
-			`add "tier" to idempotency_storage: "default", "billing" or "irreversible"; the tier sets the minimum ttl`)
-		minTTL, known := p.Options.MinTTL[s.Tier]
-		ttlNode := s.Node.Get("ttl")
-		if ttlNode == nil {
+		if !s.Tier.Present() {
+			p.Missing(s.Pos, "tier",
+				`add "tier" to idempotency_storage: "default", "billing" or "irreversible"; the tier sets the minimum ttl`)
+		}
+		minTTL, known := p.Limits.MinTTL[s.Tier.Value]
+		if !s.TTL.Present() {
 			if known {
-				p.Missing(s.Node, "ttl", `add "ttl" to idempotency_storage: at least %s for tier %q`, humanDuration(minTTL), s.Tier)
+				p.Missing(s.Pos, "ttl", `add "ttl" to idempotency_storage: at least %s for tier %q`, humanDuration(minTTL), s.Tier.Value)
 			} else {
-				p.Missing(s.Node, "ttl", `add "ttl" to idempotency_storage, e.g. "24h": records must outlive every retry`)
+				p.Missing(s.Pos, "ttl", `add "ttl" to idempotency_storage, e.g. "24h": records must outlive every retry`)
 			}
 			return
 		}
-		// A ttl the schema rejects decodes as "" or fails to parse, and so
-		// does one too long for a time.Duration (centuries): never too short.
-		ttl, err := boundary.ParseTTL(s.TTL)
-		if !known || err != nil || ttl >= minTTL {
+		// A ttl the schema rejects (not an integer and a unit) is its
+		// finding; a well-formed one must still be one the engine can keep.
+		ttl, err := boundary.ParseTTL(s.TTL.Value)
+		if !s.TTL.OK() || !ttlSyntax.MatchString(s.TTL.Value) {
 			return
 		}
-		if s.Reduced {
-			p.Warn(ttlNode, "ttl %s is below the %s minimum for tier %q by a declared ttl_reduction (%q): make sure no client retries later than %s",
-				s.TTL, humanDuration(minTTL), s.Tier, s.Reason, s.TTL)
+		switch {
+		case err == nil && ttl == 0:
+			p.Report(s.TTL.Pos, `set ttl above zero, e.g. "24h": with %s every record expires at once and every retry executes again`, s.TTL.Value)
+			return
+		case err != nil || ttl > boundary.MaxTTL:
+			p.Report(s.TTL.Pos, "set ttl to at most %s: %s is longer than any store keeps a record", humanDuration(boundary.MaxTTL), s.TTL.Value)
 			return
 		}
-		p.Report(ttlNode, "raise ttl to at least %s for tier %q or declare ttl_reduction with a reason: a retry after %s executes the operation again",
-			humanDuration(minTTL), s.Tier, s.TTL)
+		if !known || ttl >= minTTL {
+			return
+		}
+		if s.Reduced() {
+			p.Warn(s.TTL.Pos, "ttl %s is below the %s minimum for tier %q by a declared ttl_reduction (%q): make sure no client retries later than %s",
+				s.TTL.Value, humanDuration(minTTL), s.Tier.Value, strings.TrimSpace(s.TTLReduction.Reason.Value), s.TTL.Value)
+			return
+		}
+		p.Report(s.TTL.Pos, "raise ttl to at least %s for tier %q or declare ttl_reduction with a reason: a retry after %s executes the operation again",
+			humanDuration(minTTL), s.Tier.Value, s.TTL.Value)
 	},
 })
+
+// ttlSyntax is the schema's duration pattern: values it rejects are IDL002's.
+var ttlSyntax = regexp.MustCompile(`^[0-9]+[smhdw]$`)
 
 // humanDuration writes d the way a retention is written in a policy: in
 // whole days from two days up ("7d"), else whole hours ("24h", as the spec

@@ -1,9 +1,7 @@
 package checks
 
 import (
-	"slices"
-
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/checks/boundary"
 )
 
 // IDL112 checks that the key is logged, so a duplicate can be traced.
@@ -30,17 +28,20 @@ Fix: declare
 		if pol == nil {
 			return
 		}
-		o := pol.Observe
-		if o == nil {
-			p.Missing(pol.Node, "observability",
+		o := &pol.Observe
+		switch o.State {
+		case boundary.Absent:
+			p.Missing(pol.Pos, "observability",
 				`add observability with "log_fields": ["idempotency_key", "request_id"]: the key is what ties a duplicate to its first attempt`)
 			return
+		case boundary.Invalid:
+			return
 		}
-		switch fields := o.Node.Get("log_fields"); {
-		case fields == nil:
-			p.Missing(o.Node, "log_fields", `add "log_fields": ["idempotency_key", "request_id"] to observability`)
-		case fields.Kind == jsontree.Array && !slices.Contains(o.LogFields, "idempotency_key"):
-			p.Report(fields, `add "idempotency_key" to observability.log_fields: a replay gets a new request id, so only the key ties a duplicate to its first attempt`)
+		switch fields := o.LogFields; {
+		case !fields.Present():
+			p.Missing(o.Pos, "log_fields", `add "log_fields": ["idempotency_key", "request_id"] to observability`)
+		case fields.OK() && !fields.Contains("idempotency_key"):
+			p.Report(fields.Pos, `add "idempotency_key" to observability.log_fields: a replay gets a new request id, so only the key ties a duplicate to its first attempt`)
 		}
 	},
 })

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
 )
 
@@ -39,15 +40,19 @@ Fix: add the chain's key header to the list the message names.`,
 				continue
 			}
 			for _, h := range c.Hops {
-				if h.Kind.IsEdge() && chain.StateChanging(h.Doc) && strings.EqualFold(chain.DeclaredHeader(h.Doc), c.KeyHeader) {
-					continue // IDL102's finding
-				}
+				// IDL102 judges the same list when the hop's own header is
+				// the chain's: the finding is linked to it, not dropped.
+				byIDL102 := h.Kind.IsEdge() && chain.StateChanging(h.Doc) && strings.EqualFold(chain.DeclaredHeader(h.Doc), c.KeyHeader)
 				for _, l := range h.Drops(c.KeyHeader) {
-					switch {
-					case l.Headers.IsList:
-						r.at(c, h.Doc, "/"+l.Field, fmt.Sprintf("add %q, the chain's key header, to %s: this hop drops it", c.KeyHeader, l.Field))
-					case !l.Headers.Present: // else it is not an array, which the schema reports
-						r.at(c, h.Doc, "/"+l.Field, fmt.Sprintf("add %s with %q: without it this hop drops the chain's key header", l.Field, c.KeyHeader))
+					var f *Finding
+					switch l.Headers.State {
+					case boundary.Valid:
+						f = r.at(c, h.Doc, l.Headers.Pos, fmt.Sprintf("add %q, the chain's key header, to %s: this hop drops it", c.KeyHeader, l.Field))
+					case boundary.Absent: // else it is not an array, which the schema reports
+						f = r.missing(c, h.Doc, h.Doc.Root.Pos, l.Field, fmt.Sprintf("add %s with %q: without it this hop drops the chain's key header", l.Field, c.KeyHeader))
+					}
+					if byIDL102 {
+						relate(f, h.Doc, l.Headers.Pos, "IDL102 reports this allowlist of the document too")
 					}
 				}
 			}

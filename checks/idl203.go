@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/checks/boundary"
 )
 
 // IDL203 checks that every hop of a chain names the same key header.
@@ -29,15 +29,15 @@ message names (and let its allowlists carry it).`,
 				continue
 			}
 			for _, h := range c.Hops {
-				idem := h.Doc.Idempotency
-				if idem == nil || strings.EqualFold(idem.Header, c.KeyHeader) {
+				idem := &h.Doc.Idempotency
+				if !idem.OK() || strings.EqualFold(idem.KeyHeader(), c.KeyHeader) {
 					continue
 				}
-				switch kind, ok := idem.Field("header"); {
-				case !ok:
-					r.at(c, h.Doc, idempotencyField("header"), fmt.Sprintf("set header to %q as %s does: this hop uses the default %q", c.KeyHeader, c.KeyHop(), idem.Header))
-				case kind == jsontree.String:
-					r.at(c, h.Doc, idempotencyField("header"), fmt.Sprintf("key header %q differs from %q used at %s; use one name along the chain", idem.Header, c.KeyHeader, c.KeyHop()))
+				switch hd := idem.Header; hd.State {
+				case boundary.Absent:
+					r.missing(c, h.Doc, idem.Pos, "header", fmt.Sprintf("set header to %q as %s does: this hop uses the default %q", c.KeyHeader, c.KeyHop(), idem.KeyHeader()))
+				case boundary.Valid:
+					r.at(c, h.Doc, hd.Pos, fmt.Sprintf("key header %q differs from %q used at %s; use one name along the chain", hd.Value, c.KeyHeader, c.KeyHop()))
 				}
 			}
 		}

@@ -3,8 +3,8 @@ package checks
 import (
 	"fmt"
 
+	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
 // IDL204 checks that the adapter policy a chain reaches owns its key.
@@ -19,33 +19,42 @@ policy embedded in a gateway_to_adapter edge is the owner by its place, and
 the edge's role stays validate_only or passthrough. A chain whose adapter
 does not own the key has no owner at all: duplicates execute twice.
 
-Split with IDL105: a BFF or gateway that claims role "owner" is visible in
-its own document, and IDL105 reports it there, once. IDL204 reports what the
-chain adds: the adapter policy a state-changing chain reaches is not the
-owner.
+Reported: the adapter policy a state-changing chain reaches is not the
+owner, and every hop upstream of it that claims role "owner" (a second
+owner). IDL105 reports such an upstream role in its own document too; the
+two findings are linked (a related location), and turning either rule off
+leaves the other's finding in place.
 
 Fix: set the adapter's http_idempotency.role to "owner".`,
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
 		const why = "this chain has no owner, and only its adapter policy may own the key"
 		for _, c := range p.Graph.Chains {
-			if !c.StateChanging || !c.Complete() || c.Last().Owner() {
+			if !c.StateChanging || !c.Complete() {
 				continue
 			}
+			// An upstream hop that claims the key makes a second owner,
+			// whatever the adapter says; IDL105 reports the same role.
+			for _, h := range c.Hops[:len(c.Hops)-1] {
+				if role := h.Doc.Idempotency.Role; role.Value == "owner" {
+					f := r.at(c, h.Doc, role.Pos, fmt.Sprintf(`set role to "validate_only" or "passthrough": %s claims the key, but only the chain's adapter policy may own it`, h))
+					relate(f, h.Doc, role.Pos, "IDL105 reports this role too")
+				}
+			}
 			h := c.Last()
-			idem := h.Doc.Idempotency
+			if h.Owner() {
+				continue
+			}
+			idem := &h.Doc.Idempotency
 			switch {
-			case idem == nil:
-				if !chain.StateChanging(h.Doc) && !h.Doc.Has("http_idempotency") { // else the schema reports it
-					r.at(c, h.Doc, idempotencyPointer, `add http_idempotency with role "owner": `+why)
+			case idem.State == boundary.Absent:
+				if !chain.StateChanging(h.Doc) { // else the schema requires it
+					r.missing(c, h.Doc, h.Doc.Root.Pos, "http_idempotency", `add http_idempotency with role "owner": `+why)
 				}
-			default:
-				switch kind, ok := idem.Field("role"); {
-				case !ok:
-					r.at(c, h.Doc, idempotencyField("role"), `set role to "owner": `+why)
-				case kind == jsontree.String:
-					r.at(c, h.Doc, idempotencyField("role"), fmt.Sprintf(`set role to "owner" instead of %q: %s`, idem.Role, why))
-				}
+			case idem.Role.State == boundary.Absent:
+				r.missing(c, h.Doc, idem.Pos, "role", `set role to "owner": `+why)
+			case idem.Role.OK():
+				r.at(c, h.Doc, idem.Role.Pos, fmt.Sprintf(`set role to "owner" instead of %q: %s`, idem.Role.Value, why))
 			}
 		}
 	},

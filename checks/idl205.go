@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 
+	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
 )
 
@@ -36,7 +37,7 @@ require_key.methods.`,
 			if c.Last().Embedded() {
 				why += " (this edge's http_idempotency governs the embedded policy)"
 			}
-			r.unrequired(c, c.Last(), fmt.Sprintf("add %q to require_key.operations or %s to require_key.methods", c.Operation, c.Last().Op.Method), why)
+			r.unrequired(c, c.Last(), fmt.Sprintf("add %q to require_key.operations or %s to require_key.methods", c.Operation, c.Last().Op.Method.Value), why)
 		}
 	},
 })
@@ -44,19 +45,17 @@ require_key.methods.`,
 // unrequired reports that hop h does not require the key for c's
 // operation: at its require_key, which fix says how to extend, or where the
 // missing require_key or http_idempotency belongs.
-func (r *chainReporter) unrequired(c *chain.Chain, h chain.Hop, fix, why string) {
-	idem := h.Doc.Idempotency
+func (r *chainReporter) unrequired(c *chain.Chain, h chain.Hop, fix, why string) *Finding {
+	idem := &h.Doc.Idempotency
 	switch {
-	case idem == nil:
-		if !chain.StateChanging(h.Doc) && !h.Doc.Has("http_idempotency") { // else the schema reports it
-			r.at(c, h.Doc, idempotencyPointer, fmt.Sprintf("add http_idempotency whose require_key covers %q: %s", c.Operation, why))
+	case idem.State == boundary.Absent:
+		if !chain.StateChanging(h.Doc) { // else the schema requires it
+			return r.missing(c, h.Doc, h.Doc.Root.Pos, "http_idempotency", fmt.Sprintf("add http_idempotency whose require_key covers %q: %s", c.Operation, why))
 		}
-	case idem.RequireKey != nil:
-		r.at(c, h.Doc, idempotencyField("require_key"), fix+": "+why)
-	default:
-		if _, present := idem.Field("require_key"); present {
-			return // not an object, which the schema reports
-		}
-		r.at(c, h.Doc, idempotencyField("require_key"), fmt.Sprintf("add require_key covering %q: %s", c.Operation, why))
+	case idem.RequireKey.OK():
+		return r.at(c, h.Doc, idem.RequireKey.Pos, fix+": "+why)
+	case idem.OK() && idem.RequireKey.State == boundary.Absent: // else not an object, which the schema reports
+		return r.missing(c, h.Doc, idem.Pos, "require_key", fmt.Sprintf("add require_key covering %q: %s", c.Operation, why))
 	}
+	return nil
 }

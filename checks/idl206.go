@@ -1,6 +1,10 @@
 package checks
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/idemlint/idemlint/checks/boundary"
+)
 
 // IDL206 checks that a browser is told to send every key its adapter
 // demands.
@@ -27,11 +31,19 @@ requiring the key for it at the adapter.`,
 		r := newChainReporter(p)
 		for _, c := range p.Graph.Chains {
 			browser := c.Hops[0]
-			if c.StateChanging || !c.Complete() || !c.Last().RequiresKey() || browser.RequiresKey() {
+			if !c.Complete() || !c.Last().RequiresKey() || browser.RequiresKey() {
 				continue
 			}
 			why := fmt.Sprintf("%s rejects it without a key, and browsers are not told to send one", c.Last())
-			r.unrequired(c, browser, fmt.Sprintf("add %q to require_key.operations", c.Operation), why)
+			f := r.unrequired(c, browser, fmt.Sprintf("add %q to require_key.operations", c.Operation), why)
+			if c.StateChanging {
+				// IDL101 requires the key for the same operation.
+				at := browser.Doc.Idempotency.RequireKey.Pos
+				if at == boundary.NoPos {
+					at = browser.Doc.Idempotency.Pos
+				}
+				relate(f, browser.Doc, at, "IDL101 reports this state-changing operation without a required key too")
+			}
 		}
 	},
 })

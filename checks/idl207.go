@@ -3,7 +3,7 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/checks/boundary"
 )
 
 // IDL207 checks that every document of a chain agrees on echoing the key.
@@ -25,18 +25,21 @@ value.`,
 		r := newChainReporter(p)
 		for _, c := range p.Graph.Chains {
 			ref := c.KeyHop()
-			if !c.StateChanging || ref.Doc.Idempotency == nil {
+			if !c.StateChanging || !ref.Doc.Idempotency.OK() {
 				continue
 			}
-			want := ref.Doc.Idempotency.EchoKeyHeader
+			want := ref.Doc.Idempotency.EchoKeyHeader.Value
 			for _, h := range c.Hops {
-				idem := h.Doc.Idempotency
-				if idem == nil || idem.EchoKeyHeader == want {
+				idem := &h.Doc.Idempotency
+				if !idem.OK() || idem.EchoKeyHeader.Value == want {
 					continue
 				}
 				msg := fmt.Sprintf("set echo_key_header to %t as %s does: responses must echo the key alike at every hop", want, ref)
-				if kind, ok := idem.Field("echo_key_header"); !ok || kind == jsontree.Bool { // else the schema reports it
-					r.at(c, h.Doc, idempotencyField("echo_key_header"), msg)
+				switch e := idem.EchoKeyHeader; e.State { // Invalid: the schema reports it
+				case boundary.Absent:
+					r.missing(c, h.Doc, idem.Pos, "echo_key_header", msg)
+				case boundary.Valid:
+					r.at(c, h.Doc, e.Pos, msg)
 				}
 			}
 		}

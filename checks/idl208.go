@@ -31,9 +31,9 @@ Reported at the max_attempts of the hop that contributes most.
 Fix: retry at one layer (usually the one nearest the failure) and lower or
 disable the others.`,
 	CheckSet: func(p *SetPass) {
-		limit := p.Options.MaxRetryAmplification
+		limit := p.Limits.MaxRetryAmplification
 		if limit < 1 {
-			limit = DefaultOptions().MaxRetryAmplification
+			limit = DefaultLimits().MaxRetryAmplification
 		}
 		r := newChainReporter(p)
 		for _, c := range p.Graph.Chains {
@@ -62,7 +62,7 @@ disable the others.`,
 				}
 			}
 			h := c.Hops[worst]
-			r.at(c, h.Doc, maxAttemptsPointer, fmt.Sprintf("retries multiply one request into %d attempts (%s), more than %d: lower max_attempts or retry at fewer hops", product, strings.Join(factors, ", "), limit))
+			r.at(c, h.Doc, h.Doc.Retry.MaxAttempts.Pos, fmt.Sprintf("retries multiply one request into %d attempts (%s), more than %d: lower max_attempts or retry at fewer hops", product, strings.Join(factors, ", "), limit))
 		}
 	},
 })
@@ -70,23 +70,20 @@ disable the others.`,
 // attempts is how many times hop h may send the chain's operation: its
 // max_attempts when its retry is enabled and covers the operation's method
 // (an absent methods list retries every method), else 1. A policy hop sends
-// nothing; an embedded one's edge is counted at its own hop.
+// nothing; an embedded one's edge is counted at its own hop. A max_attempts
+// beyond the schema's bound is IDL002's finding and counts 1 here.
 func attempts(h chain.Hop) int {
-	r := h.Doc.Retry
-	if h.Kind == boundary.Adapter || r == nil || !r.Enabled || r.MaxAttempts < 2 {
+	r := &h.Doc.Retry
+	if h.Kind == boundary.Adapter || !r.OK() || !r.Enabled.Value || !r.MaxAttempts.OK() || r.MaxAttempts.Value < 2 || r.MaxAttempts.Value > maxAttempts {
 		return 1
 	}
-	if len(r.Methods) > 0 && !containsFold(r.Methods, h.Op.Method) {
-		return 1
-	}
-	return r.MaxAttempts
-}
-
-func containsFold(list []string, s string) bool {
-	for _, v := range list {
-		if strings.EqualFold(v, s) {
-			return true
+	if r.Methods.OK() && len(r.Methods.Items) > 0 {
+		if _, ok := r.Methods.FindFold(h.Op.Method.Value); !ok {
+			return 1
 		}
 	}
-	return false
+	return int(r.MaxAttempts.Value)
 }
+
+// maxAttempts is the schema's bound on http_retry.max_attempts.
+const maxAttempts = 100

@@ -1,6 +1,8 @@
 package checks
 
-import "fmt"
+import (
+	"fmt"
+)
 
 // IDL209 checks that a gateway and the adapter it reaches agree on the
 // contract version.
@@ -25,10 +27,11 @@ adapter policy.`,
 				continue
 			}
 			edge, adapter := c.Hops[len(c.Hops)-2].Doc, c.Last().Doc
-			if edge.ContractVersion == "" || adapter.ContractVersion == "" || edge.ContractVersion == adapter.ContractVersion {
+			ev, av := edge.ContractVersion, adapter.ContractVersion
+			if !ev.OK() || !av.OK() || ev.Value == "" || av.Value == "" || ev.Value == av.Value {
 				continue // a missing one is the schema's finding
 			}
-			r.at(c, edge, "/contract_version", fmt.Sprintf("set contract_version to %q, the version of %s, or update that policy: the version is part of the idempotency scope", adapter.ContractVersion, c.Last()))
+			r.at(c, edge, ev.Pos, fmt.Sprintf("set contract_version to %q, the version of %s, or update that policy: the version is part of the idempotency scope", av.Value, c.Last()))
 		}
 	},
 })

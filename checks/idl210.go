@@ -19,30 +19,35 @@ no chain reaches, not even partly, is checked for nothing that matters: it is
 stale (the flow was renamed or removed), or its "from", "to", "service" or
 operation keys are misspelt, and the real flow goes unchecked. A document a
 chain reaches but cannot leave is not an orphan: IDL201 reports the break.
-While a document of the set cannot be linked (it is not JSON, or lacks its
-kind, "from", "to" or "service"; IDL001 and IDL002 say so) the rule stays
-quiet: that document may be the missing link.
+When some file of the set cannot be read or linked (it is not JSON, or lacks
+its kind, "from", "to" or "service"; IDL001 and IDL002 say so) the finding
+says how many: one of them may be the missing link. A document that defines
+the same hop as an earlier one (IDL211) is reached by no chain either; its
+finding names the document chains use.
 
 Fix: correct the linking fields so a chain reaches the document, or delete
 it.`,
 	CheckSet: func(p *SetPass) {
-		if p.Graph.Gaps > 0 {
-			return // IDL001 or IDL002 reports a document that may be the missing link
-		}
+		note := missingHopNote(p.Graph)
 		for _, d := range p.Docs {
 			if d.Kind == boundary.BrowserToBFF || !chain.Linkable(d) || p.Graph.OnChain(d) {
 				continue // a browser edge starts chains; an unlinkable one is the schema's finding
 			}
 			prev, n := p.Graph.Upstream(d)
-			at := d.From
+			at := d.From.Value
 			if d.Kind == boundary.Adapter {
-				at = d.Service
+				at = d.Service.Value
 			}
 			msg := fmt.Sprintf("no chain reaches this document: no %s document has to %q; link it or remove it", prev, at)
 			if n > 0 {
 				msg = fmt.Sprintf("no chain from a browser reaches this document: the %s documents that end at %q are unreached or carry none of its operations; link it or remove it", prev, at)
 			}
-			p.Report(d, "/boundary", "", "%s", msg)
+			f := p.Report(d, d.KindField.Pos, "", "%s", msg+note)
+			for _, dup := range p.Graph.Duplicates {
+				if dup.Doc == d {
+					f.Relate(dup.First, dup.First.KindField.Pos, fmt.Sprintf("IDL211: chains use this document, which defines the same hop for %q", dup.Operation))
+				}
+			}
 		}
 	},
 })

@@ -6,44 +6,22 @@ import (
 
 	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/checks/jsontree"
-	"github.com/idemlint/idemlint/schemas"
 )
 
-// Options are the tunable limits of the rules.
-type Options struct {
+// Limits are the tunable limits of the rules: the only settings a rule
+// sees. Which rules run and how their findings are shown is the runner's
+// business (Options).
+type Limits struct {
 	// MaxRetryAmplification is IDL208's limit on the product of
 	// max_attempts along a chain.
 	MaxRetryAmplification int
 	// MinTTL is IDL111's minimum retention per storage tier.
 	MinTTL map[string]time.Duration
-
-	// Disabled rules are not run and their findings are dropped ("off" in
-	// the project configuration, which refuses to disable IDL001).
-	Disabled map[string]bool
-	// Severity replaces the severity of every finding of a rule.
-	Severity map[string]Severity
-	// Ignore, when set, reports whether a collected file (or an unreadable
-	// path) is left out of the set.
-	Ignore func(path string) bool
-
-	// validator validates the schemas of one set, each repeated section
-	// once; CheckFiles makes one per run.
-	validator *schemas.Validator
 }
 
-// schemaValidator returns the set's validator, or a fresh one when the
-// document is checked on its own.
-func (o *Options) schemaValidator() *schemas.Validator {
-	if o.validator == nil {
-		return schemas.NewValidator()
-	}
-	return o.validator
-}
-
-// DefaultOptions returns the limits the spec states.
-func DefaultOptions() Options {
-	return Options{
+// DefaultLimits returns the limits the spec states.
+func DefaultLimits() Limits {
+	return Limits{
 		MaxRetryAmplification: 10,
 		MinTTL: map[string]time.Duration{
 			"default":      24 * time.Hour,
@@ -55,71 +33,70 @@ func DefaultOptions() Options {
 
 // DocumentPass is what a per-document rule receives.
 type DocumentPass struct {
-	Rule    *Rule
-	Doc     *boundary.Document
-	Options *Options
+	Rule   *Rule
+	Doc    *boundary.Document
+	Limits *Limits
 
 	findings *[]Finding
 }
 
-// Report reports n at the rule's severity.
-func (p *DocumentPass) Report(n *jsontree.Node, format string, args ...any) {
-	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, p.Doc, n, n.Pointer(), format, args))
+// Report reports the value at `at` at the rule's severity.
+func (p *DocumentPass) Report(at boundary.Pos, format string, args ...any) {
+	p.add(newFinding(p.Rule, p.Rule.Severity, p.Doc, at, "", "", format, args))
 }
 
-// Warn reports n as a warning whatever the rule's severity: the spec makes
-// some variants of an error rule (e.g. raw_bytes under IDL106) warnings.
-func (p *DocumentPass) Warn(n *jsontree.Node, format string, args ...any) {
-	*p.findings = append(*p.findings, newFinding(p.Rule, Warning, p.Doc, n, n.Pointer(), format, args))
+// Warn reports the value at `at` as a warning whatever the rule's
+// severity: the spec makes some variants of an error rule (e.g. raw_bytes
+// under IDL106) warnings.
+func (p *DocumentPass) Warn(at boundary.Pos, format string, args ...any) {
+	p.add(newFinding(p.Rule, Warning, p.Doc, at, "", "", format, args))
 }
 
-// Missing reports that obj lacks field: the position is obj's, the pointer
-// is where the field belongs. A field that is present with the wrong type
-// decodes as absent, but IDL002 already reports it, so Missing stays
-// silent then.
-func (p *DocumentPass) Missing(obj *jsontree.Node, field string, format string, args ...any) {
-	if obj.Get(field) != nil {
-		return
-	}
-	ptr := obj.Pointer() + "/" + jsontree.EscapePointer(field)
-	*p.findings = append(*p.findings, newFinding(p.Rule, p.Rule.Severity, p.Doc, obj, ptr, format, args))
+// Missing reports that the object at `in` lacks the member field: the
+// position is the object's, the pointer where the field belongs. Callers
+// ask first whether the field is absent: one present with the wrong type
+// is the schema's finding (IDL002).
+func (p *DocumentPass) Missing(in boundary.Pos, field string, format string, args ...any) {
+	p.add(newFinding(p.Rule, p.Rule.Severity, p.Doc, in, field, "", format, args))
 }
 
-// SetPass is what a cross-document rule receives. The documents of a
-// checked set have released their parse trees (see boundary.Release), so a
-// cross-document finding names its place by JSON Pointer; the runner
-// places it once every rule has run, re-parsing only the files concerned.
+func (p *DocumentPass) add(f Finding) { *p.findings = append(*p.findings, f) }
+
+// SetPass is what a cross-document rule receives.
 type SetPass struct {
-	Rule    *Rule
-	Docs    []*boundary.Document // every parsed document, sorted by path
-	Graph   *chain.Graph         // Docs linked into chains, built once for every rule
-	Options *Options
+	Rule   *Rule
+	Docs   []*boundary.Document // every decoded document of the set, sorted by path
+	Graph  *chain.Graph         // Docs linked into chains, built once for every rule
+	Limits *Limits
 
 	findings *[]Finding
-	unplaced *[]unplaced
 }
 
-// unplaced is a cross-document finding waiting for its line and column.
-type unplaced struct {
-	finding int // index in the pass's findings
-	doc     *boundary.Document
+// Report reports, at the rule's severity, the value at `at` in doc as a
+// finding of the chain named chain ("" for none), and returns it so the
+// rule can add related locations.
+func (p *SetPass) Report(doc *boundary.Document, at boundary.Pos, chain string, format string, args ...any) *Finding {
+	return p.add(newFinding(p.Rule, p.Rule.Severity, doc, at, "", chain, format, args))
 }
 
-// Report reports, at the rule's severity, the value at pointer in doc, or
-// where a missing value belongs: its line and column are those of the
-// deepest value on the pointer's path, the enclosing object of a missing
-// field. chain names the chain the finding broke ("" for none).
-func (p *SetPass) Report(doc *boundary.Document, pointer, chain string, format string, args ...any) {
-	f := Finding{Rule: p.Rule.ID, Severity: p.Rule.Severity, File: doc.Path, Pointer: pointer, Chain: chain, Message: message(chain, format, args)}
-	*p.unplaced = append(*p.unplaced, unplaced{len(*p.findings), doc})
+// Missing is Report for a member field that the object at `in` lacks.
+func (p *SetPass) Missing(doc *boundary.Document, in boundary.Pos, field, chain string, format string, args ...any) *Finding {
+	return p.add(newFinding(p.Rule, p.Rule.Severity, doc, in, field, chain, format, args))
+}
+
+func (p *SetPass) add(f Finding) *Finding {
 	*p.findings = append(*p.findings, f)
+	return &(*p.findings)[len(*p.findings)-1]
 }
 
-// newFinding is a finding of a per-document rule, placed at node n.
-func newFinding(r *Rule, sev Severity, doc *boundary.Document, n *jsontree.Node, ptr, format string, args []any) Finding {
-	f := Finding{Rule: r.ID, Severity: sev, File: doc.Path, Pointer: ptr, Message: message("", format, args)}
-	f.Line, f.Column = doc.Position.At(n.Offset)
-	return f
+// newFinding is a finding at the value `at` of doc, or, when member is
+// set, where that missing member of the object at `at` belongs.
+func newFinding(r *Rule, sev Severity, doc *boundary.Document, at boundary.Pos, member, chain, format string, args []any) Finding {
+	pl := doc.Place(at)
+	if member != "" {
+		pl.Pointer = doc.Member(at, member)
+	}
+	return Finding{Rule: r.ID, Severity: sev, File: doc.Path, Line: pl.Line, Column: pl.Column, Pointer: pl.Pointer, Chain: chain, Message: message(chain, format, args)}
 }
 
 // message is a finding's text: format applied to args (format as is

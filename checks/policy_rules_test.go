@@ -3,6 +3,7 @@ package checks
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/idemlint/idemlint/schemas"
 	"os"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func checkPolicyEdit(t *testing.T, opts Options, edit func(doc map[string]any)) 
 	if src, err = json.Marshal(doc); err != nil {
 		t.Fatal(err)
 	}
-	_, findings := CheckDocument("04-adapter.json", src, &opts)
+	_, findings := checkDocument("04-adapter.json", src, schemas.NewValidator(), &opts)
 	got = []string{}
 	for _, f := range findings {
 		if f.Rule == IDL002.ID {
@@ -99,7 +100,7 @@ func TestPolicyRulesLeaveWrongTypesToSchema(t *testing.T) {
 // Options, and that messages write them as a person would.
 func TestIDL111UsesConfiguredMinimum(t *testing.T) {
 	opts := DefaultOptions()
-	opts.MinTTL = map[string]time.Duration{"default": 36 * time.Hour, "billing": 30 * 24 * time.Hour}
+	opts.Limits.MinTTL = map[string]time.Duration{"default": 36 * time.Hour, "billing": 30 * 24 * time.Hour}
 	cases := []struct {
 		name    string
 		storage map[string]any

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -12,43 +13,91 @@ import (
 	"github.com/idemlint/idemlint/schemas"
 )
 
-// Result is the outcome of checking a boundary set.
-type Result struct {
-	Findings []Finding // sorted
-	// Documents are every document that parsed, sorted by path, released
-	// (typed model only: see boundary.Document.Release).
-	Documents []*boundary.Document
-	Files     int // files examined
+// Options say which rules run, how their findings are shown and which
+// files form which set; Limits are what the rules themselves see.
+type Options struct {
+	Limits Limits
+
+	// Disabled rules are not run and their findings are dropped ("off" in
+	// the project configuration, which refuses to disable IDL001).
+	Disabled map[string]bool
+	// Severity replaces the severity of every finding of a rule.
+	Severity map[string]Severity
+	// Ignore, when set, reports whether a collected file (or an unreadable
+	// path) is left out of the set.
+	Ignore func(path string) bool
+	// SetOf, when set, names the boundary set a file belongs to: chains
+	// link documents of one set only. "" is the default set.
+	SetOf func(path string) string
+
+	decodeOnly bool // Load: no schema, no rules
 }
 
-// Check collects the files under paths and checks them as one set. Its
-// error is a usage problem (a named path that does not exist); anything
-// wrong inside the set is a finding.
+// DefaultOptions returns every rule on with the spec's limits.
+func DefaultOptions() Options { return Options{Limits: DefaultLimits()} }
+
+// Result is the outcome of checking boundary sets.
+type Result struct {
+	Findings []Finding // sorted
+	// Documents are the boundary documents that decoded, sorted by path.
+	Documents []*boundary.Document
+	Files     int // files examined
+	// Unreadable counts the files that could not be read or are not a
+	// JSON object: their IDL001 findings say why.
+	Unreadable int
+	// NotBoundary counts the JSON objects that are not boundary documents
+	// (neither spec_version nor boundary): skipped, not checked.
+	NotBoundary int
+	// Sets are the Documents by boundary set (Options.SetOf), in the order
+	// of the sets' names.
+	Sets [][]*boundary.Document
+}
+
+// Load collects the files under paths as Check does and decodes them,
+// running no check: what "graph" and "conform" read. Findings holds only
+// why files could not be read (IDL001).
+func Load(paths []string, opts Options) (*Result, error) {
+	opts.decodeOnly = true
+	return Check(paths, opts)
+}
+
+// Check collects the files under paths and checks them. Its error is a
+// usage problem (a named path that does not exist); anything wrong inside
+// the set is a finding.
 func Check(paths []string, opts Options) (*Result, error) {
 	files, skipped, err := fileset.Collect(paths)
 	if err != nil {
 		return nil, err
 	}
-	files, skipped = opts.leaveOut(files, skipped)
+	if opts.Ignore != nil {
+		files = slices.DeleteFunc(files, opts.Ignore)
+		skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return opts.Ignore(s.Path) })
+	}
 	res := CheckFiles(files, opts)
 	for _, s := range skipped {
 		res.Findings = append(res.Findings, unreadable(s.Path, s.Err))
 	}
+	res.Files += len(skipped)
+	res.Unreadable += len(skipped)
 	SortFindings(res.Findings)
 	return res, nil
 }
 
-// CheckFiles checks files as one set: each file is read, parsed and checked
-// on its own by a pool of GOMAXPROCS workers, which then releases its parse
-// tree; the cross-document rules run once over every document that parsed.
+// loaded is one file after the per-document stages.
+type loaded struct {
+	doc          *boundary.Document // nil when the file is no boundary document
+	findings     []Finding
+	suppressions fileSuppressions
+	unreadable   bool
+	notBoundary  bool
+}
+
+// CheckFiles checks files: each is read and taken through the
+// per-document stages by a pool of GOMAXPROCS workers, then the
+// cross-document rules run once per set over its documents.
 func CheckFiles(files []string, opts Options) *Result {
-	opts.validator = schemas.NewValidator()
-	type fileResult struct {
-		doc          *boundary.Document
-		findings     []Finding
-		suppressions fileSuppressions
-	}
-	results := make([]fileResult, len(files))
+	validator := schemas.NewValidator()
+	results := make([]loaded, len(files))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
@@ -60,16 +109,7 @@ func CheckFiles(files []string, opts Options) *Result {
 				if i >= len(files) {
 					return
 				}
-				src, err := fileset.Read(files[i])
-				if err != nil {
-					results[i].findings = []Finding{unreadable(files[i], err)}
-					continue
-				}
-				r := &results[i]
-				if r.doc, r.findings = CheckDocument(files[i], src, &opts); r.doc != nil {
-					r.suppressions = readFile(r.doc, &opts)
-					r.doc.Release()
-				}
+				results[i] = load(files[i], validator, &opts)
 			}
 		}()
 	}
@@ -77,78 +117,117 @@ func CheckFiles(files []string, opts Options) *Result {
 
 	res := &Result{Files: len(files)}
 	sup := &suppressions{entries: map[string][]*suppression{}}
+	sets := map[string][]*boundary.Document{}
+	var setNames []string
 	for _, r := range results {
 		res.Findings = append(res.Findings, r.findings...)
-		if r.doc != nil {
+		switch {
+		case r.unreadable:
+			res.Unreadable++
+		case r.notBoundary:
+			res.NotBoundary++
+		case r.doc != nil:
 			res.Documents = append(res.Documents, r.doc)
 			sup.add(r.doc.Path, r.suppressions)
+			name := ""
+			if opts.SetOf != nil {
+				name = opts.SetOf(r.doc.Path)
+			}
+			if _, ok := sets[name]; !ok {
+				setNames = append(setNames, name)
+			}
+			sets[name] = append(sets[name], r.doc)
 		}
 	}
-	res.Findings = append(res.Findings, checkSet(res.Documents, len(files)-len(res.Documents), &opts)...)
+	slices.Sort(setNames)
+	res.Sets = make([][]*boundary.Document, len(setNames))
+	for i, name := range setNames {
+		res.Sets[i] = sets[name]
+		if opts.decodeOnly {
+			continue
+		}
+		// A file that could not be read may belong to any set: each set
+		// is told how many there are.
+		res.Findings = append(res.Findings, checkSet(sets[name], res.Unreadable, &opts)...)
+	}
 	res.Findings = applyOverrides(res.Findings, sup, &opts)
 	SortFindings(res.Findings)
 	return res
 }
 
-// CheckDocument parses src and runs every per-document rule on it. The
-// document is nil when src is not a JSON object.
-func CheckDocument(path string, src []byte, opts *Options) (*boundary.Document, []Finding) {
-	doc, problems := boundary.Parse(path, src)
+// load reads one file and takes it through the per-document stages:
+// parse and decode (IDL001), the schema (IDL002), the per-document rules
+// and its suppressions. The parse tree lives only while it runs.
+func load(path string, validator *schemas.Validator, opts *Options) loaded {
+	src, err := fileset.Read(path)
+	if err != nil {
+		return loaded{findings: []Finding{unreadable(path, err)}, unreadable: true}
+	}
+	doc, findings := checkDocument(path, src, validator, opts)
+	switch {
+	case doc == nil:
+		return loaded{findings: findings, unreadable: true}
+	case !doc.Boundary:
+		return loaded{notBoundary: true}
+	}
+	if opts.decodeOnly {
+		return loaded{doc: doc}
+	}
+	var fs fileSuppressions
+	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed})
+	return loaded{doc: doc, findings: findings, suppressions: fs}
+}
+
+// CheckDocument takes src through the per-document stages with every rule
+// on and the default limits: the one verdict on a single document, which
+// the reference engine asks too. The document is nil when src is not a
+// JSON object.
+func CheckDocument(path string, src []byte) (*boundary.Document, []Finding) {
+	opts := DefaultOptions()
+	return checkDocument(path, src, schemas.NewValidator(), &opts)
+}
+
+func checkDocument(path string, src []byte, validator *schemas.Validator, opts *Options) (*boundary.Document, []Finding) {
+	text := string(src)
+	tree, problems := jsontree.Parse(text)
+	var doc *boundary.Document
+	if tree != nil {
+		doc = boundary.Decode(path, text, tree)
+	}
 	var findings []Finding
 	for _, pr := range problems {
 		findings = append(findings, Finding{Rule: IDL001.ID, Severity: IDL001.Severity, File: path,
 			Line: pr.Line, Column: pr.Column, Pointer: pr.Pointer, Message: pr.Message})
 	}
-	if doc == nil {
-		return nil, findings
+	if doc == nil || !doc.Boundary || opts.decodeOnly {
+		return doc, findings
+	}
+	if !opts.Disabled[IDL002.ID] {
+		findings = append(findings, schemaFindings(doc, tree, text, validator)...)
 	}
 	for _, r := range Rules() {
 		if r.CheckDocument != nil && !opts.Disabled[r.ID] {
-			r.CheckDocument(&DocumentPass{Rule: r, Doc: doc, Options: opts, findings: &findings})
+			r.CheckDocument(&DocumentPass{Rule: r, Doc: doc, Limits: &opts.Limits, findings: &findings})
 		}
 	}
 	return doc, findings
 }
 
-// CheckSet runs the cross-document rules over parsed documents, released or
-// not. The chain graph is built once here, so no rule walks the documents
-// again.
+// CheckSet runs the cross-document rules over one set of documents.
 func CheckSet(docs []*boundary.Document, opts *Options) []Finding { return checkSet(docs, 0, opts) }
 
-// checkSet is CheckSet for a set in which unparsed files did not decode
+// checkSet is CheckSet for a set in which unreadable files did not decode
 // into a document: the chain rules must know that a link may be missing.
-func checkSet(docs []*boundary.Document, unparsed int, opts *Options) []Finding {
+func checkSet(docs []*boundary.Document, unreadable int, opts *Options) []Finding {
 	var findings []Finding
-	var pending []unplaced
 	graph := chain.Build(docs)
-	graph.Gaps += unparsed
+	graph.Unreadable = unreadable
 	for _, r := range Rules() {
 		if r.CheckSet != nil && !opts.Disabled[r.ID] {
-			r.CheckSet(&SetPass{Rule: r, Docs: docs, Graph: graph, Options: opts, findings: &findings, unplaced: &pending})
+			r.CheckSet(&SetPass{Rule: r, Docs: docs, Graph: graph, Limits: &opts.Limits, findings: &findings})
 		}
 	}
-	place(findings, pending)
 	return findings
-}
-
-// place sets the line and column of cross-document findings from their
-// pointers, parsing each document concerned once more if it has released
-// its tree; findings concern few documents of a set.
-func place(findings []Finding, pending []unplaced) {
-	roots := map[*boundary.Document]*jsontree.Node{}
-	for _, u := range pending {
-		root, ok := roots[u.doc]
-		if !ok {
-			// A document exists only if its source parsed, so parsing the
-			// same text again yields its root.
-			if root = u.doc.Root; root == nil {
-				root, _ = jsontree.Parse(u.doc.Position.Source())
-			}
-			roots[u.doc] = root
-		}
-		f := &findings[u.finding]
-		f.Line, f.Column = u.doc.Position.At(root.Nearest(f.Pointer).Offset)
-	}
 }
 
 func unreadable(path string, err error) Finding {

@@ -2,12 +2,9 @@ package checks
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/fileset"
-	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
 // This file applies what the project decided about findings, after the
@@ -19,7 +16,7 @@ import (
 //	"x-idemlint-ignore": [{"rule": "IDL112", "reason": "..."}]
 //
 // As an "x-" field it is free for the JSON Schema; IDL003 checks it.
-const SuppressionField = "x-idemlint-ignore"
+const SuppressionField = boundary.SuppressionField
 
 // suppression is one valid entry of a document's SuppressionField. It
 // keeps where it is written, not its node: suppressions are read before the
@@ -44,30 +41,12 @@ type fileSuppressions struct {
 	malformed []Finding
 }
 
-// readFile reads the suppressions of doc.
-func readFile(doc *boundary.Document, opts *Options) fileSuppressions {
-	var fs fileSuppressions
-	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Options: opts, findings: &fs.malformed})
-	return fs
-}
-
 // add gathers the suppressions of the document at path into the set's.
 func (s *suppressions) add(path string, fs fileSuppressions) {
 	if len(fs.entries) > 0 {
 		s.entries[path] = fs.entries
 	}
 	s.malformed = append(s.malformed, fs.malformed...)
-}
-
-// leaveOut drops the files, and the unreadable paths met while walking,
-// that the configuration ignores.
-func (o *Options) leaveOut(files []string, skipped []fileset.Skipped) ([]string, []fileset.Skipped) {
-	if o.Ignore == nil {
-		return files, skipped
-	}
-	files = slices.DeleteFunc(files, o.Ignore)
-	skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return o.Ignore(s.Path) })
-	return files, skipped
 }
 
 // applyOverrides drops the findings of disabled rules and those hidden by a
@@ -116,81 +95,80 @@ func hide(list []*suppression, rule string) bool {
 	return false
 }
 
-// readSuppressions returns the valid entries of p.Doc's SuppressionField
-// and reports the others through p; an entry with a problem hides nothing.
+// readSuppressions reads the document's suppressions, reporting each
+// malformed entry as an IDL003 finding through p.
 func readSuppressions(p *DocumentPass) []*suppression {
-	field := p.Doc.Root.Get(SuppressionField)
-	if field == nil {
+	field := p.Doc.Suppressions
+	switch field.State {
+	case boundary.Absent:
 		return nil
-	}
-	if field.Kind != jsontree.Array {
-		p.Report(field, `%q must be an array of {"rule": "IDLnnn", "reason": "..."} objects, found %s`, SuppressionField, field.Kind)
+	case boundary.Invalid:
+		p.Report(field.Pos, `%q must be an array of {"rule": "IDLnnn", "reason": "..."} objects, found %s`, SuppressionField, field.Kind)
 		return nil
 	}
 	var out []*suppression
-	first := map[string]*jsontree.Node{} // rule id -> its first entry
-	for _, e := range field.Items {
+	first := map[string]boundary.Pos{} // rule id -> its first entry
+	for i := range field.Entries {
+		e := &field.Entries[i]
 		if rule, ok := readEntry(p, e, first); ok {
-			at := newFinding(IDL003, Warning, p.Doc, e, e.Pointer(), "", nil)
+			at := newFinding(IDL003, Warning, p.Doc, e.Pos, "", "", "", nil)
 			out = append(out, &suppression{at: at, rule: rule})
 		}
 	}
 	return out
 }
 
-// readEntry checks one suppression entry, reporting each problem, and
-// returns its rule id and whether the entry is valid.
-func readEntry(p *DocumentPass, e *jsontree.Node, first map[string]*jsontree.Node) (string, bool) {
-	if e.Kind != jsontree.Object {
-		p.Report(e, `a suppression must be an object {"rule": "IDLnnn", "reason": "..."}, found %s`, e.Kind)
+// readEntry checks one entry and returns the rule it suppresses.
+func readEntry(p *DocumentPass, e *boundary.SuppressionEntry, first map[string]boundary.Pos) (string, bool) {
+	if !e.OK() {
+		p.Report(e.Pos, `a suppression must be an object {"rule": "IDLnnn", "reason": "..."}, found %s`, e.Kind)
 		return "", false
 	}
 	ok := true
-	for _, m := range e.Members {
-		if m.Key != "rule" && m.Key != "reason" {
-			p.Report(m.Value, "unknown field %q in a suppression; allowed: reason, rule", m.Key)
-			ok = false
-		}
+	for _, m := range e.Unknown {
+		p.Report(m.Pos, "unknown field %q in a suppression; allowed: reason, rule", m.Name)
+		ok = false
 	}
 
 	var rule string
-	switch n := e.Get("rule"); {
-	case n == nil:
-		p.Missing(e, "rule", `add "rule" to this suppression: the id of the rule whose findings it hides, e.g. "IDL112"`)
+	switch n := e.Rule; n.State {
+	case boundary.Absent:
+		p.Missing(e.Pos, "rule", `add "rule" to this suppression: the id of the rule whose findings it hides, e.g. "IDL112"`)
 		ok = false
-	case n.Kind != jsontree.String:
-		p.Report(n, `"rule" must be a rule id such as "IDL112", found %s`, n.Kind)
+	case boundary.Invalid:
+		p.Report(n.Pos, `"rule" must be a rule id such as "IDL112", found %s`, e.RuleKind)
 		ok = false
 	default:
-		rule = n.Text
+		rule = n.Value
 		r, known := Lookup(rule)
+		prev, seen := first[rule]
 		switch {
 		case known && r.ID != rule:
-			p.Report(n, "unknown rule %q; did you mean %q?", rule, r.ID)
+			p.Report(n.Pos, "unknown rule %q; did you mean %q?", rule, r.ID)
 			ok = false
 		case !known:
-			p.Report(n, `unknown rule %q; "idemlint rules" lists the rule ids`, rule)
+			p.Report(n.Pos, `unknown rule %q; "idemlint rules" lists the rule ids`, rule)
 			ok = false
 		case rule == IDL001.ID || rule == IDL003.ID:
-			p.Report(n, "%s cannot be suppressed; fix what it reports instead", rule)
+			p.Report(n.Pos, "%s cannot be suppressed; fix what it reports instead", rule)
 			ok = false
-		case first[rule] != nil:
-			p.Report(n, "%s is already suppressed by %s; remove this entry", rule, first[rule].Pointer())
+		case seen:
+			p.Report(n.Pos, "%s is already suppressed by %s; remove this entry", rule, p.Doc.Pointer(prev))
 			ok = false
 		default:
-			first[rule] = e
+			first[rule] = e.Pos
 		}
 	}
 
-	switch n := e.Get("reason"); {
-	case n == nil:
-		p.Missing(e, "reason", `add "reason" to this suppression: say why the finding does not apply here`)
+	switch n := e.Reason; {
+	case n.State == boundary.Absent:
+		p.Missing(e.Pos, "reason", `add "reason" to this suppression: say why the finding does not apply here`)
 		ok = false
-	case n.Kind != jsontree.String:
-		p.Report(n, `"reason" must be a string saying why the finding does not apply here, found %s`, n.Kind)
+	case n.State == boundary.Invalid:
+		p.Report(n.Pos, `"reason" must be a string saying why the finding does not apply here, found %s`, e.ReasonKind)
 		ok = false
-	case strings.TrimSpace(n.Text) == "":
-		p.Report(n, `"reason" is empty; say why the finding does not apply here`)
+	case strings.TrimSpace(n.Value) == "":
+		p.Report(n.Pos, `"reason" is empty; say why the finding does not apply here`)
 		ok = false
 	}
 	return rule, ok

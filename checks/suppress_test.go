@@ -36,7 +36,7 @@ func adapterWith(t *testing.T, ignore string) *boundary.Document {
 			t.Fatal(err)
 		}
 	}
-	doc, problems := boundary.Parse("04-adapter.json", src)
+	doc, _, problems := boundary.Parse("04-adapter.json", src)
 	if doc == nil || len(problems) > 0 {
 		t.Fatalf("test document does not parse: %v", problems)
 	}
@@ -51,12 +51,13 @@ func override(t *testing.T, doc *boundary.Document, opts Options, extra ...Findi
 	var findings []Finding
 	for _, r := range Rules() {
 		if r.CheckDocument != nil && !opts.Disabled[r.ID] {
-			r.CheckDocument(&DocumentPass{Rule: r, Doc: doc, Options: &opts, findings: &findings})
+			r.CheckDocument(&DocumentPass{Rule: r, Doc: doc, Limits: &opts.Limits, findings: &findings})
 		}
 	}
 	sup := &suppressions{entries: map[string][]*suppression{}}
-	sup.add(doc.Path, readFile(doc, &opts))
-	doc.Release() // as the runner does: suppressions must not need the tree
+	var fs fileSuppressions
+	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed})
+	sup.add(doc.Path, fs)
 	got := []string{}
 	for _, f := range applyOverrides(append(findings, extra...), sup, &opts) {
 		got = append(got, fmt.Sprintf("%s %s %s: %s", f.Rule, f.Severity, f.Pointer, f.Message))

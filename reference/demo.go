@@ -43,7 +43,7 @@ type Demo struct {
 
 // NewDemo returns a demo handler for the operations of p.
 func NewDemo(p *boundary.Policy) *Demo {
-	return &Demo{router: newRouter(p.Operations), ops: p.Operations, resources: map[string]json.RawMessage{}}
+	return &Demo{router: newRouter(p.Operations.Items), ops: p.Operations.Items, resources: map[string]json.RawMessage{}}
 }
 
 // Effects returns how many times an operation really ran.
@@ -62,7 +62,7 @@ func (d *Demo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.effects.Add(1)
 	op := d.ops[i]
 	if op.StateChanging {
-		d.create(w, r, op.Key)
+		d.create(w, r, op.Key.Value)
 		return
 	}
 	if id, byID := d.router.lastParam(i, r.URL.Path); byID {

@@ -147,8 +147,7 @@ func Load(path string, opts ...Option) (*Engine, error) {
 // document goes through every per-document check first; any error finding
 // refuses it with an *InvalidPolicyError.
 func New(path string, src []byte, opts ...Option) (*Engine, error) {
-	checkOpts := checks.DefaultOptions()
-	doc, findings := checks.CheckDocument(path, src, &checkOpts)
+	doc, findings := checks.CheckDocument(path, src)
 	checks.SortFindings(findings)
 	if errs, _ := checks.Count(findings); errs > 0 {
 		return nil, &InvalidPolicyError{Path: path, Findings: findings}
@@ -163,11 +162,7 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 	if e.store == nil {
 		e.store = NewMemoryStore(e.now)
 	}
-	if faults := e.configure(doc); len(faults) > 0 {
-		all := append(findings, faults...)
-		checks.SortFindings(all)
-		return nil, &InvalidPolicyError{Path: path, Findings: all}
-	}
+	e.configure(doc)
 	for _, f := range findings {
 		e.log.Warn("policy warning", "finding", formatFinding(f))
 	}

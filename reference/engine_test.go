@@ -14,10 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/boundary"
 )
 
 func TestNewRefusesInvalidPolicy(t *testing.T) {
@@ -377,10 +375,11 @@ func TestAttemptWakesWaiters(t *testing.T) {
 	}
 }
 
-// TestConfigureRefusesWhatCannotRun drives configure directly, as if the
-// checks had been suppressed: each missing piece the engine needs is a
-// finding of the rule that demands it, never a nil dereference.
-func TestConfigureRefusesWhatCannotRun(t *testing.T) {
+// TestOneVerdictOnWhatCannotRun holds the one verdict (spec 6.2): each
+// missing piece the engine needs is an error finding of the rule that
+// demands it, so New refuses the policy; and configure, driven directly as
+// if that rule had been turned off, still configures without failing.
+func TestOneVerdictOnWhatCannotRun(t *testing.T) {
 	tests := []struct {
 		edits         map[string]any
 		rule, pointer string
@@ -403,25 +402,26 @@ func TestConfigureRefusesWhatCannotRun(t *testing.T) {
 		{map[string]any{"/idempotency_storage": remove}, "IDL111", "/idempotency_storage"},
 		{map[string]any{"/idempotency_storage/ttl": remove}, "IDL111", "/idempotency_storage/ttl"},
 		{map[string]any{"/idempotency_storage/ttl": "106752d"}, "IDL111", "/idempotency_storage/ttl"},
+		{map[string]any{"/idempotency_storage/ttl": "3651d"}, "IDL111", "/idempotency_storage/ttl"},
+		{map[string]any{"/idempotency_storage/ttl": "99999999999999999999999d"}, "IDL111", "/idempotency_storage/ttl"},
+		{map[string]any{"/idempotency_inflight/wait_timeout_ms": 10000000000000}, "IDL002", "/idempotency_inflight/wait_timeout_ms"},
+		{map[string]any{"/http_idempotency/key_format": map[string]any{"pattern": "("}}, "IDL002", "/http_idempotency/key_format/pattern"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pointer, func(t *testing.T) {
-			doc, problems := boundary.Parse("policy.json", policySource(t, "adapter.json", tt.edits))
-			if len(problems) > 0 {
-				t.Fatal(problems)
+			src := policySource(t, "adapter.json", tt.edits)
+			doc, findings := checks.CheckDocument("policy.json", src)
+			found := false
+			for _, f := range findings {
+				found = found || (f.Severity == checks.Error && f.Rule == tt.rule && f.Pointer == tt.pointer)
 			}
-			findings := (&Engine{maxBody: DefaultMaxBodyBytes}).configure(doc)
-			got := make([]string, len(findings))
-			for i, f := range findings {
-				got[i] = f.Rule + " " + f.Pointer
+			if !found {
+				t.Errorf("findings %v lack an error %s at %s", findings, tt.rule, tt.pointer)
 			}
-			if diff := cmp.Diff([]string{tt.rule + " " + tt.pointer}, got); diff != "" {
-				t.Errorf("findings (-want +got):\n%s", diff)
+			if _, err := New("policy.json", src); err == nil {
+				t.Error("New accepted the policy")
 			}
+			(&Engine{maxBody: DefaultMaxBodyBytes}).configure(doc)
 		})
-	}
-	doc, _ := boundary.Parse("policy.json", policySource(t, "adapter.json", nil))
-	if findings := (&Engine{}).configure(doc); len(findings) > 0 {
-		t.Errorf("a valid policy: %v", findings)
 	}
 }

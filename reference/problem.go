@@ -3,6 +3,7 @@ package reference
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 )
 
 // Error codes of the answers the engine makes up itself. The codes of a
@@ -20,6 +21,10 @@ const (
 	// defaultInflightStatus answers a wait timeout when the policy names
 	// no status.
 	defaultInflightStatus = http.StatusConflict
+	// defaultMismatchCode and defaultTTL stand in for what a valid policy
+	// declares (IDL110, IDL111), should a rule be relaxed.
+	defaultMismatchCode = "idempotency_key_reused"
+	defaultTTL          = 24 * time.Hour
 )
 
 // Problem is an RFC 9457 problem details object with the error_code

@@ -28,8 +28,8 @@ type segment struct {
 func newRouter(ops []boundary.Operation) *router {
 	r := &router{routes: make([]route, len(ops))}
 	for i, op := range ops {
-		rt := route{method: op.Method}
-		for s := range strings.SplitSeq(strings.TrimPrefix(op.Path, "/"), "/") {
+		rt := route{method: op.Method.Value}
+		for s := range strings.SplitSeq(strings.TrimPrefix(op.Path.Value, "/"), "/") {
 			if len(s) >= 2 && s[0] == '{' && s[len(s)-1] == '}' {
 				rt.segments = append(rt.segments, segment{param: true})
 			} else {

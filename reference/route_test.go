@@ -6,15 +6,21 @@ import (
 	"github.com/idemlint/idemlint/checks/boundary"
 )
 
+// op is an operation as the decoder would give it, for the router.
+func op(key, method, path string) boundary.Operation {
+	str := func(v string) boundary.String { return boundary.String{Field: boundary.Field{State: boundary.Valid}, Value: v} }
+	return boundary.Operation{Key: str(key), Method: str(method), Path: str(path)}
+}
+
 func TestRouterMatch(t *testing.T) {
 	ops := []boundary.Operation{
-		{Key: "create", Method: "POST", Path: "/orders"},
-		{Key: "get", Method: "GET", Path: "/orders/{id}"},
-		{Key: "search", Method: "GET", Path: "/orders/search"},
-		{Key: "cancel", Method: "POST", Path: "/orders/{id}/cancel"},
-		{Key: "line", Method: "GET", Path: "/orders/{id}/lines/{n}"},
-		{Key: "line-first", Method: "GET", Path: "/orders/{id}/lines/first"},
-		{Key: "root", Method: "GET", Path: "/"},
+		op("create", "POST", "/orders"),
+		op("get", "GET", "/orders/{id}"),
+		op("search", "GET", "/orders/search"),
+		op("cancel", "POST", "/orders/{id}/cancel"),
+		op("line", "GET", "/orders/{id}/lines/{n}"),
+		op("line-first", "GET", "/orders/{id}/lines/first"),
+		op("root", "GET", "/"),
 	}
 	r := newRouter(ops)
 	tests := []struct {
@@ -39,7 +45,7 @@ func TestRouterMatch(t *testing.T) {
 	for _, tt := range tests {
 		got := ""
 		if i := r.match(tt.method, tt.path); i >= 0 {
-			got = ops[i].Key
+			got = ops[i].Key.Value
 		}
 		if got != tt.want {
 			t.Errorf("match(%s %s) = %q, want %q", tt.method, tt.path, got, tt.want)
@@ -49,8 +55,8 @@ func TestRouterMatch(t *testing.T) {
 
 func TestRouterLastParam(t *testing.T) {
 	r := newRouter([]boundary.Operation{
-		{Method: "GET", Path: "/orders/{id}"},
-		{Method: "GET", Path: "/orders"},
+		op("", "GET", "/orders/{id}"),
+		op("", "GET", "/orders"),
 	})
 	if id, ok := r.lastParam(0, "/orders/42"); !ok || id != "42" {
 		t.Errorf("lastParam(/orders/{id}, /orders/42) = %q, %v", id, ok)

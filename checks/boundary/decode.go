@@ -3,59 +3,218 @@ package boundary
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
-// Parse parses and decodes one file. The document is nil when the source is
-// not a JSON object at all; problems are the IDL001 findings either way.
-func Parse(path string, src []byte) (*Document, []jsontree.Problem) {
+// Parse parses and decodes one file. The tree is returned for the stages
+// that read the document as written (the schema check); the document
+// keeps none of it. Both are nil when the source is not a JSON object at
+// all; problems are the IDL001 findings either way.
+func Parse(path string, src []byte) (*Document, *jsontree.Node, []jsontree.Problem) {
 	text := string(src)
 	root, problems := jsontree.Parse(text)
 	if root == nil {
-		return nil, problems
+		return nil, nil, problems
 	}
-	return Decode(path, jsontree.NewPosition(text), root), problems
+	return Decode(path, text, root), root, problems
 }
 
-// Decode builds the typed document from a parsed top-level object.
-func Decode(path string, pos *jsontree.Position, root *jsontree.Node) *Document {
-	d := &Document{Path: path, Position: pos, Root: root, fields: make([]string, len(root.Members))}
-	for i, m := range root.Members {
-		d.fields[i] = m.Key
+// Decode builds the typed document from the parsed top-level object of
+// src. Strings are copied, so the document does not keep src alive.
+func Decode(path, src string, root *jsontree.Node) *Document {
+	dec := &decoder{src: src, places: make([]place, 1, 64)}
+	dec.index()
+	doc := &Document{Path: path}
+	doc.Root = Field{Pos: dec.at(root, NoPos, "", -1), State: Valid}
+	dec.document(doc, root)
+	doc.places = dec.places
+	return doc
+}
+
+// decoder records a place for every value it decodes.
+type decoder struct {
+	src    string
+	lines  []int32 // byte offset of the start of each line
+	ascii  bool    // no multi-byte characters: columns are byte distances
+	places []place
+}
+
+func (d *decoder) index() {
+	d.lines = append(d.lines, 0)
+	for i := 0; ; {
+		j := strings.IndexByte(d.src[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		d.lines = append(d.lines, int32(i))
 	}
-	if k := Kind(str(root.Get("boundary"))); isKind(k) {
-		d.Kind = k
-	}
-	d.From = str(root.Get("from"))
-	d.To = str(root.Get("to"))
-	d.Service = str(root.Get("service"))
-	d.ContractVersion = str(root.Get("contract_version"))
-	d.Operations = decodeOperations(root.Get("operations"))
-	d.CORSAllowedHeaders = headerList(root.Get("cors_allowed_headers"))
-	d.HeaderAllowInbound = headerList(root.Get("header_to_allow_inbound"))
-	d.HeaderAllowOutbound = headerList(root.Get("header_to_allow_outbound"))
-	d.Idempotency = decodeIdempotency(root.Get("http_idempotency"))
-	d.Retry = decodeRetry(root.Get("http_retry"))
-	switch d.Kind {
-	case Adapter:
-		d.Policy = decodePolicy(root, false)
-		d.Policy.Service = d.Service
-	case GatewayToAdapter:
-		if emb := object(root.Get("adapter")); emb != nil {
-			d.Policy = decodePolicy(emb, true)
-			d.Policy.Service = str(emb.Get("service"))
+	d.ascii = true
+	for i := 0; i < len(d.src); i++ {
+		if d.src[i] >= utf8.RuneSelf {
+			d.ascii = false
+			break
 		}
 	}
-	if d.Policy != nil {
-		d.Policy.Idempotency = d.Idempotency
-		d.Policy.ContractVersion = d.ContractVersion
-		d.Policy.Operations = d.Operations
+}
+
+// at records the place of n, a member name (index -1) or item index of
+// the value at parent.
+func (d *decoder) at(n *jsontree.Node, parent Pos, name string, index int) Pos {
+	off := max(0, min(n.Offset, len(d.src)))
+	l := sort.Search(len(d.lines), func(i int) bool { return int(d.lines[i]) > off }) - 1
+	col := off - int(d.lines[l])
+	if !d.ascii {
+		col = utf8.RuneCountInString(d.src[d.lines[l]:off])
 	}
-	return d
+	d.places = append(d.places, place{line: int32(l + 1), col: int32(col + 1), parent: parent, index: int32(index), name: name})
+	return Pos(len(d.places) - 1)
+}
+
+// field returns the member name of obj (at parent) and its Field: Valid
+// when it has kind, else Invalid; Absent with a nil node when obj lacks it.
+func (d *decoder) field(obj *jsontree.Node, parent Pos, name string, kind jsontree.Kind) (Field, *jsontree.Node) {
+	n := obj.Get(name)
+	if n == nil {
+		return Field{}, nil
+	}
+	f := Field{Pos: d.at(n, parent, name, -1), State: Invalid}
+	if n.Kind == kind {
+		f.State = Valid
+	}
+	return f, n
+}
+
+func (d *decoder) object(obj *jsontree.Node, parent Pos, name string) (Field, *jsontree.Node) {
+	f, n := d.field(obj, parent, name, jsontree.Object)
+	if !f.OK() {
+		return f, nil
+	}
+	return f, n
+}
+
+func (d *decoder) str(obj *jsontree.Node, parent Pos, name string) String {
+	f, n := d.field(obj, parent, name, jsontree.String)
+	s := String{Field: f}
+	if f.OK() {
+		s.Value = intern(n.Text)
+	}
+	return s
+}
+
+func (d *decoder) integer(obj *jsontree.Node, parent Pos, name string) Int {
+	f, n := d.field(obj, parent, name, jsontree.Number)
+	i := Int{Field: f}
+	if f.OK() {
+		v, ok := n.Int()
+		if !ok {
+			i.State = Invalid
+		}
+		i.Value = v
+	}
+	return i
+}
+
+func (d *decoder) boolean(obj *jsontree.Node, parent Pos, name string) Bool {
+	f, n := d.field(obj, parent, name, jsontree.Bool)
+	b := Bool{Field: f}
+	if f.OK() {
+		b.Value = n.True
+	}
+	return b
+}
+
+func (d *decoder) strings(obj *jsontree.Node, parent Pos, name string) StringList {
+	f, n := d.field(obj, parent, name, jsontree.Array)
+	l := StringList{Field: f}
+	if !f.OK() {
+		return l
+	}
+	l.Items = make([]String, len(n.Items))
+	for i, it := range n.Items {
+		l.Items[i].Pos = d.at(it, f.Pos, "", i)
+		l.Items[i].State = Invalid
+		if it.Kind == jsontree.String {
+			l.Items[i].State = Valid
+			l.Items[i].Value = intern(it.Text)
+		}
+	}
+	return l
+}
+
+// vocabulary holds the values documents repeat (kinds, methods, roles,
+// enum values, the default headers): decoding one returns the shared
+// string instead of a copy.
+var vocabulary = func() map[string]string {
+	words := []string{
+		SpecVersion, "browser_to_bff", "bff_to_gateway", "gateway_to_adapter", "adapter",
+		"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE",
+		"owner", "validate_only", "passthrough", "none", "reject", "wait",
+		"canonical_json", "raw_bytes", "sha256", "sha512", "method", "path", "query", "body",
+		"stored_response", "reexecute", "default", "billing", "irreversible",
+		"memory", "redis", "postgres", "24h", "7d", "14d", "30d",
+		"service", "operation_key", "contract_version", "tenant_id", "actor_id", "fingerprint", "idempotency_key",
+		"connect_error", "timeout", "429", "500", "502", "503", "504",
+		DefaultKeyHeader, "content-type", "authorization", "x-request-id", "x-tenant-id", "x-actor-id",
+		"header:x-tenant-id", "header:x-actor-id", "idempotency-key",
+		"idempotency_key_required", "idempotency_key_reused", "idempotent-replayed",
+	}
+	m := make(map[string]string, len(words))
+	for _, w := range words {
+		m[w] = w
+	}
+	return m
+}()
+
+// intern returns s, sharing a vocabulary word or else copied, so that no
+// decoded string keeps the source text alive.
+func intern(s string) string {
+	if w, ok := vocabulary[s]; ok {
+		return w
+	}
+	return strings.Clone(s)
+}
+
+func (d *decoder) document(doc *Document, root *jsontree.Node) {
+	top := doc.Root.Pos
+	doc.Boundary = root.Get("spec_version") != nil || root.Get("boundary") != nil
+	doc.KindField = d.str(root, top, "boundary")
+	if k := Kind(doc.KindField.Value); isKind(k) {
+		doc.Kind = k
+	}
+	doc.From = d.str(root, top, "from")
+	doc.To = d.str(root, top, "to")
+	doc.Service = d.str(root, top, "service")
+	doc.ContractVersion = d.str(root, top, "contract_version")
+	doc.Operations = d.operations(root, top)
+	doc.CORSAllowedHeaders = d.strings(root, top, "cors_allowed_headers")
+	doc.HeaderAllowInbound = d.strings(root, top, "header_to_allow_inbound")
+	doc.HeaderAllowOutbound = d.strings(root, top, "header_to_allow_outbound")
+	doc.Idempotency = d.idempotency(root, top)
+	doc.Retry = d.retry(root, top)
+	switch doc.Kind {
+	case Adapter:
+		doc.Policy = d.policy(root, doc.Root)
+		doc.Policy.Service = doc.Service
+	case GatewayToAdapter:
+		if f, emb := d.object(root, top, "adapter"); emb != nil {
+			doc.Policy = d.policy(emb, f)
+			doc.Policy.Embedded = true
+			doc.Policy.Service = d.str(emb, f.Pos, "service")
+		}
+	}
+	if p := doc.Policy; p != nil {
+		p.Idempotency = &doc.Idempotency
+		p.ContractVersion = doc.ContractVersion
+		p.Operations = &doc.Operations
+	}
+	doc.Suppressions = d.suppressions(root, top)
 }
 
 func isKind(k Kind) bool {
@@ -65,35 +224,6 @@ func isKind(k Kind) bool {
 		}
 	}
 	return false
-}
-
-// object returns n when it is an object, else nil.
-func object(n *jsontree.Node) *jsontree.Node {
-	if n != nil && n.Kind == jsontree.Object {
-		return n
-	}
-	return nil
-}
-
-func str(n *jsontree.Node) string {
-	if n != nil && n.Kind == jsontree.String {
-		return n.Text
-	}
-	return ""
-}
-
-func boolean(n *jsontree.Node) bool { return n != nil && n.Kind == jsontree.Bool && n.True }
-
-func integer(n *jsontree.Node) int {
-	v, _ := n.Int()
-	return int(v)
-}
-
-func headerList(n *jsontree.Node) HeaderList {
-	if n == nil || n.Kind != jsontree.Array {
-		return HeaderList{Present: n != nil}
-	}
-	return HeaderList{Node: n, Names: n.Strings(), Present: true, IsList: true}
 }
 
 // StateChangingByDefault reports whether a method changes state unless an
@@ -106,174 +236,227 @@ func StateChangingByDefault(method string) bool {
 	return false
 }
 
-func decodeOperations(n *jsontree.Node) []Operation {
-	if n == nil || n.Kind != jsontree.Array {
-		return nil
+func (d *decoder) operations(root *jsontree.Node, top Pos) Operations {
+	f, n := d.field(root, top, "operations", jsontree.Array)
+	ops := Operations{Field: f}
+	if !f.OK() {
+		return ops
 	}
-	ops := make([]Operation, 0, len(n.Items))
+	ops.Items = make([]Operation, 0, len(n.Items))
 	for i, it := range n.Items {
 		if it.Kind != jsontree.Object {
-			continue
+			continue // the schema reports it
 		}
+		at := d.at(it, f.Pos, "", i)
 		op := Operation{
+			Field:  Field{Pos: at, State: Valid},
 			Index:  i,
-			Node:   it,
-			Key:    str(it.Get("operation_key")),
-			Method: str(it.Get("method")),
-			Path:   str(it.Get("path")),
+			Key:    d.str(it, at, "operation_key"),
+			Method: d.str(it, at, "method"),
+			Path:   d.str(it, at, "path"),
 		}
-		op.StateChanging = StateChangingByDefault(op.Method)
-		if sc := it.Get("state_changing"); sc != nil && sc.Kind == jsontree.Bool {
-			op.StateChanging = sc.True
+		op.StateChanging = StateChangingByDefault(op.Method.Value)
+		if sc := d.boolean(it, at, "state_changing"); sc.OK() {
+			op.StateChanging = sc.Value
 		}
-		if ex := object(it.Get("example")); ex != nil {
-			op.Example = &Example{Node: ex, Body: ex.Get("body")}
-			if hs := object(ex.Get("headers")); hs != nil {
+		if ef, ex := d.object(it, at, "example"); ex != nil {
+			op.Example = &Example{Field: ef}
+			if body := ex.Get("body"); body != nil {
+				op.Example.Body = body.Detached()
+			}
+			if _, hs := d.object(ex, ef.Pos, "headers"); hs != nil {
 				op.Example.Headers = make(map[string]string, len(hs.Members))
 				for _, m := range hs.Members {
 					if m.Value.Kind == jsontree.String {
-						op.Example.Headers[m.Key] = m.Value.Text
+						op.Example.Headers[intern(m.Key)] = intern(m.Value.Text)
 					}
 				}
 			}
 		}
-		ops = append(ops, op)
+		ops.Items = append(ops.Items, op)
 	}
 	return ops
 }
 
-func decodeIdempotency(n *jsontree.Node) *HTTPIdempotency {
-	if n = object(n); n == nil {
-		return nil
+func (d *decoder) idempotency(root *jsontree.Node, top Pos) HTTPIdempotency {
+	f, n := d.object(root, top, "http_idempotency")
+	h := HTTPIdempotency{Field: f}
+	if n == nil {
+		return h
 	}
-	h := &HTTPIdempotency{
-		Node:          n,
-		fields:        make([]field, len(n.Members)),
-		Header:        DefaultKeyHeader,
-		Role:          str(n.Get("role")),
-		EchoKeyHeader: boolean(n.Get("echo_key_header")),
-		KeyFormat:     KeyFormat{MaxLength: DefaultMaxKeyLength},
+	at := f.Pos
+	h.Header = d.str(n, at, "header")
+	h.Role = d.str(n, at, "role")
+	h.EchoKeyHeader = d.boolean(n, at, "echo_key_header")
+	if rf, rk := d.object(n, at, "require_key"); rk != nil {
+		h.RequireKey = RequireKey{Field: rf, Methods: d.strings(rk, rf.Pos, "methods"), Operations: d.strings(rk, rf.Pos, "operations")}
+	} else {
+		h.RequireKey.Field = rf
 	}
-	for i, m := range n.Members {
-		h.fields[i] = field{m.Key, m.Value.Kind}
+	if of, om := d.object(n, at, "on_missing"); om != nil {
+		h.OnMissing = OnMissing{Field: of, Action: d.str(om, of.Pos, "action"), Status: d.integer(om, of.Pos, "status"), ErrorCode: d.str(om, of.Pos, "error_code")}
+	} else {
+		h.OnMissing.Field = of
 	}
-	if hd := str(n.Get("header")); hd != "" {
-		h.Header = hd
-	}
-	if rk := object(n.Get("require_key")); rk != nil {
-		h.RequireKey = &RequireKey{Node: rk, Methods: rk.Get("methods").Strings(), Operations: rk.Get("operations").Strings()}
-	}
-	if om := object(n.Get("on_missing")); om != nil {
-		h.OnMissing = &OnMissing{Node: om, Action: str(om.Get("action")), Status: integer(om.Get("status")), ErrorCode: str(om.Get("error_code"))}
-	}
-	if kf := object(n.Get("key_format")); kf != nil {
-		h.KeyFormat.Node = kf
-		if ml := integer(kf.Get("max_length")); ml > 0 {
-			h.KeyFormat.MaxLength = ml
-		}
-		h.KeyFormat.Pattern = str(kf.Get("pattern"))
+	if kf, k := d.object(n, at, "key_format"); k != nil {
+		h.KeyFormat = KeyFormat{Field: kf, MaxLength: d.integer(k, kf.Pos, "max_length"), Pattern: d.str(k, kf.Pos, "pattern")}
+	} else {
+		h.KeyFormat.Field = kf
 	}
 	return h
 }
 
-func decodeRetry(n *jsontree.Node) *HTTPRetry {
-	if n = object(n); n == nil {
-		return nil
+func (d *decoder) retry(root *jsontree.Node, top Pos) HTTPRetry {
+	f, n := d.object(root, top, "http_retry")
+	r := HTTPRetry{Field: f}
+	if n == nil {
+		return r
 	}
-	r := &HTTPRetry{
-		Node:                   n,
-		Enabled:                boolean(n.Get("enabled")),
-		MaxAttempts:            integer(n.Get("max_attempts")),
-		RequiresIdempotencyKey: boolean(n.Get("requires_idempotency_key")),
-		Mode:                   str(n.Get("mode")),
-		Methods:                n.Get("methods").Strings(),
-		PerTryTimeoutMS:        integer(n.Get("per_try_timeout_ms")),
+	at := f.Pos
+	r.Enabled = d.boolean(n, at, "enabled")
+	r.MaxAttempts = d.integer(n, at, "max_attempts")
+	r.RequiresIdempotencyKey = d.boolean(n, at, "requires_idempotency_key")
+	r.Mode = d.str(n, at, "mode")
+	r.Methods = d.strings(n, at, "methods")
+	r.PerTryTimeoutMS = d.integer(n, at, "per_try_timeout_ms")
+	of, on := d.field(n, at, "retry_on", jsontree.Array)
+	r.RetryOn.Field = of
+	if !of.OK() {
+		return r
 	}
-	if on := n.Get("retry_on"); on != nil && on.Kind == jsontree.Array {
-		for _, it := range on.Items {
-			switch it.Kind {
-			case jsontree.String:
-				t := RetryTrigger{Node: it, Name: it.Text}
-				if code, err := strconv.Atoi(it.Text); err == nil {
-					t.Status = code
-				}
-				r.RetryOn = append(r.RetryOn, t)
-			case jsontree.Number:
-				if code, ok := it.Int(); ok {
-					r.RetryOn = append(r.RetryOn, RetryTrigger{Node: it, Name: strconv.FormatInt(code, 10), Status: int(code)})
-				}
+	for i, it := range on.Items {
+		t := RetryTrigger{Field: Field{Pos: d.at(it, of.Pos, "", i), State: Invalid}}
+		switch it.Kind {
+		case jsontree.String:
+			t.State, t.Name, t.Quoted = Valid, intern(it.Text), true
+			if code, err := strconv.Atoi(it.Text); err == nil {
+				t.Status = code
+			}
+		case jsontree.Number:
+			if code, ok := it.Int(); ok && code >= 0 && code < 1000 {
+				t.State, t.Name, t.Status = Valid, strconv.FormatInt(code, 10), int(code)
 			}
 		}
+		r.RetryOn.Items = append(r.RetryOn.Items, t)
 	}
 	return r
 }
 
-func decodePolicy(n *jsontree.Node, embedded bool) *Policy {
-	p := &Policy{
-		Node:     n,
-		Embedded: embedded,
-		Scope:    n.Get("idempotency_scope").Strings(),
-		ScopeSources: ScopeSources{
-			TenantHeader: DefaultTenantHeader,
-			ActorHeader:  DefaultActorHeader,
-		},
+func (d *decoder) policy(n *jsontree.Node, self Field) *Policy {
+	at := self.Pos
+	p := &Policy{Field: self, Scope: d.strings(n, at, "idempotency_scope")}
+	if sf, ss := d.object(n, at, "scope_sources"); ss != nil {
+		p.ScopeSources = ScopeSources{Field: sf, Tenant: d.str(ss, sf.Pos, "tenant_id"), Actor: d.str(ss, sf.Pos, "actor_id")}
+	} else {
+		p.ScopeSources.Field = sf
 	}
-	if ss := object(n.Get("scope_sources")); ss != nil {
-		if h, ok := strings.CutPrefix(str(ss.Get("tenant_id")), "header:"); ok && h != "" {
-			p.ScopeSources.TenantHeader = h
+	if ff, f := d.object(n, at, "idempotency_fingerprint"); f != nil {
+		p.Fingerprint = Fingerprint{
+			Field:            ff,
+			Canonicalization: d.str(f, ff.Pos, "canonicalization"),
+			Inputs:           d.strings(f, ff.Pos, "inputs"),
+			Algorithm:        d.str(f, ff.Pos, "algorithm"),
+			ExcludeFields:    d.strings(f, ff.Pos, "exclude_fields"),
 		}
-		if h, ok := strings.CutPrefix(str(ss.Get("actor_id")), "header:"); ok && h != "" {
-			p.ScopeSources.ActorHeader = h
-		}
+	} else {
+		p.Fingerprint.Field = ff
 	}
-	if f := object(n.Get("idempotency_fingerprint")); f != nil {
-		p.Fingerprint = &Fingerprint{
-			Node:             f,
-			Canonicalization: str(f.Get("canonicalization")),
-			Inputs:           f.Get("inputs").Strings(),
-			Algorithm:        str(f.Get("algorithm")),
-			ExcludeFields:    f.Get("exclude_fields").Strings(),
+	if rf, r := d.object(n, at, "idempotency_replay"); r != nil {
+		p.Replay = Replay{
+			Field:          rf,
+			OnCompleted:    d.str(r, rf.Pos, "on_completed"),
+			SameStatus:     d.boolean(r, rf.Pos, "same_status"),
+			SameBody:       d.boolean(r, rf.Pos, "same_body"),
+			OnFailed:       d.str(r, rf.Pos, "on_failed"),
+			ReplayedHeader: d.str(r, rf.Pos, "replayed_header"),
 		}
+	} else {
+		p.Replay.Field = rf
 	}
-	if r := object(n.Get("idempotency_replay")); r != nil {
-		p.Replay = &Replay{
-			Node:           r,
-			OnCompleted:    str(r.Get("on_completed")),
-			SameStatus:     boolean(r.Get("same_status")),
-			SameBody:       boolean(r.Get("same_body")),
-			OnFailed:       str(r.Get("on_failed")),
-			ReplayedHeader: str(r.Get("replayed_header")),
+	if inf, i := d.object(n, at, "idempotency_inflight"); i != nil {
+		p.Inflight = Inflight{
+			Field:         inf,
+			Policy:        d.str(i, inf.Pos, "policy"),
+			Status:        d.integer(i, inf.Pos, "status"),
+			WaitTimeoutMS: d.integer(i, inf.Pos, "wait_timeout_ms"),
+			LeaseMS:       d.integer(i, inf.Pos, "lease_ms"),
 		}
+	} else {
+		p.Inflight.Field = inf
 	}
-	if i := object(n.Get("idempotency_inflight")); i != nil {
-		p.Inflight = &Inflight{Node: i, Policy: str(i.Get("policy")), Status: integer(i.Get("status")), WaitTimeoutMS: integer(i.Get("wait_timeout_ms")), LeaseMS: DefaultLeaseMS}
-		if l := integer(i.Get("lease_ms")); l > 0 {
-			p.Inflight.LeaseMS = l
+	if cf, c := d.object(n, at, "idempotency_conflict"); c != nil {
+		p.Conflict.Field = cf
+		if mf, m := d.object(c, cf.Pos, "on_payload_mismatch"); m != nil {
+			p.Conflict.OnPayloadMismatch = PayloadMismatch{Field: mf, Status: d.integer(m, mf.Pos, "status"), ErrorCode: d.str(m, mf.Pos, "error_code")}
+		} else {
+			p.Conflict.OnPayloadMismatch.Field = mf
 		}
+	} else {
+		p.Conflict.Field = cf
 	}
-	if c := object(n.Get("idempotency_conflict")); c != nil {
-		p.Conflict = &Conflict{Section: c}
-		if m := object(c.Get("on_payload_mismatch")); m != nil {
-			p.Conflict.Node = m
-			p.Conflict.Status = integer(m.Get("status"))
-			p.Conflict.ErrorCode = str(m.Get("error_code"))
+	if sf, s := d.object(n, at, "idempotency_storage"); s != nil {
+		p.Storage = Storage{
+			Field:      sf,
+			Tier:       d.str(s, sf.Pos, "tier"),
+			TTL:        d.str(s, sf.Pos, "ttl"),
+			Backend:    d.str(s, sf.Pos, "backend"),
+			MaxRecords: d.integer(s, sf.Pos, "max_records"),
 		}
+		if rf, red := d.object(s, sf.Pos, "ttl_reduction"); red != nil {
+			p.Storage.TTLReduction = TTLReduction{Field: rf, Declared: d.boolean(red, rf.Pos, "declared"), Reason: d.str(red, rf.Pos, "reason")}
+		} else {
+			p.Storage.TTLReduction.Field = rf
+		}
+	} else {
+		p.Storage.Field = sf
 	}
-	if s := object(n.Get("idempotency_storage")); s != nil {
-		p.Storage = &Storage{Node: s, Tier: str(s.Get("tier")), TTL: str(s.Get("ttl")), Backend: str(s.Get("backend")), MaxRecords: DefaultMaxRecords}
-		if m := integer(s.Get("max_records")); m > 0 {
-			p.Storage.MaxRecords = m
-		}
-		if red := object(s.Get("ttl_reduction")); red != nil {
-			p.Storage.Reason = strings.TrimSpace(str(red.Get("reason")))
-			p.Storage.Reduced = boolean(red.Get("declared")) && p.Storage.Reason != ""
-		}
-	}
-	if o := object(n.Get("observability")); o != nil {
-		p.Observe = &Observability{Node: o, LogFields: o.Get("log_fields").Strings(), RequestIDHeader: str(o.Get("request_id_header"))}
+	if of, o := d.object(n, at, "observability"); o != nil {
+		p.Observe = Observability{Field: of, LogFields: d.strings(o, of.Pos, "log_fields"), RequestIDHeader: d.str(o, of.Pos, "request_id_header")}
+	} else {
+		p.Observe.Field = of
 	}
 	return p
 }
+
+// SuppressionField is the top-level member holding suppressions.
+const SuppressionField = "x-idemlint-ignore"
+
+func (d *decoder) suppressions(root *jsontree.Node, top Pos) Suppressions {
+	n := root.Get(SuppressionField)
+	if n == nil {
+		return Suppressions{}
+	}
+	s := Suppressions{Field: Field{Pos: d.at(n, top, SuppressionField, -1), State: Invalid}, Kind: n.Kind}
+	if n.Kind != jsontree.Array {
+		return s
+	}
+	s.State = Valid
+	for i, it := range n.Items {
+		e := SuppressionEntry{Field: Field{Pos: d.at(it, s.Pos, "", i), State: Invalid}, Kind: it.Kind}
+		if it.Kind == jsontree.Object {
+			e.State = Valid
+			e.Rule = d.str(it, e.Pos, "rule")
+			e.Reason = d.str(it, e.Pos, "reason")
+			if r := it.Get("rule"); r != nil {
+				e.RuleKind = r.Kind
+			}
+			if r := it.Get("reason"); r != nil {
+				e.ReasonKind = r.Kind
+			}
+			for _, m := range it.Members {
+				if m.Key != "rule" && m.Key != "reason" {
+					name := intern(m.Key)
+					e.Unknown = append(e.Unknown, UnknownMember{Pos: d.at(m.Value, e.Pos, name, -1), Name: name})
+				}
+			}
+		}
+		s.Entries = append(s.Entries, e)
+	}
+	return s
+}
+
+// MaxTTL is the longest retention a policy may declare (spec 6.2).
+const MaxTTL = 3650 * 24 * time.Hour
 
 // ParseTTL parses a retention duration: an integer and one of the units s,
 // m, h, d (24h) or w (7d), e.g. "24h" or "14d".

@@ -2,9 +2,10 @@
 // 2), decoded once from a jsontree and read by every consumer: the lint
 // rules, the chain graph, the reference engine and conform.
 //
-// Decoding is tolerant: a field of the wrong type decodes as absent, because
-// the JSON Schema check reports it, and rules must not report it twice. Each
-// section keeps its Node so a rule can point at the exact value.
+// Every value carries its presence, validity and place (see Field), so a
+// rule tells "missing" from "of the wrong type" (which the schema check
+// reports) and points at the exact value without a parse tree: the model
+// keeps no tree and no source text, only what it decoded.
 package boundary
 
 import (
@@ -39,159 +40,129 @@ const DefaultKeyHeader = "x-idempotency-key"
 // SpecVersion is the only supported spec_version.
 const SpecVersion = "idemlint.boundary/v1"
 
-// Document is one parsed boundary document.
+// Document is one decoded boundary document.
 type Document struct {
-	Path     string             // file path as shown in findings
-	Position *jsontree.Position // maps node offsets to line:column
-	Root     *jsontree.Node     // the top-level object
+	Path string // file path as shown in findings
+	// Root is the top-level object; its Pos resolves to 1:1.
+	Root Field
+	// Boundary is true when the object has spec_version or boundary: an
+	// object with neither (a package.json) is not a boundary document.
+	Boundary bool
 
-	Kind            Kind // "" when missing or not one of Kinds
-	From, To        string
-	Service         string
-	ContractVersion string
-	Operations      []Operation
+	Kind            Kind   // "" when missing or not one of Kinds
+	KindField       String // the "boundary" member as written
+	From, To        String
+	Service         String
+	ContractVersion String
+	Operations      Operations
 
-	CORSAllowedHeaders  HeaderList
-	HeaderAllowInbound  HeaderList
-	HeaderAllowOutbound HeaderList
+	CORSAllowedHeaders  StringList
+	HeaderAllowInbound  StringList
+	HeaderAllowOutbound StringList
 
-	Idempotency *HTTPIdempotency // nil when absent
-	Retry       *HTTPRetry       // nil when absent
+	Idempotency HTTPIdempotency
+	Retry       HTTPRetry
 
 	// Policy is the owner policy: the document itself for an adapter, the
 	// embedded "adapter" object of a gateway_to_adapter edge, else nil.
 	Policy *Policy
 
-	fields []string // the top-level members present, kept by Release
+	// Suppressions is the x-idemlint-ignore member, read by the runner.
+	Suppressions Suppressions
+
+	places []place // indexed by Pos; places[0] is unused
 }
 
-// Has reports whether the document has the top-level member name, whatever
-// its type: rules tell "missing" from "the schema reports its type" by it.
-func (d *Document) Has(name string) bool {
-	for _, f := range d.fields {
-		if f == name {
-			return true
-		}
-	}
-	return false
+// Operations is the "operations" array; items that are not objects are
+// left out (the schema reports them), so an Operation keeps its Index.
+type Operations struct {
+	Field
+	Items []Operation
 }
 
 // Operation is one entry of "operations".
 type Operation struct {
-	Node          *jsontree.Node
+	Field
 	Index         int // position in the "operations" array
-	Key           string
-	Method        string
-	Path          string
+	Key           String
+	Method        String
+	Path          String
 	StateChanging bool // explicit state_changing, else the method's default
 	Example       *Example
 }
 
 // Example is an operation's example request, used by conform.
 type Example struct {
-	Node    *jsontree.Node
-	Body    *jsontree.Node // nil when absent
+	Field
+	// Body is a copy of the example body detached from the document's
+	// tree (nil when absent), so keeping it keeps nothing else alive.
+	Body    *jsontree.Node
 	Headers map[string]string
-}
-
-// HeaderList is a header allowlist.
-type HeaderList struct {
-	Node    *jsontree.Node // nil when absent or not an array
-	Names   []string
-	Present bool // the field exists, whatever its type
-	IsList  bool // the field is an array
-}
-
-// Allows reports whether the list lets header through: names compare
-// case-insensitively and "*" allows everything.
-func (h HeaderList) Allows(header string) bool {
-	for _, n := range h.Names {
-		if n == "*" || strings.EqualFold(n, header) {
-			return true
-		}
-	}
-	return false
-}
-
-// Find returns the node of the entry naming header (case-insensitively).
-func (h HeaderList) Find(header string) *jsontree.Node {
-	if h.Node == nil {
-		return nil
-	}
-	for _, it := range h.Node.Items {
-		if it.Kind == jsontree.String && strings.EqualFold(it.Text, header) {
-			return it
-		}
-	}
-	return nil
 }
 
 // HTTPIdempotency is the http_idempotency section.
 type HTTPIdempotency struct {
-	Node          *jsontree.Node
-	fields        []field // the members present, so Release can drop Node
-	Header        string  // declared header, or DefaultKeyHeader
-	Role          string
-	RequireKey    *RequireKey
-	OnMissing     *OnMissing
-	EchoKeyHeader bool
+	Field
+	Header        String
+	Role          String
+	RequireKey    RequireKey
+	OnMissing     OnMissing
+	EchoKeyHeader Bool
 	KeyFormat     KeyFormat
+}
+
+// KeyHeader is the declared header, or DefaultKeyHeader.
+func (h *HTTPIdempotency) KeyHeader() string {
+	if h.Header.OK() && h.Header.Value != "" {
+		return h.Header.Value
+	}
+	return DefaultKeyHeader
+}
+
+// Requires reports whether op must carry the key under this section.
+func (h *HTTPIdempotency) Requires(op *Operation) bool {
+	return h.OK() && h.RequireKey.Requires(op)
 }
 
 // RequireKey says which requests must carry the key.
 type RequireKey struct {
-	Node       *jsontree.Node
-	Methods    []string
-	Operations []string
+	Field
+	Methods    StringList
+	Operations StringList
 }
 
 // Requires reports whether op must carry the key.
-func (r *RequireKey) Requires(op Operation) bool {
-	if r == nil {
+func (r *RequireKey) Requires(op *Operation) bool {
+	if !r.OK() {
 		return false
 	}
-	for _, m := range r.Methods {
-		if strings.EqualFold(m, op.Method) {
+	for _, m := range r.Methods.Items {
+		if m.OK() && strings.EqualFold(m.Value, op.Method.Value) {
 			return true
 		}
 	}
-	for _, k := range r.Operations {
-		if k == op.Key {
-			return true
-		}
+	return r.Operations.Contains(op.Key.Value) && op.Key.OK()
+}
+
+// Readable reports whether the coverage of require_key is known: absent,
+// or an object whose lists are arrays. Otherwise the schema reports it and
+// guessing its meaning would report it twice.
+func (r *RequireKey) Readable() bool {
+	switch r.State {
+	case Absent:
+		return true
+	case Invalid:
+		return false
 	}
-	return false
-}
-
-// field is a member of a section as the document wrote it.
-type field struct {
-	name string
-	kind jsontree.Kind
-}
-
-// Field returns the JSON type of the member name of http_idempotency, and
-// whether it is present at all: rules tell "missing" from "the schema
-// reports its type" by it.
-func (h *HTTPIdempotency) Field(name string) (jsontree.Kind, bool) {
-	for _, f := range h.fields {
-		if f.name == name {
-			return f.kind, true
-		}
-	}
-	return 0, false
-}
-
-// Requires reports whether op must carry the key under this section.
-func (h *HTTPIdempotency) Requires(op Operation) bool {
-	return h != nil && h.RequireKey.Requires(op)
+	return r.Methods.State != Invalid && r.Operations.State != Invalid
 }
 
 // OnMissing is what a keyless key-required request gets.
 type OnMissing struct {
-	Node      *jsontree.Node
-	Action    string
-	Status    int
-	ErrorCode string
+	Field
+	Action    String
+	Status    Int
+	ErrorCode String
 }
 
 // DefaultMaxKeyLength is key_format.max_length when not declared.
@@ -199,57 +170,72 @@ const DefaultMaxKeyLength = 255
 
 // KeyFormat is what a valid key looks like.
 type KeyFormat struct {
-	Node      *jsontree.Node
-	MaxLength int    // DefaultMaxKeyLength when not declared
-	Pattern   string // "" when not declared
+	Field
+	MaxLength Int
+	Pattern   String
+}
+
+// MaxKeyLength is the declared max_length, or DefaultMaxKeyLength.
+func (k *KeyFormat) MaxKeyLength() int {
+	if k.MaxLength.OK() && k.MaxLength.Value > 0 {
+		return int(k.MaxLength.Value)
+	}
+	return DefaultMaxKeyLength
 }
 
 // HTTPRetry is the http_retry section of an edge.
 type HTTPRetry struct {
-	Node                   *jsontree.Node
-	Enabled                bool
-	MaxAttempts            int // 0 when not declared
-	RequiresIdempotencyKey bool
-	Mode                   string
-	Methods                []string
-	RetryOn                []RetryTrigger
-	PerTryTimeoutMS        int
+	Field
+	Enabled                Bool
+	MaxAttempts            Int
+	RequiresIdempotencyKey Bool
+	Mode                   String
+	Methods                StringList
+	RetryOn                RetryOn
+	PerTryTimeoutMS        Int
+}
+
+// RetryOn is the retry_on list.
+type RetryOn struct {
+	Field
+	Items []RetryTrigger
 }
 
 // RetryTrigger is one entry of retry_on: a condition name or a status code.
 type RetryTrigger struct {
-	Node   *jsontree.Node
+	Field
 	Name   string // "connect_error", "timeout", or the status as text
 	Status int    // the status code, 0 for a named condition
+	Quoted bool   // written as a string, "500" rather than 500
 }
 
 // Policy is the adapter's owner policy (spec 2.4).
 type Policy struct {
-	Node     *jsontree.Node // object holding the policy fields
-	Embedded bool           // inside a gateway_to_adapter document
-	Service  string
+	Field         // the object holding the policy fields
+	Embedded bool // inside a gateway_to_adapter document
+	Service  String
 
 	// Idempotency is the section governing the key: the adapter's own, or
 	// for an embedded policy the enclosing edge's.
 	Idempotency     *HTTPIdempotency
-	ContractVersion string
-	Operations      []Operation
+	ContractVersion String
+	Operations      *Operations
 
-	Scope        []string
+	Scope        StringList
 	ScopeSources ScopeSources
-	Fingerprint  *Fingerprint
-	Replay       *Replay
-	Inflight     *Inflight
-	Conflict     *Conflict
-	Storage      *Storage
-	Observe      *Observability
+	Fingerprint  Fingerprint
+	Replay       Replay
+	Inflight     Inflight
+	Conflict     Conflict
+	Storage      Storage
+	Observe      Observability
 }
 
-// ScopeSources says where tenant and actor come from: header names,
-// already stripped of their "header:" prefix.
+// ScopeSources says where tenant and actor come from.
 type ScopeSources struct {
-	TenantHeader string
-	ActorHeader  string
+	Field
+	Tenant String // as written, "header:<name>"
+	Actor  String
 }
 
 // Default scope source headers.
@@ -258,117 +244,132 @@ const (
 	DefaultActorHeader  = "x-actor-id"
 )
 
+// TenantHeader is the header the tenant comes from.
+func (s *ScopeSources) TenantHeader() string { return sourceHeader(s.Tenant, DefaultTenantHeader) }
+
+// ActorHeader is the header the actor comes from.
+func (s *ScopeSources) ActorHeader() string { return sourceHeader(s.Actor, DefaultActorHeader) }
+
+func sourceHeader(s String, def string) string {
+	if h, ok := strings.CutPrefix(s.Value, "header:"); s.OK() && ok && h != "" {
+		return h
+	}
+	return def
+}
+
 // Fingerprint is idempotency_fingerprint.
 type Fingerprint struct {
-	Node             *jsontree.Node
-	Canonicalization string
-	Inputs           []string
-	Algorithm        string
-	ExcludeFields    []string
+	Field
+	Canonicalization String
+	Inputs           StringList
+	Algorithm        String
+	ExcludeFields    StringList
 }
 
 // Replay is idempotency_replay.
 type Replay struct {
-	Node           *jsontree.Node
-	OnCompleted    string
-	SameStatus     bool
-	SameBody       bool
-	OnFailed       string
-	ReplayedHeader string
+	Field
+	OnCompleted    String
+	SameStatus     Bool
+	SameBody       Bool
+	OnFailed       String
+	ReplayedHeader String
 }
 
 // Inflight is idempotency_inflight.
 type Inflight struct {
-	Node          *jsontree.Node
-	Policy        string
-	Status        int
-	WaitTimeoutMS int
-	LeaseMS       int // DefaultLeaseMS when not declared
+	Field
+	Policy        String
+	Status        Int
+	WaitTimeoutMS Int
+	LeaseMS       Int
 }
 
 // DefaultLeaseMS is idempotency_inflight.lease_ms when not declared.
 const DefaultLeaseMS = 30000
 
-// DefaultMaxRecords is idempotency_storage.max_records when not declared.
-const DefaultMaxRecords = 1000000
+// Lease is the declared lease_ms, or DefaultLeaseMS.
+func (i *Inflight) Lease() int64 {
+	if i.LeaseMS.OK() && i.LeaseMS.Value > 0 {
+		return i.LeaseMS.Value
+	}
+	return DefaultLeaseMS
+}
 
-// Conflict is idempotency_conflict.on_payload_mismatch.
+// Conflict is idempotency_conflict.
 type Conflict struct {
-	Node      *jsontree.Node // the on_payload_mismatch object, nil when absent
-	Section   *jsontree.Node // the idempotency_conflict object
-	Status    int
-	ErrorCode string
+	Field
+	OnPayloadMismatch PayloadMismatch
+}
+
+// PayloadMismatch is idempotency_conflict.on_payload_mismatch.
+type PayloadMismatch struct {
+	Field
+	Status    Int
+	ErrorCode String
 }
 
 // Storage is idempotency_storage.
 type Storage struct {
-	Node    *jsontree.Node
-	Tier    string
-	TTL     string // as written; see ParseTTL
-	Reduced bool   // ttl_reduction.declared with a non-empty reason
-	Reason  string
-	Backend string
-	// MaxRecords caps live records in a memory store; DefaultMaxRecords
-	// when not declared.
-	MaxRecords int
+	Field
+	Tier         String
+	TTL          String // as written; see ParseTTL
+	TTLReduction TTLReduction
+	Backend      String
+	MaxRecords   Int
+}
+
+// TTLReduction is idempotency_storage.ttl_reduction.
+type TTLReduction struct {
+	Field
+	Declared Bool
+	Reason   String
+}
+
+// Reduced reports whether a shorter ttl is declared with a reason.
+func (s *Storage) Reduced() bool {
+	return s.TTLReduction.Declared.Value && strings.TrimSpace(s.TTLReduction.Reason.Value) != ""
+}
+
+// DefaultMaxRecords is idempotency_storage.max_records when not declared.
+const DefaultMaxRecords = 1000000
+
+// RecordLimit is the declared max_records, or DefaultMaxRecords.
+func (s *Storage) RecordLimit() int64 {
+	if s.MaxRecords.OK() && s.MaxRecords.Value > 0 {
+		return s.MaxRecords.Value
+	}
+	return DefaultMaxRecords
 }
 
 // Observability is the observability section.
 type Observability struct {
-	Node            *jsontree.Node
-	LogFields       []string
-	RequestIDHeader string
+	Field
+	LogFields       StringList
+	RequestIDHeader String
 }
 
-// Release drops the parse tree: every Node of the document becomes nil,
-// and what remains is the typed model, presence flags and the source text
-// (Position). A checked set keeps all its documents until the chain rules
-// have run, and the tree is most of a document's memory; a finding about a
-// released document is placed by its JSON Pointer, re-parsing the source.
-// A test holds Release to leaving no node reachable.
-func (d *Document) Release() {
-	d.Root = nil
-	for _, l := range []*HeaderList{&d.CORSAllowedHeaders, &d.HeaderAllowInbound, &d.HeaderAllowOutbound} {
-		l.Node = nil
-	}
-	for i := range d.Operations {
-		d.Operations[i].Node = nil
-		d.Operations[i].Example = nil
-	}
-	if h := d.Idempotency; h != nil {
-		h.Node, h.KeyFormat.Node = nil, nil
-		if h.RequireKey != nil {
-			h.RequireKey.Node = nil
-		}
-		if h.OnMissing != nil {
-			h.OnMissing.Node = nil
-		}
-	}
-	if r := d.Retry; r != nil {
-		r.Node = nil
-		for i := range r.RetryOn {
-			r.RetryOn[i].Node = nil
-		}
-	}
-	if p := d.Policy; p != nil {
-		p.Node = nil
-		if p.Fingerprint != nil {
-			p.Fingerprint.Node = nil
-		}
-		if p.Replay != nil {
-			p.Replay.Node = nil
-		}
-		if p.Inflight != nil {
-			p.Inflight.Node = nil
-		}
-		if p.Conflict != nil {
-			p.Conflict.Node, p.Conflict.Section = nil, nil
-		}
-		if p.Storage != nil {
-			p.Storage.Node = nil
-		}
-		if p.Observe != nil {
-			p.Observe.Node = nil
-		}
-	}
+// Suppressions is the x-idemlint-ignore member: a list of entries.
+type Suppressions struct {
+	Field
+	Kind    jsontree.Kind // the JSON type as written, for the message when not an array
+	Entries []SuppressionEntry
+}
+
+// SuppressionEntry is one item of x-idemlint-ignore.
+type SuppressionEntry struct {
+	Field
+	Kind    jsontree.Kind // the JSON type of the item
+	Rule    String
+	Reason  String
+	Unknown []UnknownMember // members other than rule and reason
+	// RuleKind and ReasonKind are the JSON types of rule and reason as
+	// written, for messages about a wrong type.
+	RuleKind, ReasonKind jsontree.Kind
+}
+
+// UnknownMember is a member a section does not define.
+type UnknownMember struct {
+	Pos  Pos
+	Name string
 }

@@ -9,7 +9,7 @@ import (
 // List is one header allowlist the key crosses at a hop.
 type List struct {
 	Field   string // "cors_allowed_headers", "header_to_allow_inbound" or "header_to_allow_outbound"
-	Headers boundary.HeaderList
+	Headers boundary.StringList
 }
 
 // Lists returns the allowlists the key crosses at h, in the order it meets
@@ -25,7 +25,7 @@ func (h Hop) Lists() []List {
 		return []List{{"cors_allowed_headers", d.CORSAllowedHeaders}, {"header_to_allow_inbound", d.HeaderAllowInbound}}
 	case h.Kind != boundary.Adapter:
 		return []List{{"header_to_allow_outbound", d.HeaderAllowOutbound}, {"header_to_allow_inbound", d.HeaderAllowInbound}}
-	case !h.Embedded() && d.HeaderAllowInbound.IsList:
+	case !h.Embedded() && d.HeaderAllowInbound.OK():
 		return []List{{"header_to_allow_inbound", d.HeaderAllowInbound}}
 	}
 	return nil
@@ -36,7 +36,7 @@ func (h Hop) Lists() []List {
 func (h Hop) Drops(header string) []List {
 	var drops []List
 	for _, l := range h.Lists() {
-		if !l.Headers.Allows(header) {
+		if !Allows(l.Headers, header) {
 			drops = append(drops, l)
 		}
 	}
@@ -49,13 +49,24 @@ func (h Hop) Owner() bool {
 	if h.Kind != boundary.Adapter {
 		return false
 	}
-	return h.Embedded() || (h.Doc.Idempotency != nil && h.Doc.Idempotency.Role == "owner")
+	return h.Embedded() || h.Doc.Idempotency.Role.Value == "owner"
 }
 
 // RequiresKey reports whether the hop rejects its operation without a key.
 // An embedded policy's requirement is the enclosing edge's, which is the
 // same document's http_idempotency.
-func (h Hop) RequiresKey() bool { return h.Doc.Idempotency.Requires(*h.Op) }
+func (h Hop) RequiresKey() bool { return h.Doc.Idempotency.Requires(h.Op) }
+
+// Allows reports whether an allowlist lets header through: names compare
+// case-insensitively and "*" allows everything.
+func Allows(list boundary.StringList, header string) bool {
+	for _, n := range list.Items {
+		if n.OK() && (n.Value == "*" || strings.EqualFold(n.Value, header)) {
+			return true
+		}
+	}
+	return false
+}
 
 // Fate is what happens to a chain's key at one hop.
 type Fate uint8
@@ -115,7 +126,7 @@ func (f HopFate) Detail(header string) string {
 	case Dropped:
 		parts := make([]string, len(f.Drops))
 		for i, l := range f.Drops {
-			if !l.Headers.IsList {
+			if !l.Headers.OK() {
 				parts[i] = "no " + l.Field
 			} else {
 				parts[i] = l.Field + " lacks " + header

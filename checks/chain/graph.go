@@ -24,14 +24,18 @@ type Graph struct {
 	// documents' paths (two edges may join the same components).
 	Chains []*Chain
 
-	// Gaps counts the documents of the set that chains cannot use: Build
-	// counts those without a known kind or without their linking fields,
+	// Unlinkable counts the documents of the set that chains cannot use:
+	// those without a known kind or without their linking fields,
 	// including an embedded policy without service (the schema check
-	// reports them all); a caller that dropped files which did not parse
-	// at all adds those. Any of them might be the missing link of a chain,
-	// so while Gaps > 0 a break or an orphan proves nothing, and the rules
-	// that report those stay quiet.
-	Gaps int
+	// reports them all). Unreadable counts the files of the set that did
+	// not decode at all; the caller sets it. Any of them might be the
+	// missing link of a chain: see Missing.
+	Unlinkable, Unreadable int
+
+	// Duplicates are the documents that define a hop a document earlier
+	// in the set (sorted by path) already defines (IDL211). Chains use the
+	// first and never reach a duplicate.
+	Duplicates []Duplicate
 
 	onChain  map[*boundary.Document]bool
 	arrivals map[link]int // edges per (kind, to)
@@ -95,9 +99,9 @@ func (h Hop) Embedded() bool {
 // edge, the service for the policy.
 func (h Hop) Endpoints() string {
 	if h.Kind == boundary.Adapter {
-		return h.Doc.Policy.Service
+		return h.Doc.Policy.Service.Value
 	}
-	return h.Doc.From + " -> " + h.Doc.To
+	return h.Doc.From.Value + " -> " + h.Doc.To.Value
 }
 
 // String names the hop in messages: "bff_to_gateway checkout-bff -> edge-gw",
@@ -106,11 +110,18 @@ func (h Hop) String() string { return string(h.Kind) + " " + h.Endpoints() }
 
 // DeclaredHeader is the key header doc works with: its http_idempotency
 // header, or the default when it declares none.
-func DeclaredHeader(doc *boundary.Document) string {
-	if doc.Idempotency == nil {
-		return boundary.DefaultKeyHeader
-	}
-	return doc.Idempotency.Header
+func DeclaredHeader(doc *boundary.Document) string { return doc.Idempotency.KeyHeader() }
+
+// Missing counts the files that might hold a missing hop: unreadable or
+// unlinkable ones.
+func (g *Graph) Missing() int { return g.Unlinkable + g.Unreadable }
+
+// Duplicate is a document defining a hop that First already defines for
+// the same operation: an edge with the same boundary, from and to, or an
+// owner policy (standalone or embedded) for the same service.
+type Duplicate struct {
+	Doc, First *boundary.Document
+	Operation  string // the operation both declare
 }
 
 // OnChain reports whether doc is a hop of some chain, complete or not.
@@ -122,9 +133,9 @@ func (g *Graph) OnChain(doc *boundary.Document) bool { return g.onChain[doc] }
 // operations. It tells a document that has no predecessor at all from one
 // that only lacks a matching operation or a reachable predecessor.
 func (g *Graph) Upstream(doc *boundary.Document) (prev boundary.Kind, n int) {
-	id := doc.From
+	id := doc.From.Value
 	if doc.Kind == boundary.Adapter {
-		id = doc.Service
+		id = doc.Service.Value
 	}
 	for _, k := range boundary.Kinds[:len(boundary.Kinds)-1] {
 		if next(k) == doc.Kind {
@@ -137,7 +148,7 @@ func (g *Graph) Upstream(doc *boundary.Document) (prev boundary.Kind, n int) {
 // StateChanging reports whether doc carries a state-changing operation; its
 // schema then requires http_idempotency, so rules need not ask for it.
 func StateChanging(doc *boundary.Document) bool {
-	for _, op := range doc.Operations {
+	for _, op := range doc.Operations.Items {
 		if op.StateChanging {
 			return true
 		}
@@ -205,11 +216,14 @@ type carrier struct {
 	di   int32 // doc's index in Build's docs
 	kind rank
 	at   string // the component the chain enters doc at
+	// forked is set once a chain went through the carrier: a later path
+	// reaching it does not fork again.
+	forked bool
 }
 
 // is reports whether c is the carrier of op at component at for kind.
 func (c *carrier) is(kind rank, at, op string) bool {
-	return c.kind == kind && c.at == at && c.op.Key == op
+	return c.kind == kind && c.at == at && c.op.Key.Value == op
 }
 
 type builder struct {
@@ -231,13 +245,18 @@ type builder struct {
 	onChain []bool
 }
 
-// Build links docs into chains. Documents whose linking fields are missing
-// (no from or to on an edge, no service on an adapter) take part in no
-// chain: the schema check reports them.
+// Build links docs into chains: one per operation of each browser_to_bff
+// edge, plus one per fan-out branch (see extend), so that time and memory
+// stay linear in the set however often component ids recur. A document
+// that defines a hop an earlier one defines for the same operation is a
+// Duplicate, left out: chains use the first.
+// Documents whose linking fields are missing (no from or to on an edge, no
+// service on an adapter) take part in no chain: the schema check reports
+// them.
 func Build(docs []*boundary.Document) *Graph {
 	ops := 0
 	for _, d := range docs {
-		ops += len(d.Operations)
+		ops += len(d.Operations.Items)
 	}
 	b := builder{
 		g:        &Graph{onChain: make(map[*boundary.Document]bool, len(docs)), arrivals: make(map[link]int, len(docs))},
@@ -247,28 +266,33 @@ func Build(docs []*boundary.Document) *Graph {
 		carriers: make([]carrier, 0, ops),
 		starts:   make(map[link][]*boundary.Document, len(docs)),
 	}
+	first := make(map[hopKey]*boundary.Document, ops)
 	for di, d := range docs {
 		if !Linkable(d) {
-			b.g.Gaps++
+			b.g.Unlinkable++
 			continue
 		}
-		if d.Policy != nil && d.Policy.Embedded && d.Policy.Service == "" {
-			b.g.Gaps++ // the edge links, its policy cannot
+		if p := d.Policy; p != nil && p.Embedded && !p.Service.OK() {
+			b.g.Unlinkable++ // the edge links, its policy cannot
 		}
-		id := d.From
+		b.duplicates(d, first)
+		id := d.From.Value
 		if d.Kind == boundary.Adapter {
-			id = d.Service
+			id = d.Service.Value
 		} else {
-			b.g.arrivals[link{rankOf(d.Kind), d.To}]++
+			b.g.arrivals[link{rankOf(d.Kind), d.To.Value}]++
 		}
 		start := link{rankOf(d.Kind), id}
 		b.starts[start] = append(b.starts[start], d)
-		for i := range d.Operations {
-			op := &d.Operations[i]
-			if op.Key == "" {
+		for i := range d.Operations.Items {
+			op := &d.Operations.Items[i]
+			if !op.Key.OK() {
 				continue
 			}
-			e := b.entryOf(start.kind, id, op.Key)
+			if first[hopOf(d, op.Key.Value)] != d {
+				continue // a duplicate definition of the hop: chains use the first
+			}
+			e := b.entryOf(start.kind, id, op.Key.Value)
 			head, ok := b.heads[e]
 			if !ok {
 				head = -1
@@ -276,7 +300,7 @@ func Build(docs []*boundary.Document) *Graph {
 			// A duplicate operation_key is an IDL002 finding; the first
 			// wins. Documents are indexed one at a time, so a duplicate's
 			// first is the head of its entry.
-			if ok && b.carriers[head].doc == d && b.carriers[head].op.Key == op.Key {
+			if ok && b.carriers[head].doc == d && b.carriers[head].op.Key.Value == op.Key.Value {
 				continue
 			}
 			i := int32(len(b.carriers))
@@ -289,8 +313,6 @@ func Build(docs []*boundary.Document) *Graph {
 	}
 	for _, i := range b.browsers {
 		c := b.carriers[i]
-		// Room for all four hops: a path that does not branch is built
-		// in place.
 		path := make([]Hop, 1, len(boundary.Kinds))
 		path[0] = Hop{Kind: boundary.BrowserToBFF, Doc: c.doc, Op: c.op}
 		b.extend(path, c)
@@ -304,58 +326,102 @@ func Build(docs []*boundary.Document) *Graph {
 	return b.g
 }
 
+// hopKey identifies the hop a document defines for one operation: an
+// edge's boundary, from and to, or an owner policy's service.
+type hopKey struct {
+	kind     boundary.Kind
+	from, to string // from is the service for a policy
+	op       string
+}
+
+func hopOf(d *boundary.Document, op string) hopKey {
+	if d.Kind == boundary.Adapter {
+		return hopKey{boundary.Adapter, d.Service.Value, "", op}
+	}
+	return hopKey{d.Kind, d.From.Value, d.To.Value, op}
+}
+
+// duplicates records d as the first definition of each hop it defines
+// for an operation (its own, and its embedded policy's), or as a Duplicate
+// of the document already first for it (IDL211).
+func (b *builder) duplicates(d *boundary.Document, first map[hopKey]*boundary.Document) {
+	for _, op := range d.Operations.Items {
+		if !op.Key.OK() {
+			continue
+		}
+		keys := []hopKey{hopOf(d, op.Key.Value)}
+		if p := d.Policy; p != nil && p.Embedded && p.Service.OK() {
+			keys = append(keys, hopKey{boundary.Adapter, p.Service.Value, "", op.Key.Value})
+		}
+		for _, k := range keys {
+			if prev, dup := first[k]; dup && prev != d {
+				b.g.Duplicates = append(b.g.Duplicates, Duplicate{Doc: d, First: prev, Operation: op.Key.Value})
+			} else {
+				first[k] = d
+			}
+		}
+	}
+}
+
 // Linkable reports whether d has the fields chains link by: from and to on
 // an edge, service on an adapter. Without them it can be in no chain, and
 // the schema check already says why.
 func Linkable(d *boundary.Document) bool {
 	switch {
 	case d.Kind.IsEdge():
-		return d.From != "" && d.To != ""
+		return d.From.Value != "" && d.To.Value != ""
 	case d.Kind == boundary.Adapter:
-		return d.Service != ""
+		return d.Service.Value != ""
 	}
 	return false
 }
 
-// extend follows path, whose last hop is carried by last, to every
+// extend follows path, whose last hop is carried by last, to the first
 // document that carries its operation next, and records the path as a
-// chain where it can go no further. Kinds come in a fixed order, so a path
-// has at most four hops and never loops.
+// chain where it can go no further. A hop where the operation fans out
+// (a BFF sending it to two gateways) forks a chain for every other
+// carrier the first time that carrier is met, so every document on some
+// path is on a chain, and the number of chains stays within the number
+// of browser operations plus carriers however often component ids recur.
+// Kinds come in a fixed order, so a path has at most four hops.
 func (b *builder) extend(path []Hop, last carrier) {
-	b.onChain[last.di] = true
-	hop := path[len(path)-1]
-	if hop.Kind == boundary.Adapter {
-		b.emit(path, nil)
-		return
-	}
-	kind, at := next(hop.Kind), hop.Doc.To
-	if kind == boundary.Adapter && hop.Doc.Policy != nil && hop.Doc.Policy.Service == at {
-		// An embedded policy is this edge's adapter (spec 2.4); a
-		// standalone document for the same service is not reached here.
-		b.extend(append(path, Hop{Kind: kind, Doc: hop.Doc, Op: hop.Op}), last)
-		return
-	}
-	r, key := rankOf(kind), hop.Op.Key
-	head, ok := b.heads[b.entryOf(r, at, key)]
-	n := 0
-	for i := head; ok && i >= 0; i = b.carriers[i].next {
-		if b.carriers[i].is(r, at, key) {
-			n++
+	for {
+		b.onChain[last.di] = true
+		hop := path[len(path)-1]
+		if hop.Kind == boundary.Adapter {
+			b.emit(path, nil)
+			return
 		}
-	}
-	if n == 0 {
-		b.emit(path, &Stop{Next: kind, At: at, Lacking: b.starts[link{r, at}]})
-		return
-	}
-	if n > 1 {
-		// Branches must not share, and overwrite, one backing array: the
-		// full slice expression makes each append copy the path.
-		path = path[:len(path):len(path)]
-	}
-	for i := head; i >= 0; i = b.carriers[i].next {
-		if c := b.carriers[i]; c.is(r, at, key) {
-			b.extend(append(path, Hop{Kind: kind, Doc: c.doc, Op: c.op}), c)
+		kind, at := next(hop.Kind), hop.Doc.To.Value
+		if kind == boundary.Adapter && hop.Doc.Policy != nil && hop.Doc.Policy.Service.Value == at {
+			// An embedded policy is this edge's adapter (spec 2.4); a
+			// standalone document for the same service is not reached here.
+			path = append(path, Hop{Kind: kind, Doc: hop.Doc, Op: hop.Op})
+			continue
 		}
+		r, key := rankOf(kind), hop.Op.Key.Value
+		head, ok := b.heads[b.entryOf(r, at, key)]
+		// The list runs from the last document indexed to the first.
+		var found []int32
+		for i := head; ok && i >= 0; i = b.carriers[i].next {
+			if b.carriers[i].is(r, at, key) {
+				found = append(found, i)
+			}
+		}
+		if len(found) == 0 {
+			b.emit(path, &Stop{Next: kind, At: at, Lacking: b.starts[link{r, at}]})
+			return
+		}
+		for _, i := range found[:len(found)-1] {
+			if c := &b.carriers[i]; !c.forked {
+				c.forked = true
+				fork := append(path[:len(path):len(path)], Hop{Kind: kind, Doc: c.doc, Op: c.op})
+				b.extend(fork, *c)
+			}
+		}
+		b.carriers[found[len(found)-1]].forked = true
+		last = b.carriers[found[len(found)-1]]
+		path = append(path, Hop{Kind: kind, Doc: last.doc, Op: last.op})
 	}
 }
 
@@ -364,32 +430,32 @@ func (b *builder) emit(path []Hop, stop *Stop) {
 		b.slab = make([]Chain, 0, 256)
 	}
 	b.slab = append(b.slab, Chain{
-		Operation:     path[0].Op.Key,
+		Operation:     path[0].Op.Key.Value,
 		StateChanging: path[0].Op.StateChanging,
 		Hops:          path,
 		Stop:          stop,
 		KeyHeader:     boundary.DefaultKeyHeader,
 	})
 	c := &b.slab[len(b.slab)-1]
-	size := len(c.Operation) + len(": ") + len(path[0].Doc.From)
+	size := len(c.Operation) + len(": ") + len(path[0].Doc.From.Value)
 	for _, h := range path {
-		size += len(" -> ") + len(h.Doc.To)
+		size += len(" -> ") + len(h.Doc.To.Value)
 	}
 	var name strings.Builder
 	name.Grow(size)
 	name.WriteString(c.Operation)
 	name.WriteString(": ")
-	name.WriteString(path[0].Doc.From)
+	name.WriteString(path[0].Doc.From.Value)
 	for _, h := range path {
 		if h.Kind != boundary.Adapter {
 			name.WriteString(" -> ")
-			name.WriteString(h.Doc.To)
+			name.WriteString(h.Doc.To.Value)
 		}
 	}
 	c.Name = name.String()
 	for i, h := range path {
-		if h.Doc.Idempotency != nil {
-			c.KeyHeader, c.keyHop = h.Doc.Idempotency.Header, i
+		if h.Doc.Idempotency.OK() {
+			c.KeyHeader, c.keyHop = h.Doc.Idempotency.KeyHeader(), i
 			break
 		}
 	}
@@ -437,7 +503,7 @@ func (c *Chain) StopReason() string {
 		return fmt.Sprintf("no %s document has from %q", s.Next, s.At)
 	}
 	if p := c.Last().Doc.Policy; p != nil {
-		return fmt.Sprintf("no adapter policy has service %q (the policy embedded under \"adapter\" names service %q)", s.At, p.Service)
+		return fmt.Sprintf("no adapter policy has service %q (the policy embedded under \"adapter\" names service %q)", s.At, p.Service.Value)
 	}
 	return fmt.Sprintf("no adapter policy has service %q", s.At)
 }

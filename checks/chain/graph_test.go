@@ -2,6 +2,7 @@ package chain
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // documents below hold only what linking and fates read.
 func doc(t testing.TB, path, src string) *boundary.Document {
 	t.Helper()
-	d, problems := boundary.Parse(path, []byte(src))
+	d, _, problems := boundary.Parse(path, []byte(src))
 	if d == nil || len(problems) > 0 {
 		t.Fatalf("%s: %v", path, problems)
 	}
@@ -90,11 +91,11 @@ func TestBuildLinksCompleteChain(t *testing.T) {
 		}
 	}
 	c := g.Chains[1]
-	if c.Hops[2].Op.Key != "orders.create" || c.Hops[3].Op != &docs[3].Operations[0] {
+	if c.Hops[2].Op.Key.Value != "orders.create" || c.Hops[3].Op != &docs[3].Operations.Items[0] {
 		t.Errorf("hops do not point at their document's operation: %+v", c.Hops)
 	}
-	if !c.StateChanging || c.KeyHeader != "x-idempotency-key" || g.Gaps != 0 {
-		t.Errorf("StateChanging %v, KeyHeader %q, Gaps %d", c.StateChanging, c.KeyHeader, g.Gaps)
+	if !c.StateChanging || c.KeyHeader != "x-idempotency-key" || g.Unlinkable != 0 {
+		t.Errorf("StateChanging %v, KeyHeader %q, Unlinkable %d", c.StateChanging, c.KeyHeader, g.Unlinkable)
 	}
 }
 
@@ -172,7 +173,7 @@ func TestBuildEmbeddedPolicy(t *testing.T) {
 	}
 }
 
-func TestBuildCountsGaps(t *testing.T) {
+func TestBuildCountsUnlinkable(t *testing.T) {
 	docs := set(t,
 		"1.json", hop(boundary.BrowserToBFF, "web", "bff", "orders.create"),
 		"2.json", `{"boundary": "bff_to_gateway", "to": "gw", "operations": []}`, // no from
@@ -181,8 +182,8 @@ func TestBuildCountsGaps(t *testing.T) {
 		"5.json", `{"boundary": "gateway_to_adapter", "from": "gw", "to": "x", "adapter": {}}`, // embedded policy without service
 	)
 	g := Build(docs)
-	if g.Gaps != 4 {
-		t.Errorf("Gaps = %d, want 4", g.Gaps)
+	if g.Unlinkable != 4 {
+		t.Errorf("Unlinkable = %d, want 4", g.Unlinkable)
 	}
 	want := []string{`orders.create: web -> bff [browser_to_bff@1.json] stops: no bff_to_gateway document has from "bff"`}
 	if diff := cmp.Diff(want, summary(g)); diff != "" {
@@ -194,21 +195,44 @@ func TestBuildDuplicateEdgesAndOperations(t *testing.T) {
 	dupOp := strings.Replace(hop(boundary.BrowserToBFF, "web", "bff", "orders.create", "orders.create"), `"POST"`, `"GET"`, 1)
 	docs := set(t,
 		"1.json", dupOp,
-		// Two documents describe the same hop: each makes a chain, sorted by path.
-		"2b.json", hop(boundary.BFFToGateway, "bff", "gw", "orders.create"),
+		// Two documents describe the same hop for one operation, as the
+		// runner hands them over, sorted by path: chains use the first,
+		// the second is a duplicate (IDL211).
 		"2a.json", hop(boundary.BFFToGateway, "bff", "gw", "orders.create"),
+		"2b.json", hop(boundary.BFFToGateway, "bff", "gw", "orders.create"),
 	)
 	g := Build(docs)
 	want := []string{
 		`orders.create: web -> bff -> gw [browser_to_bff@1.json bff_to_gateway@2a.json] stops: no gateway_to_adapter document has from "gw"`,
-		`orders.create: web -> bff -> gw [browser_to_bff@1.json bff_to_gateway@2b.json] stops: no gateway_to_adapter document has from "gw"`,
 	}
 	if diff := cmp.Diff(want, summary(g)); diff != "" {
 		t.Errorf("chains (-want +got):\n%s", diff)
 	}
+	if len(g.Duplicates) != 1 || g.Duplicates[0].Doc != docs[2] || g.Duplicates[0].First != docs[1] || g.Duplicates[0].Operation != "orders.create" {
+		t.Errorf("Duplicates = %+v, want 2b.json duplicating 2a.json for orders.create", g.Duplicates)
+	}
 	// The first of two operations with one key is the one that links.
 	if g.Chains[0].StateChanging {
 		t.Error("the chain follows the second orders.create (POST), want the first (GET)")
+	}
+}
+
+// Reused component ids must not multiply chains: k copies of one flow give
+// one chain and k-1 duplicates per hop, not k^4 paths.
+func TestBuildStaysLinearInCopies(t *testing.T) {
+	var pairs []string
+	const copies = 30
+	for i := range copies {
+		n := strconv.Itoa(i)
+		pairs = append(pairs,
+			n+"-1.json", hop(boundary.BrowserToBFF, "web", "bff", "orders.create"),
+			n+"-2.json", hop(boundary.BFFToGateway, "bff", "gw", "orders.create"),
+			n+"-3.json", hop(boundary.GatewayToAdapter, "gw", "orders", "orders.create"),
+		)
+	}
+	g := Build(set(t, pairs...))
+	if len(g.Chains) != 1 || len(g.Duplicates) != 3*(copies-1) {
+		t.Errorf("%d copies: %d chains and %d duplicates, want 1 and %d", copies, len(g.Chains), len(g.Duplicates), 3*(copies-1))
 	}
 }
 

@@ -119,12 +119,12 @@ func hopEndpoints(h Hop) string {
 // location is file:line:column of the hop's operation, or of the policy
 // object for an embedded policy (its operation is the edge's).
 func location(h Hop) string {
-	n := h.Op.Node
+	at := h.Op.Pos
 	if h.Embedded() {
-		n = h.Doc.Policy.Node
+		at = h.Doc.Policy.Pos
 	}
-	line, col := h.Doc.Position.At(n.Offset)
-	return fmt.Sprintf("%s:%d:%d", h.Doc.Path, line, col)
+	pl := h.Doc.Place(at)
+	return fmt.Sprintf("%s:%d:%d", h.Doc.Path, pl.Line, pl.Column)
 }
 
 // picture is the diagram of the state-changing chains: component, policy
@@ -182,10 +182,10 @@ func draw(g *Graph) *picture {
 				fate += sep + l.Field
 			}
 			if h.Kind == boundary.Adapter {
-				p.add(c.Operation, p.component(h.Doc.Policy.Service), p.policy(h.Doc), h.Doc.Path, fate, f.Fate.Broken(), false)
+				p.add(c.Operation, p.component(h.Doc.Policy.Service.Value), p.policy(h.Doc), h.Doc.Path, fate, f.Fate.Broken(), false)
 				continue
 			}
-			p.add(c.Operation, p.component(h.Doc.From), p.component(h.Doc.To), h.Doc.Path, fate, f.Fate.Broken(), false)
+			p.add(c.Operation, p.component(h.Doc.From.Value), p.component(h.Doc.To.Value), h.Doc.Path, fate, f.Fate.Broken(), false)
 		}
 		if s := c.Stop; s != nil {
 			p.add(c.Operation, p.component(s.At), p.missing(s), "", "stops", true, true)
@@ -228,9 +228,9 @@ func (p *picture) component(name string) string {
 // policy is the node of the owner policy in doc; one per document, as one
 // service may have several policy documents.
 func (p *picture) policy(doc *boundary.Document) string {
-	label := doc.Policy.Service + " policy"
+	label := doc.Policy.Service.Value + " policy"
 	if doc.Policy.Embedded {
-		label += " (embedded in " + doc.From + " -> " + doc.To + ")"
+		label += " (embedded in " + doc.From.Value + " -> " + doc.To.Value + ")"
 	}
 	return p.node("policy\x00"+doc.Path, label, policyNode)
 }

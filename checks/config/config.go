@@ -272,10 +272,10 @@ func Options(c *Config, flags Flags) checks.Options {
 	opts := checks.DefaultOptions()
 	if c != nil {
 		if c.MaxRetryAmplification > 0 {
-			opts.MaxRetryAmplification = c.MaxRetryAmplification
+			opts.Limits.MaxRetryAmplification = c.MaxRetryAmplification
 		}
 		for tier, d := range c.MinTTL {
-			opts.MinTTL[tier] = d
+			opts.Limits.MinTTL[tier] = d
 		}
 		opts.Disabled = c.Disabled
 		opts.Severity = c.Severity
@@ -284,7 +284,7 @@ func Options(c *Config, flags Flags) checks.Options {
 		}
 	}
 	if flags.MaxRetryAmplification != nil {
-		opts.MaxRetryAmplification = *flags.MaxRetryAmplification
+		opts.Limits.MaxRetryAmplification = *flags.MaxRetryAmplification
 	}
 	return opts
 }

@@ -200,18 +200,18 @@ func TestOptionsPrecedence(t *testing.T) {
 		wantBillng time.Duration
 		wantOff    bool
 	}{
-		{"defaults", nil, Flags{}, defaults.MaxRetryAmplification, defaults.MinTTL["default"], defaults.MinTTL["billing"], false},
-		{"file over defaults", c, Flags{}, 6, 12 * time.Hour, defaults.MinTTL["billing"], true},
-		{"flags over file", c, Flags{MaxRetryAmplification: &three}, 3, 12 * time.Hour, defaults.MinTTL["billing"], true},
-		{"flags over defaults", nil, Flags{MaxRetryAmplification: &three}, 3, defaults.MinTTL["default"], defaults.MinTTL["billing"], false},
+		{"defaults", nil, Flags{}, defaults.Limits.MaxRetryAmplification, defaults.Limits.MinTTL["default"], defaults.Limits.MinTTL["billing"], false},
+		{"file over defaults", c, Flags{}, 6, 12 * time.Hour, defaults.Limits.MinTTL["billing"], true},
+		{"flags over file", c, Flags{MaxRetryAmplification: &three}, 3, 12 * time.Hour, defaults.Limits.MinTTL["billing"], true},
+		{"flags over defaults", nil, Flags{MaxRetryAmplification: &three}, 3, defaults.Limits.MinTTL["default"], defaults.Limits.MinTTL["billing"], false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := Options(tt.cfg, tt.flags)
-			if o.MaxRetryAmplification != tt.wantAmp || o.MinTTL["default"] != tt.wantTTL ||
-				o.MinTTL["billing"] != tt.wantBillng || o.Disabled["IDL112"] != tt.wantOff {
+			if o.Limits.MaxRetryAmplification != tt.wantAmp || o.Limits.MinTTL["default"] != tt.wantTTL ||
+				o.Limits.MinTTL["billing"] != tt.wantBillng || o.Disabled["IDL112"] != tt.wantOff {
 				t.Errorf("Options = amplification %d, min ttl %v/%v, IDL112 off %v; want %d, %v/%v, %v",
-					o.MaxRetryAmplification, o.MinTTL["default"], o.MinTTL["billing"], o.Disabled["IDL112"],
+					o.Limits.MaxRetryAmplification, o.Limits.MinTTL["default"], o.Limits.MinTTL["billing"], o.Disabled["IDL112"],
 					tt.wantAmp, tt.wantTTL, tt.wantBillng, tt.wantOff)
 			}
 		})

@@ -209,3 +209,25 @@ func (n *Node) Any() any {
 	}
 	return nil
 }
+
+// Detached returns a deep copy of n that shares nothing with n's tree,
+// strings included: a consumer may keep it without keeping the rest of
+// the document, or its source text, alive.
+func (n *Node) Detached() *Node {
+	c := &Node{Kind: n.Kind, True: n.True, Offset: n.Offset, Text: strings.Clone(n.Text)}
+	if n.Items != nil {
+		c.Items = make([]*Node, len(n.Items))
+		for i, it := range n.Items {
+			c.Items[i] = it.Detached()
+			c.Items[i].parent = c
+		}
+	}
+	if n.Members != nil {
+		c.Members = make([]Member, len(n.Members))
+		for i, m := range n.Members {
+			c.Members[i] = Member{Key: strings.Clone(m.Key), KeyOffset: m.KeyOffset, Value: m.Value.Detached()}
+			c.Members[i].Value.parent = c
+		}
+	}
+	return c
+}

@@ -19,14 +19,16 @@ type jsonReport struct {
 }
 
 type jsonSummary struct {
-	Files    int `json:"files"`
-	Errors   int `json:"errors"`
-	Warnings int `json:"warnings"`
+	Files       int `json:"files"`
+	Errors      int `json:"errors"`
+	Warnings    int `json:"warnings"`
+	Unreadable  int `json:"unreadable"`
+	NotBoundary int `json:"not_boundary"`
 }
 
 // Format implements Formatter.
 func (JSON) Format(w io.Writer, r *Report) error {
-	out := jsonReport{Findings: r.Findings, Summary: jsonSummary{Files: r.Files}}
+	out := jsonReport{Findings: r.Findings, Summary: jsonSummary{Files: r.Files, Unreadable: r.Unreadable, NotBoundary: r.NotBoundary}}
 	if out.Findings == nil {
 		out.Findings = []checks.Finding{}
 	}

@@ -15,8 +15,11 @@ import (
 type Report struct {
 	Findings []checks.Finding // sorted
 	Files    int              // files examined
-	Rules    []*checks.Rule   // every rule, for formats that carry rule metadata
-	Version  string           // idemlint version, for formats that name the tool
+	// Unreadable files (IDL001) and NotBoundary JSON files skipped: the
+	// summary says so, so a green run is never a blind one.
+	Unreadable, NotBoundary int
+	Rules                   []*checks.Rule // every rule, for formats that carry rule metadata
+	Version                 string         // idemlint version, for formats that name the tool
 	// Paths are the files examined, for formats that list files without
 	// findings too (junit); files with findings are listed anyway.
 	Paths []string
@@ -36,7 +39,7 @@ type Options struct {
 }
 
 var formats = map[string]func(Options) Formatter{
-	"text":   func(o Options) Formatter { return Text{Color: o.Color} },
+	"text":   func(o Options) Formatter { return Text(o) },
 	"json":   func(Options) Formatter { return JSON{} },
 	"sarif":  func(Options) Formatter { return SARIF{} },
 	"junit":  func(Options) Formatter { return JUnit{} },

@@ -95,7 +95,7 @@ func TestFormatsOfAnEmptyReport(t *testing.T) {
 	want := map[string]string{
 		"text":   "0 files checked, 0 errors, 0 warnings\n",
 		"github": "0 files checked, 0 errors, 0 warnings\n",
-		"json":   "{\n  \"findings\": [],\n  \"summary\": {\n    \"files\": 0,\n    \"errors\": 0,\n    \"warnings\": 0\n  }\n}\n",
+		"json":   "{\n  \"findings\": [],\n  \"summary\": {\n    \"files\": 0,\n    \"errors\": 0,\n    \"warnings\": 0,\n    \"unreadable\": 0,\n    \"not_boundary\": 0\n  }\n}\n",
 		"junit":  xml.Header + `<testsuites name="idemlint" tests="0" failures="0" errors="0"></testsuites>` + "\n",
 		"sarif": `{
   "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",

@@ -88,6 +88,7 @@ type sarifResult struct {
 	Level               string            `json:"level"`
 	Message             sarifText         `json:"message"`
 	Locations           []sarifLocation   `json:"locations"`
+	RelatedLocations    []sarifLocation   `json:"relatedLocations,omitempty"`
 	PartialFingerprints map[string]string `json:"partialFingerprints"`
 	Properties          sarifResultProps  `json:"properties"`
 }
@@ -98,7 +99,9 @@ type sarifResultProps struct {
 }
 
 type sarifLocation struct {
+	ID               *int          `json:"id,omitempty"`
 	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+	Message          *sarifText    `json:"message,omitempty"`
 }
 
 type sarifPhysical struct {
@@ -139,11 +142,12 @@ func (SARIF) Format(w io.Writer, r *Report) error {
 		if i, ok := index[f.Rule]; ok {
 			res.RuleIndex = &i
 		}
-		loc := sarifPhysical{ArtifactLocation: artifactOf(f.File)}
-		if f.Line > 0 {
-			loc.Region = &sarifRegion{StartLine: f.Line, StartColumn: f.Column}
-		}
+		loc := physical(f.File, f.Line, f.Column)
 		res.Locations = []sarifLocation{{PhysicalLocation: loc}}
+		for i, rel := range f.Related {
+			id := i + 1
+			res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: &id, PhysicalLocation: physical(rel.File, rel.Line, rel.Column), Message: &sarifText{Text: rel.Message}})
+		}
 		// Identical identities (rare: two findings of one rule at one
 		// value) are told apart by their order, as GitHub's own line
 		// hashes are.
@@ -198,6 +202,15 @@ func helpMarkdown(r *checks.Rule) string {
 	}
 	b.WriteString("\nExamples: `idemlint explain " + r.ID + "`\n")
 	return b.String()
+}
+
+// physical is a file and, when known (line > 0), a position in it.
+func physical(file string, line, column int) sarifPhysical {
+	loc := sarifPhysical{ArtifactLocation: artifactOf(file)}
+	if line > 0 {
+		loc.Region = &sarifRegion{StartLine: line, StartColumn: column}
+	}
+	return loc
 }
 
 // artifactOf locates a file for SARIF: relative paths against %SRCROOT%,

@@ -33,16 +33,28 @@ func (t Text) Format(w io.Writer, r *Report) error {
 			sev = paint(errC, f.Severity.String())
 		}
 		fmt.Fprintf(bw, "%s: %s %s %s\n", paint(boldC, location(f)), sev, paint(dimC, f.Rule), f.Message)
+		for _, rel := range f.Related {
+			fmt.Fprintf(bw, "    %s %s: %s\n", paint(dimC, "related"), location(checks.Finding{File: rel.File, Line: rel.Line, Column: rel.Column}), rel.Message)
+		}
 	}
 	fmt.Fprintln(bw, summary(r))
 	return bw.Flush()
 }
 
 // summary is the last line of the text formats: "4 files checked, 1 error,
-// 0 warnings".
+// 0 warnings", then how many files could not be read and how many JSON
+// files were skipped as no boundary documents, when there are any: a run
+// must never look cleaner than what it saw.
 func summary(r *Report) string {
 	errs, warns := checks.Count(r.Findings)
-	return fmt.Sprintf("%s checked, %s, %s", plural(r.Files, "file"), plural(errs, "error"), plural(warns, "warning"))
+	line := fmt.Sprintf("%s checked, %s, %s", plural(r.Files, "file"), plural(errs, "error"), plural(warns, "warning"))
+	if r.Unreadable > 0 {
+		line += fmt.Sprintf(", %d unreadable", r.Unreadable)
+	}
+	if r.NotBoundary > 0 {
+		line += fmt.Sprintf(", %d skipped: not boundary documents", r.NotBoundary)
+	}
+	return line
 }
 
 func plural(n int, noun string) string {

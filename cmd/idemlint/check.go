@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,7 +15,7 @@ import (
 func newCheckCmd() *cobra.Command {
 	var (
 		format, configPath, failOn string
-		noConfig                   bool
+		noConfig, allowEmpty       bool
 		maxAmplification           int
 		maxWarnings                int
 	)
@@ -65,7 +66,11 @@ that does not exist.`,
 			if err != nil {
 				return err
 			}
-			rep := &report.Report{Findings: res.Findings, Files: res.Files, Rules: checks.Rules(), Version: buildVersion(), FailOn: threshold}
+			if len(res.Documents) == 0 && !allowEmpty {
+				return errNoDocuments(args)
+			}
+			rep := &report.Report{Findings: res.Findings, Files: res.Files, Unreadable: res.Unreadable, NotBoundary: res.NotBoundary,
+				Rules: checks.Rules(), Version: buildVersion(), FailOn: threshold}
 			for _, d := range res.Documents {
 				rep.Paths = append(rep.Paths, d.Path)
 			}
@@ -77,9 +82,10 @@ that does not exist.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&format, "format", "f", "text", "output format: "+joinNames(report.Names()))
-	fl.IntVar(&maxAmplification, "max-retry-amplification", checks.DefaultOptions().MaxRetryAmplification, "IDL208: largest allowed product of max_attempts along a chain")
+	fl.IntVar(&maxAmplification, "max-retry-amplification", checks.DefaultLimits().MaxRetryAmplification, "IDL208: largest allowed product of max_attempts along a chain")
 	fl.StringVar(&configPath, "config", "", "configuration file (default: the nearest "+config.FileName+")")
 	fl.BoolVar(&noConfig, "no-config", false, "use no configuration file")
+	fl.BoolVar(&allowEmpty, "allow-empty", false, "exit 0 when no boundary document is found (by default that is a usage error, exit 2)")
 	fl.StringVar(&failOn, "fail-on", "error", "least severity that fails the check: error or warning")
 	fl.IntVar(&maxWarnings, "max-warnings", -1, "fail when there are more warnings than this (-1: no limit)")
 	cmd.MarkFlagsMutuallyExclusive("config", "no-config")
@@ -87,6 +93,13 @@ that does not exist.`,
 	completeFlag(cmd, "fail-on", "error", "warning")
 	_ = cmd.MarkFlagFilename("config", "json")
 	return cmd
+}
+
+// errNoDocuments is the usage error of a run that found no boundary
+// document: a wrong path or an ignore-everything configuration must not
+// pass as a clean check.
+func errNoDocuments(paths []string) error {
+	return fmt.Errorf("no boundary documents found under %s (a boundary document is a JSON object with spec_version or boundary)", strings.Join(paths, " "))
 }
 
 // loadConfig returns the configuration named by --config, or the one found

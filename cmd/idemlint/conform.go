@@ -8,11 +8,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/fileset"
 	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/reference"
@@ -169,31 +170,19 @@ func policyFile(path, operation string) (string, error) {
 	if !info.IsDir() {
 		return path, nil
 	}
-	docs, _, err := loadDocuments([]string{path})
+	cfg, err := loadConfig("", false, path)
 	if err != nil {
 		return "", err
 	}
-	var found []string
-	for _, d := range docs {
-		if d.Policy == nil {
-			continue
-		}
-		for _, op := range d.Policy.Operations {
-			if operation == "" || op.Key == operation {
-				found = append(found, d.Path)
-				break
-			}
-		}
+	set, err := checks.Load([]string{path}, config.Options(cfg, config.Flags{}))
+	if err != nil {
+		return "", err
 	}
-	switch {
-	case len(found) == 1:
-		return found[0], nil
-	case len(found) > 1:
-		return "", fmt.Errorf("%s holds %d adapter policies (%s): name one with --policy FILE or --operation", path, len(found), strings.Join(found, ", "))
-	case operation != "":
-		return "", fmt.Errorf("%s holds no adapter policy declaring operation %s", path, operation)
+	found, err := reference.FindPolicy(set.Documents, operation)
+	if err != nil {
+		return "", fmt.Errorf("--policy %s: %w", path, err)
 	}
-	return "", fmt.Errorf("%s holds no adapter policy", path)
+	return found, nil
 }
 
 // extraHeaders parses the --header values and the headers held by the

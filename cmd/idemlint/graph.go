@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/checks/fileset"
+	"github.com/idemlint/idemlint/checks/config"
 )
 
 func newGraphCmd() *cobra.Command {
@@ -35,41 +35,33 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 			if !slices.Contains(chain.Formats, format) {
 				return fmt.Errorf("unknown format %q (want %s)", format, joinNames(chain.Formats))
 			}
-			docs, unparsed, err := loadDocuments(args)
+			cfg, err := loadConfig("", false, args[0])
 			if err != nil {
 				return err
 			}
-			g := chain.Build(docs)
-			g.Gaps += unparsed
-			if g.Gaps > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: cannot link %d of %d files (idemlint check says why); chains that need them are drawn as stopping\n", g.Gaps, len(docs)+unparsed)
+			set, err := checks.Load(args, config.Options(cfg, config.Flags{}))
+			if err != nil {
+				return err
 			}
-			return chain.Render(cmd.OutOrStdout(), g, format)
+			if len(set.Documents) == 0 {
+				return errNoDocuments(args)
+			}
+			for i, docs := range set.Sets {
+				if i > 0 {
+					fmt.Fprintln(cmd.OutOrStdout())
+				}
+				g := chain.Build(docs)
+				g.Unreadable = set.Unreadable
+				if err := chain.Render(cmd.OutOrStdout(), g, format); err != nil {
+					return err
+				}
+			}
+			if set.Unreadable > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: cannot read %d of %d files (idemlint check says why); chains that need them are drawn as stopping\n", set.Unreadable, set.Files)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+joinNames(chain.Formats))
 	return cmd
-}
-
-// loadDocuments parses the boundary files under paths. Files that cannot be
-// read or are not a JSON object are counted, not fatal: "check" explains
-// them, and the picture of the rest is still worth drawing.
-func loadDocuments(paths []string) (docs []*boundary.Document, unparsed int, err error) {
-	files, skipped, err := fileset.Collect(paths)
-	if err != nil {
-		return nil, 0, err
-	}
-	for _, f := range files {
-		src, err := fileset.Read(f)
-		if err != nil {
-			unparsed++
-			continue
-		}
-		if doc, _ := boundary.Parse(f, src); doc != nil {
-			docs = append(docs, doc)
-		} else {
-			unparsed++
-		}
-	}
-	return docs, unparsed + len(skipped), nil
 }

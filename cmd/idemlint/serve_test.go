@@ -197,7 +197,7 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 // execServe runs the serve command alone, silenced as the root command
 // silences it (run, once serve is wired into the root, adds "idemlint: "
 // to the error and maps it to an exit status).
-func execServe(args ...string) (err error, stdout, stderr string) {
+func execServe(args ...string) (stdout, stderr string, err error) {
 	var out, errOut bytes.Buffer
 	cmd := newServeCmd()
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
@@ -205,7 +205,7 @@ func execServe(args ...string) (err error, stdout, stderr string) {
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	err = cmd.Execute()
-	return err, out.String(), errOut.String()
+	return out.String(), errOut.String(), err
 }
 
 func TestServeRefusesInvalidPolicy(t *testing.T) {
@@ -227,7 +227,7 @@ func TestServeRefusesInvalidPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	err, stdout, stderr := execServe("--policy", path)
+	stdout, stderr, err := execServe("--policy", path)
 	if err != exitCode(exitFindings) || stdout != "" {
 		t.Errorf("serve = %v, stdout %q; want exit status %d and nothing", err, stdout, exitFindings)
 	}
@@ -245,7 +245,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"--policy", "absent.json"}, "absent.json: no such file or directory"},
 		{[]string{"--policy", servePolicy, "--addr", "127.0.0.1:http-alt-x"}, "listen tcp: lookup tcp/http-alt-x: unknown port"},
 	} {
-		err, stdout, _ := execServe(tt.args...)
+		stdout, _, err := execServe(tt.args...)
 		if err == nil || err.Error() != tt.want || stdout != "" {
 			t.Errorf("serve %q = %v, stdout %q; want %q", tt.args, err, stdout, tt.want)
 		}

@@ -110,7 +110,7 @@ func (c *client) roundTrip(ctx context.Context, r *request) *response {
 	if r.body != nil {
 		body = opaqueBody{bytes.NewReader(r.body)}
 	}
-	req, err := http.NewRequestWithContext(ctx, r.op.Method, c.base+r.path, body)
+	req, err := http.NewRequestWithContext(ctx, r.op.Method.Value, c.base+r.path, body)
 	if err != nil {
 		return &response{err: err}
 	}
@@ -203,7 +203,7 @@ func (l *lineLog) request(r *request, resp *response, took time.Duration) {
 		key = "key " + r.key
 	}
 	got := resp.summary()
-	line := fmt.Sprintf("%s %s %s (%s, tenant %s) -> %s [%s]\n", r.probe, r.op.Method, r.path, key, r.tenant, got, took.Round(10*time.Microsecond))
+	line := fmt.Sprintf("%s %s %s (%s, tenant %s) -> %s [%s]\n", r.probe, r.op.Method.Value, r.path, key, r.tenant, got, took.Round(10*time.Microsecond))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	io.WriteString(l.w, l.redact.Replace(line)) //nolint:errcheck // best effort, like any log

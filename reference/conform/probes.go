@@ -3,7 +3,6 @@ package conform
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,13 +106,13 @@ func skipNoBody(r *Runner) string {
 }
 
 func noObjectBody(op *operation) string {
-	return fmt.Sprintf("the example body of %s is not a JSON object, so conform cannot add %s to it; give an object body instead", op.Key, NonceField)
+	return fmt.Sprintf("the example body of %s is not a JSON object, so conform cannot add %s to it; give an object body instead", op.Key.Value, NonceField)
 }
 
 func skipMissingKey(r *Runner) string {
 	switch {
 	case !r.requiresKey(r.target.Operation):
-		return fmt.Sprintf("%s does not require the key (http_idempotency.require_key)", r.target.Key)
+		return fmt.Sprintf("%s does not require the key (http_idempotency.require_key)", r.target.Key.Value)
 	case r.onMissingStatus() == 0:
 		return "http_idempotency.on_missing declares no status"
 	}
@@ -121,28 +120,25 @@ func skipMissingKey(r *Runner) string {
 }
 
 func (r *Runner) onMissingStatus() int {
-	if om := r.policy.Idempotency.OnMissing; om != nil {
-		return om.Status
-	}
-	return 0
+	return int(r.policy.Idempotency.OnMissing.Status.Value)
 }
 
 func skipEcho(r *Runner) string {
-	if !r.policy.Idempotency.EchoKeyHeader {
+	if !r.policy.Idempotency.EchoKeyHeader.Value {
 		return "http_idempotency.echo_key_header is false"
 	}
 	return skipNoBody(r)
 }
 
 func skipNoBodyFingerprint(r *Runner) string {
-	if !slices.Contains(r.policy.Fingerprint.Inputs, "body") {
+	if !r.policy.Fingerprint.Inputs.Contains("body") {
 		return "idempotency_fingerprint.inputs leaves out the body: every body is the same payload"
 	}
 	return skipNoBody(r)
 }
 
 func skipReserialised(r *Runner) string {
-	if c := r.policy.Fingerprint.Canonicalization; c != "canonical_json" {
+	if c := r.policy.Fingerprint.Canonicalization.Value; c != "canonical_json" {
 		return fmt.Sprintf("idempotency_fingerprint.canonicalization is %s: a re-serialised body is another payload", c)
 	}
 	return skipNoBodyFingerprint(r)
@@ -150,7 +146,7 @@ func skipReserialised(r *Runner) string {
 
 func skipOtherOperation(r *Runner) string {
 	switch {
-	case !slices.Contains(r.policy.Scope, "operation_key"):
+	case !r.policy.Scope.Contains("operation_key"):
 		return "idempotency_scope does not list operation_key: one key is one record across operations"
 	case r.second == nil:
 		return "the policy declares no second state-changing operation"
@@ -171,7 +167,7 @@ func skipReadOnly(r *Runner) string {
 }
 
 func skipOtherTenant(r *Runner) string {
-	if !slices.Contains(r.policy.Scope, "tenant_id") {
+	if !r.policy.Scope.Contains("tenant_id") {
 		return "idempotency_scope does not list tenant_id: tenants share records"
 	}
 	return skipNoBody(r)
@@ -182,7 +178,7 @@ func skipOtherTenant(r *Runner) string {
 func runMissingKey(t *trial) {
 	om := t.policy.Idempotency.OnMissing
 	resp := t.send(t.newRequest(t.target, "", payload(t.target, newUUID())))
-	t.checkRefusal(resp, om.Status, om.ErrorCode, "on_missing", true)
+	t.checkRefusal(resp, int(om.Status.Value), om.ErrorCode.Value, "on_missing", true)
 }
 
 func runFresh(t *trial) {
@@ -257,8 +253,8 @@ func runMismatch(t *trial) {
 	if t.establish(t.newRequest(t.target, key, payload(t.target, newUUID()))) == nil {
 		return
 	}
-	c := t.policy.Conflict
-	t.checkRefusal(t.send(t.newRequest(t.target, key, payload(t.target, newUUID()))), c.Status, c.ErrorCode, "on_payload_mismatch", false)
+	c := t.policy.Conflict.OnPayloadMismatch
+	t.checkRefusal(t.send(t.newRequest(t.target, key, payload(t.target, newUUID()))), int(c.Status.Value), c.ErrorCode.Value, "on_payload_mismatch", false)
 }
 
 func runReserialised(t *trial) {
@@ -288,10 +284,10 @@ func runConcurrent(t *trial) {
 	}
 	duplicates := "duplicates wait for it and replay it"
 	switch {
-	case in.Policy != "wait":
-		duplicates = fmt.Sprintf("duplicates in flight get %d at once, later ones a replay", in.Status)
-	case in.Status != 0:
-		duplicates += fmt.Sprintf(" (or get %d after %d ms)", in.Status, in.WaitTimeoutMS)
+	case in.Policy.Value != "wait":
+		duplicates = fmt.Sprintf("duplicates in flight get %d at once, later ones a replay", in.Status.Value)
+	case in.Status.Value != 0:
+		duplicates += fmt.Sprintf(" (or get %d after %d ms)", in.Status.Value, in.WaitTimeoutMS.Value)
 	}
 	t.expect("one execution: every 2xx answer with one body%s; %s", replayed, duplicates)
 
@@ -350,7 +346,7 @@ func runConcurrent(t *trial) {
 // a duplicate: its status, and when that status is a 2xx (202), a body
 // with an error_code, which the operation's own 2xx result does not have.
 func (t *trial) inflightAnswer(resp *response) bool {
-	status := t.policy.Inflight.Status
+	status := int(t.policy.Inflight.Status.Value)
 	if status == 0 || resp.status != status {
 		return false
 	}
@@ -372,19 +368,19 @@ func runOtherOperation(t *trial) {
 	if first == nil {
 		return
 	}
-	t.expect("2xx: a fresh execution of %s, whatever the key did on %s", t.second.Key, t.target.Key)
+	t.expect("2xx: a fresh execution of %s, whatever the key did on %s", t.second.Key.Value, t.target.Key.Value)
 	resp := t.send(t.newRequest(t.second, key, payload(t.second, newUUID())))
 	switch {
 	case !resp.ok():
 		t.fail("%s", resp.summary())
 	case t.repeats(first, resp):
-		t.fail("%s's answer replayed: %s", t.target.Key, resp.summary())
+		t.fail("%s's answer replayed: %s", t.target.Key.Value, resp.summary())
 	}
 }
 
 func runReadOnly(t *trial) {
 	status := t.onMissingStatus()
-	t.expect("an answer other than %d (on_missing): %s needs no key", status, t.readOnly.Key)
+	t.expect("an answer other than %d (on_missing): %s needs no key", status, t.readOnly.Key.Value)
 	resp := t.send(t.newRequest(t.readOnly, "", nil))
 	if resp.err != nil || resp.status == status {
 		t.fail("%s", resp.summary())
@@ -396,9 +392,9 @@ func runTypeChange(t *trial) {
 	if t.establish(t.newRequest(t.target, key, payload(t.target, nonce, field{AmountField, number("100")}))) == nil {
 		return
 	}
-	c := t.policy.Conflict
+	c := t.policy.Conflict.OnPayloadMismatch
 	resp := t.send(t.newRequest(t.target, key, payload(t.target, nonce, field{AmountField, str("100")})))
-	t.checkRefusal(resp, c.Status, c.ErrorCode, "on_payload_mismatch", false)
+	t.checkRefusal(resp, int(c.Status.Value), c.ErrorCode.Value, "on_payload_mismatch", false)
 }
 
 func runBigInteger(t *trial) {
@@ -486,7 +482,7 @@ func (t *trial) checkRefusal(resp *response, status int, code, section string, n
 	}
 }
 
-func (r *Runner) replayedHeader() string { return r.policy.Replay.ReplayedHeader }
+func (r *Runner) replayedHeader() string { return r.policy.Replay.ReplayedHeader.Value }
 
 // checkReplay demands that dup replays first: the same status, the same
 // body byte for byte, and the replayed header when the policy declares

@@ -31,7 +31,7 @@ func shippedPolicies(t *testing.T) []string {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if doc, _ := boundary.Parse(path, src); doc != nil && doc.Policy != nil {
+			if doc, _, _ := boundary.Parse(path, src); doc != nil && doc.Policy != nil {
 				paths = append(paths, path)
 			}
 		}
@@ -66,7 +66,8 @@ func TestReferencePassesShippedPolicies(t *testing.T) {
 // inapplicable lists the probes a shipped policy makes inapplicable.
 func inapplicable(p *boundary.Policy) []string {
 	var stateChanging, readOnly int
-	for _, op := range p.Operations {
+	for i := range p.Operations.Items {
+		op := &p.Operations.Items[i]
 		if op.StateChanging {
 			stateChanging++
 		} else if !p.Idempotency.Requires(op) {
@@ -74,10 +75,10 @@ func inapplicable(p *boundary.Policy) []string {
 		}
 	}
 	var skip []string
-	if !p.Idempotency.EchoKeyHeader {
+	if !p.Idempotency.EchoKeyHeader.Value {
 		skip = append(skip, "CF04")
 	}
-	if p.Fingerprint.Canonicalization != "canonical_json" {
+	if p.Fingerprint.Canonicalization.Value != "canonical_json" {
 		skip = append(skip, "CF06")
 	}
 	if stateChanging < 2 {

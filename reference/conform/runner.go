@@ -136,7 +136,7 @@ func (b Bounds) String() string {
 // New checks cfg and prepares its run. Its errors are usage errors.
 func New(cfg Config) (*Runner, error) {
 	p := cfg.Policy
-	if p == nil || p.Idempotency == nil || p.Fingerprint == nil || p.Replay == nil || p.Inflight == nil || p.Conflict == nil || p.Conflict.Status == 0 {
+	if p == nil || !p.Idempotency.OK() || !p.Fingerprint.OK() || !p.Replay.OK() || !p.Inflight.OK() || !p.Conflict.OnPayloadMismatch.Status.OK() {
 		return nil, errors.New("the policy is incomplete: take it from the reference engine (reference.Load), which refuses a policy it cannot run")
 	}
 	cfg.Concurrency = defaulted(cfg.Concurrency, DefaultConcurrency)
@@ -246,26 +246,26 @@ func (r *Runner) checkHeaders() error {
 	return nil
 }
 
-func (r *Runner) keyHeader() string { return r.policy.Idempotency.Header }
+func (r *Runner) keyHeader() string { return r.policy.Idempotency.KeyHeader() }
 
 // ownHeaders are the headers the probes set and vary themselves.
 func (r *Runner) ownHeaders() []string {
-	return []string{r.keyHeader(), r.policy.ScopeSources.TenantHeader, r.policy.ScopeSources.ActorHeader}
+	return []string{r.keyHeader(), r.policy.ScopeSources.TenantHeader(), r.policy.ScopeSources.ActorHeader()}
 }
 
-func (r *Runner) requiresKey(op boundary.Operation) bool { return r.policy.Idempotency.Requires(op) }
+func (r *Runner) requiresKey(op boundary.Operation) bool { return r.policy.Idempotency.Requires(&op) }
 
 // pickOperations chooses the operation to probe, and those CF08 and CF09
 // need.
 func (r *Runner) pickOperations() error {
-	ops := r.policy.Operations
+	ops := r.policy.Operations.Items
 	var target *boundary.Operation
 	if r.cfg.Operation != "" {
-		i := slices.IndexFunc(ops, func(op boundary.Operation) bool { return op.Key == r.cfg.Operation })
+		i := slices.IndexFunc(ops, func(op boundary.Operation) bool { return op.Key.Value == r.cfg.Operation })
 		if i < 0 {
 			keys := make([]string, len(ops))
 			for j, op := range ops {
-				keys[j] = op.Key
+				keys[j] = op.Key.Value
 			}
 			return fmt.Errorf("the policy declares no operation %q; it declares %s", r.cfg.Operation, strings.Join(keys, ", "))
 		}
@@ -286,10 +286,10 @@ func (r *Runner) pickOperations() error {
 		}
 	}
 	r.target = r.newOperation(*target, r.cfg.Body)
-	r.bounds.Operation = target.Key
+	r.bounds.Operation = target.Key.Value
 	for _, op := range ops {
 		switch {
-		case op.Key == target.Key:
+		case op.Key.Value == target.Key.Value:
 		case op.StateChanging && r.second == nil:
 			r.second = r.newOperation(op, nil)
 		case !op.StateChanging && !r.requiresKey(op) && r.readOnly == nil:
@@ -330,8 +330,8 @@ func (r *Runner) computeBounds() Bounds {
 	b.Concurrency = r.cfg.Concurrency
 	b.Timeout = r.cfg.Timeout
 	b.WaitTimeout = r.cfg.Timeout
-	if in := r.policy.Inflight; in.Policy == "wait" {
-		b.WaitTimeout = max(r.cfg.Timeout, time.Duration(in.WaitTimeoutMS)*time.Millisecond+waitSlack)
+	if in := r.policy.Inflight; in.Policy.Value == "wait" {
+		b.WaitTimeout = max(r.cfg.Timeout, time.Duration(in.WaitTimeoutMS.Value)*time.Millisecond+waitSlack)
 	}
 	b.Deadline = r.cfg.MaxDuration
 	for i := range probes {
@@ -440,8 +440,8 @@ func (r *Runner) newRun() *run {
 		base:         r.base,
 		extra:        http.Header{},
 		keyHeader:    r.keyHeader(),
-		tenantHeader: r.policy.ScopeSources.TenantHeader,
-		actorHeader:  r.policy.ScopeSources.ActorHeader,
+		tenantHeader: r.policy.ScopeSources.TenantHeader(),
+		actorHeader:  r.policy.ScopeSources.ActorHeader(),
 		actor:        Actor,
 		timeout:      r.bounds.Timeout,
 		waitTimeout:  r.bounds.WaitTimeout,
@@ -555,7 +555,7 @@ func (t *trial) send(r *request) *response {
 // body (nil sends none). Path parameters are filled with CF02's resource
 // id.
 func (t *trial) newRequest(op *operation, key string, body *jsontree.Node) *request {
-	r := &request{op: op, path: t.fillPath(op.Path), key: key, tenant: TenantA}
+	r := &request{op: op, path: t.fillPath(op.Path.Value), key: key, tenant: TenantA}
 	if body != nil {
 		r.body = encode(body)
 	}

@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"testing"
@@ -80,13 +81,21 @@ func TestSkipReasons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, _ := boundary.Parse("orders.json", src)
+	var policy map[string]any
+	if err := json.Unmarshal(src, &policy); err != nil {
+		t.Fatal(err)
+	}
+	policy["idempotency_scope"] = []any{"idempotency_key"}
+	policy["http_idempotency"].(map[string]any)["echo_key_header"] = false
+	policy["idempotency_fingerprint"] = map[string]any{"canonicalization": "raw_bytes", "inputs": []any{"method", "path"}}
+	first := policy["operations"].([]any)[0].(map[string]any)
+	first["example"] = map[string]any{"body": []any{}}
+	policy["operations"] = []any{first}
+	if src, err = json.Marshal(policy); err != nil {
+		t.Fatal(err)
+	}
+	doc, _, _ := boundary.Parse("orders.json", src)
 	p := doc.Policy
-	p.Scope = []string{"idempotency_key"}
-	p.Idempotency.EchoKeyHeader = false
-	p.Fingerprint = &boundary.Fingerprint{Canonicalization: "raw_bytes", Inputs: []string{"method", "path"}}
-	p.Operations = p.Operations[:1]
-	p.Operations[0].Example.Body = &jsontree.Node{Kind: jsontree.Array}
 
 	r, err := New(Config{Policy: p, Target: "http://x"})
 	if err != nil {
@@ -144,7 +153,7 @@ func TestPickOperations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := []string{r.target.Key, key(r.second), key(r.readOnly)}
+			got := []string{r.target.Key.Value, key(r.second), key(r.readOnly)}
 			if diff := cmp.Diff([]string{tt.wantTarget, tt.wantSecond, tt.want}, got); diff != "" {
 				t.Errorf("target, second, read-only (-want +got):\n%s", diff)
 			}
@@ -156,7 +165,7 @@ func key(op *operation) string {
 	if op == nil {
 		return ""
 	}
-	return op.Key
+	return op.Key.Value
 }
 
 func TestFillPath(t *testing.T) {
