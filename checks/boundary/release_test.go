@@ -1,33 +1,30 @@
 package boundary
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/fixtures"
 )
 
 // TestReleaseDropsEveryNode walks every released fixture document by
 // reflection: one *jsontree.Node left behind would keep the document's
 // whole tree alive, and a set keeps thousands of documents.
 func TestReleaseDropsEveryNode(t *testing.T) {
-	paths, _ := filepath.Glob("../../fixtures/*/*/*.json")
-	more, _ := filepath.Glob("../../fixtures/rules/*/*/*.json")
+	docs, err := fixtures.Documents()
+	if err != nil {
+		t.Fatal(err)
+	}
 	released := 0
-	for _, p := range append(paths, more...) {
-		src, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, _ := Parse(p, src)
+	for i, src := range docs {
+		doc, _ := Parse("fixture.json", src)
 		if doc == nil {
 			continue
 		}
 		doc.Release()
 		if path := findNode(reflect.ValueOf(doc), "doc", map[uintptr]bool{}); path != "" {
-			t.Fatalf("%s: after Release, %s still holds a node", p, path)
+			t.Fatalf("fixture document %d:\n%s\nafter Release, %s still holds a node", i, src, path)
 		}
 		released++
 	}
