@@ -2,6 +2,7 @@ package checks_test
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/fixtures"
 )
 
 // The fixtures under fixtures/rules/IDL201..IDL210 show each chain rule on
@@ -18,6 +20,21 @@ import (
 
 type chainFinding struct {
 	Rule, Pointer, Chain string
+}
+
+// fixtureSet writes the fixture set at dir ("rules/IDL208/three-hops-of-three")
+// into a temporary directory and returns it.
+func fixtureSet(t *testing.T, dir string) string {
+	t.Helper()
+	c, err := fixtures.Lookup(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := c.Materialize(out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func checkDir(t *testing.T, dir string, opts checks.Options, rules ...string) []chainFinding {
@@ -62,7 +79,7 @@ func TestChainFindingsPointWhereTheFixBelongs(t *testing.T) {
 	chainRules := []string{"IDL201", "IDL202", "IDL203", "IDL204", "IDL205", "IDL206", "IDL207", "IDL208", "IDL209", "IDL210"}
 	for _, tc := range tests {
 		t.Run(tc.set, func(t *testing.T) {
-			got := checkDir(t, filepath.Join("..", "fixtures", "rules", tc.set), checks.DefaultOptions(), chainRules...)
+			got := checkDir(t, fixtureSet(t, "rules/"+tc.set), checks.DefaultOptions(), chainRules...)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
@@ -71,7 +88,7 @@ func TestChainFindingsPointWhereTheFixBelongs(t *testing.T) {
 }
 
 func TestRetryAmplificationLimitIsAnOption(t *testing.T) {
-	dir := filepath.Join("..", "fixtures", "rules", "IDL208", "three-hops-of-three") // 3 x 3 x 3
+	dir := fixtureSet(t, "rules/IDL208/three-hops-of-three") // 3 x 3 x 3
 	for _, tc := range []struct {
 		limit, findings int
 	}{{26, 1}, {27, 0}, {0, 1}} { // 0: the default, 10
@@ -87,16 +104,9 @@ func TestRetryAmplificationLimitIsAnOption(t *testing.T) {
 // IDL201 and IDL210 still report (spec 6.1: nothing is skipped silently),
 // and say that an unreadable file may be the missing hop.
 func TestChainBreaksSayAnUnreadableFileMayBeTheMissingHop(t *testing.T) {
-	src := filepath.Join("..", "fixtures", "rules", "IDL201", "broken-in-the-middle")
-	dir := t.TempDir()
-	for _, name := range []string{"01-browser-to-bff.json", "02-bff-to-gateway.json", "04-adapter.json"} {
-		data, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	dir := fixtureSet(t, "rules/IDL201/broken-in-the-middle")
+	if err := os.Remove(filepath.Join(dir, "03-gateway-to-adapter.json")); err != nil {
+		t.Fatal(err)
 	}
 	const note = "(1 file of the set could not be read or linked; one may be the missing hop)"
 	check := func() []checks.Finding {
@@ -174,9 +184,13 @@ func TestChainRulesLeaveMistypedFieldsToTheSchema(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			docs := map[string]map[string]any{}
-			src, _ := filepath.Glob("../fixtures/valid/orders-basic/*.json")
-			for _, p := range src {
-				data, err := os.ReadFile(p)
+			base, err := fixtures.Lookup(fixtures.Base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names, _ := fs.Glob(base.Files, "*.json")
+			for _, name := range names {
+				data, err := fs.ReadFile(base.Files, name)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -184,7 +198,7 @@ func TestChainRulesLeaveMistypedFieldsToTheSchema(t *testing.T) {
 				if err := json.Unmarshal(data, &doc); err != nil {
 					t.Fatal(err)
 				}
-				docs[filepath.Base(p)] = doc
+				docs[name] = doc
 			}
 			tt.edit(docs)
 			for name, doc := range docs {

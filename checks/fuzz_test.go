@@ -2,23 +2,22 @@ package checks
 
 import (
 	"github.com/idemlint/idemlint/schemas"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/fixtures"
 )
 
 // FuzzCheckDocument runs every per-document rule on arbitrary input: no
 // input may panic, and every finding must name a registered rule and, when
 // the file parsed far enough to have one, a real position.
 func FuzzCheckDocument(f *testing.F) {
-	paths, _ := filepath.Glob("../fixtures/*/*/*.json")
-	more, _ := filepath.Glob("../fixtures/rules/*/*/*.json")
-	for _, p := range append(paths, more...) {
-		if data, err := os.ReadFile(p); err == nil {
-			f.Add(data)
-		}
+	seeds, err := fixtures.Documents()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, data := range seeds {
+		f.Add(data)
 	}
 	opts := DefaultOptions()
 	f.Fuzz(func(t *testing.T, src []byte) {

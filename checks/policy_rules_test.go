@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/idemlint/idemlint/schemas"
-	"os"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemlint/idemlint/fixtures"
 )
 
 // policyRuleIDs are the owner-policy rules these tests cover.
@@ -20,7 +22,11 @@ var policyRuleIDs = []string{"IDL106", "IDL107", "IDL108", "IDL109", "IDL110", "
 // and how many findings IDL002 (the schema) reported.
 func checkPolicyEdit(t *testing.T, opts Options, edit func(doc map[string]any)) (got []string, schemaFindings int) {
 	t.Helper()
-	src, err := os.ReadFile("../fixtures/valid/orders-basic/04-adapter.json")
+	base, err := fixtures.Lookup(fixtures.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := fs.ReadFile(base.Files, "04-adapter.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package checks
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,17 +13,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/fixtures"
 )
 
-// keyNotLogged is an adapter whose only finding is IDL112's warning at
-// /observability/log_fields.
-const keyNotLogged = "../fixtures/rules/IDL112/key-not-logged/04-adapter.json"
+// keyNotLogged returns the base flow with an adapter whose only finding is
+// IDL112's warning at /observability/log_fields.
+func keyNotLogged(t *testing.T) fixtures.Case {
+	t.Helper()
+	c, err := fixtures.Lookup("rules/IDL112/key-not-logged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
-// adapterWith returns keyNotLogged with "x-idemlint-ignore" set to the JSON
+// adapterWith returns keyNotLogged's adapter with "x-idemlint-ignore" set to the JSON
 // text ignore ("" leaves the field out), parsed as a document.
 func adapterWith(t *testing.T, ignore string) *boundary.Document {
 	t.Helper()
-	src, err := os.ReadFile(keyNotLogged)
+	src, err := fs.ReadFile(keyNotLogged(t).Files, "04-adapter.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,10 +270,9 @@ func TestSuppressionHidesCrossDocumentFindings(t *testing.T) {
 // ignored file is not examined at all, and a disabled rule reports nothing.
 func TestCheckLeavesOutDisabledRulesAndIgnoredFiles(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{"01-browser-to-bff.json", "02-bff-to-gateway.json", "03-gateway-to-adapter.json"} {
-		copyFile(t, filepath.Join("../fixtures/valid/orders-basic", name), filepath.Join(dir, name))
+	if err := keyNotLogged(t).Materialize(dir); err != nil {
+		t.Fatal(err)
 	}
-	copyFile(t, keyNotLogged, filepath.Join(dir, "04-adapter.json"))
 	generated := filepath.Join(dir, "generated")
 	if err := os.Mkdir(generated, 0o755); err != nil {
 		t.Fatal(err)
@@ -282,16 +290,5 @@ func TestCheckLeavesOutDisabledRulesAndIgnoredFiles(t *testing.T) {
 	}
 	if res.Files != 4 || len(res.Findings) != 0 {
 		t.Errorf("Check = %d files, findings %v; want 4 files, no findings", res.Files, res.Findings)
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	data, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, data, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -1,25 +1,26 @@
-package jsontree
+package jsontree_test
 
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/fixtures"
 )
 
 // addFixtureSeeds seeds a fuzz target with every shipped fixture document,
 // so mutations start from realistic boundary files.
 func addFixtureSeeds(f *testing.F) {
 	f.Helper()
-	paths, _ := filepath.Glob("../../fixtures/*/*/*.json")
-	more, _ := filepath.Glob("../../fixtures/rules/*/*/*.json")
-	for _, p := range append(paths, more...) {
-		if data, err := os.ReadFile(p); err == nil {
-			f.Add(data)
-		}
+	seeds, err := fixtures.Documents()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, data := range seeds {
+		f.Add(data)
 	}
 }
 
@@ -31,7 +32,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		root, problems := Parse(string(src))
+		root, problems := jsontree.Parse(string(src))
 		for _, p := range problems {
 			if p.Offset < 0 || p.Offset > len(src) || p.Line < 1 || p.Column < 1 || p.Message == "" {
 				t.Fatalf("bad problem %+v for input of %d bytes", p, len(src))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/report/junitxml"
+	"github.com/idemlint/idemlint/fixtures"
 )
 
 var update = flag.Bool("update", false, "rewrite the testdata/*.golden files from the current output")
@@ -175,7 +176,19 @@ func TestSARIFMatchesTheSchema(t *testing.T) {
 	}
 	validateSARIF(t, sch, buf.Bytes())
 
-	res, err := checks.Check([]string{"../../fixtures/rules/IDL003"}, checks.DefaultOptions())
+	cases, err := fixtures.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := t.TempDir()
+	for _, c := range cases {
+		if c.Rule == "IDL003" {
+			if err := c.Materialize(filepath.Join(sets, c.Name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	res, err := checks.Check([]string{sets}, checks.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

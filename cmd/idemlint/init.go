@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -31,7 +30,11 @@ with status 2, naming them.`,
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			files, err := starterFiles()
+			starter, err := fixtures.Lookup(fixtures.Base)
+			if err != nil {
+				return err
+			}
+			files, err := fs.Glob(starter.Files, "*")
 			if err != nil {
 				return err
 			}
@@ -45,52 +48,17 @@ with status 2, naming them.`,
 			if len(existing) > 0 {
 				return fmt.Errorf("refusing to overwrite %s; nothing written", strings.Join(existing, ", "))
 			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
+			// Materialize refuses to overwrite too, in case a file was
+			// created since the check.
+			if err := starter.Materialize(dir); err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
 			for _, name := range files {
-				target := filepath.Join(dir, name)
-				if err := writeNew(target, name); err != nil {
-					return err
-				}
-				fmt.Fprintf(w, "created %s\n", target)
+				fmt.Fprintf(w, "created %s\n", filepath.Join(dir, name))
 			}
 			fmt.Fprintf(w, "next: rename the components and operations, then run: idemlint check %s\n", dir)
 			return nil
 		},
 	}
-}
-
-// starterFiles lists the documents of the starter set, sorted.
-func starterFiles() ([]string, error) {
-	entries, err := fs.ReadDir(fixtures.FS, fixtures.Starter)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".json") {
-			names = append(names, e.Name())
-		}
-	}
-	return names, nil
-}
-
-// writeNew writes the starter document name to target, which must not
-// exist: O_EXCL keeps a file created since the check from being clobbered.
-func writeNew(target, name string) error {
-	data, err := fs.ReadFile(fixtures.FS, path.Join(fixtures.Starter, name))
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/idemlint/idemlint/fixtures"
 )
 
 // TestMain lets test scripts run idemlint as a real subprocess (so the
@@ -33,9 +35,16 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
-	fixtures, err := filepath.Abs("../../fixtures")
+	// Scripts see every fixture set as a directory, overlays applied.
+	sets := t.TempDir()
+	cases, err := fixtures.Cases()
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if err := c.Materialize(filepath.Join(sets, filepath.FromSlash(c.Dir))); err != nil {
+			t.Fatal(err)
+		}
 	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
@@ -43,7 +52,7 @@ func TestScripts(t *testing.T) {
 		// against; review the diff like code.
 		UpdateScripts: os.Getenv("IDEMLINT_UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
-			env.Setenv("FIXTURES", fixtures)
+			env.Setenv("FIXTURES", sets)
 			return nil
 		},
 	})
