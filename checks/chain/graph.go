@@ -122,6 +122,9 @@ func (g *Graph) Missing() int { return g.Unlinkable + g.Unreadable }
 type Duplicate struct {
 	Doc, First *boundary.Document
 	Operation  string // the operation both declare
+	// Policy is true for two owner policies of one service, false for
+	// two edges with the same boundary, from and to.
+	Policy bool
 }
 
 // OnChain reports whether doc is a hop of some chain, complete or not.
@@ -355,7 +358,7 @@ func (b *builder) duplicates(d *boundary.Document, first map[hopKey]*boundary.Do
 		}
 		for _, k := range keys {
 			if prev, dup := first[k]; dup && prev != d {
-				b.g.Duplicates = append(b.g.Duplicates, Duplicate{Doc: d, First: prev, Operation: op.Key.Value})
+				b.g.Duplicates = append(b.g.Duplicates, Duplicate{Doc: d, First: prev, Operation: op.Key.Value, Policy: k.kind == boundary.Adapter})
 			} else {
 				first[k] = d
 			}
