@@ -8,7 +8,9 @@ import (
 
 // op is an operation as the decoder would give it, for the router.
 func op(key, method, path string) boundary.Operation {
-	str := func(v string) boundary.String { return boundary.String{Field: boundary.Field{State: boundary.Valid}, Value: v} }
+	str := func(v string) boundary.String {
+		return boundary.String{Field: boundary.Field{State: boundary.Valid}, Value: v}
+	}
 	return boundary.Operation{Key: str(key), Method: str(method), Path: str(path)}
 }
 
