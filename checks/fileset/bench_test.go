@@ -22,7 +22,7 @@ func BenchmarkCollectDepth(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				if files, skipped, err := Collect([]string{root}); err != nil || len(skipped) > 0 || len(files) != 1 {
+				if files, skipped, err := Collect([]string{root}, Options{}); err != nil || len(skipped) > 0 || len(files) != 1 {
 					b.Fatal(files, skipped, err)
 				}
 			}
