@@ -1,35 +1,30 @@
-package jsontree
+package jsontree_test
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/fixtures"
 )
 
-// BenchmarkParseFixtures parses every shipped fixture document: the size
+// BenchmarkParseFixtures parses every distinct fixture document: the size
 // and shape of real boundary files.
 func BenchmarkParseFixtures(b *testing.B) {
-	paths, _ := filepath.Glob("../../fixtures/*/*/*.json")
-	more, _ := filepath.Glob("../../fixtures/rules/*/*/*.json")
+	seeds, err := fixtures.Documents()
+	if err != nil || len(seeds) == 0 {
+		b.Fatalf("%d fixture documents, error %v", len(seeds), err)
+	}
 	var docs []string
 	var size int64
-	for _, p := range append(paths, more...) {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			b.Fatal(err)
-		}
-		docs = append(docs, string(data))
-		size += int64(len(data))
-	}
-	if len(docs) == 0 {
-		b.Fatal("no fixtures found")
+	for _, d := range seeds {
+		docs = append(docs, string(d))
+		size += int64(len(d))
 	}
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, d := range docs {
-			Parse(d)
+			jsontree.Parse(d)
 		}
 	}
 }
@@ -37,27 +32,12 @@ func BenchmarkParseFixtures(b *testing.B) {
 // BenchmarkParseSmallValues parses one document of 200,000 small values,
 // the shape that costs the most memory per byte.
 func BenchmarkParseSmallValues(b *testing.B) {
-	src := smallValues(200_000)
+	src := jsontree.SmallValues(200_000)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if root, problems := Parse(src); root == nil || len(problems) > 0 {
+		if root, problems := jsontree.Parse(src); root == nil || len(problems) > 0 {
 			b.Fatal(problems)
 		}
 	}
-}
-
-// smallValues returns {"v":[0,1,...]} holding n values in all.
-func smallValues(n int) string {
-	var s strings.Builder
-	s.Grow(2*n + 8)
-	s.WriteString(`{"v":[`)
-	for i := range n - 2 {
-		if i > 0 {
-			s.WriteByte(',')
-		}
-		s.WriteByte('0' + byte(i%10))
-	}
-	s.WriteString("]}")
-	return s.String()
 }

@@ -1,5 +1,10 @@
 package jsontree
 
-// ParseWithLimit lets the fuzz target, which lives outside the package to
-// seed itself from the fixtures, exercise the value limit on small inputs.
-var ParseWithLimit = parse
+// The fuzz target and the benchmarks live outside the package to seed
+// themselves from the fixtures (which import the checks): these are what
+// they need from inside.
+var (
+	// ParseWithLimit exercises the value limit on small inputs.
+	ParseWithLimit = parse
+	SmallValues    = smallValues
+)

@@ -226,3 +226,18 @@ func TestEightMiBOfSmallValuesStopsAtTheLimit(t *testing.T) {
 		t.Errorf("parsing allocated %d MB, want at most %d MB", got>>20, limit>>20)
 	}
 }
+
+// smallValues returns {"v":[0,1,...]} holding n values in all.
+func smallValues(n int) string {
+	var s strings.Builder
+	s.Grow(2*n + 8)
+	s.WriteString(`{"v":[`)
+	for i := range n - 2 {
+		if i > 0 {
+			s.WriteByte(',')
+		}
+		s.WriteByte('0' + byte(i%10))
+	}
+	s.WriteString("]}")
+	return s.String()
+}
