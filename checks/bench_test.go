@@ -60,7 +60,7 @@ func corpusFiles(b *testing.B) (dir string, files []string, size int64) {
 	if err != nil {
 		b.Fatalf("generating the corpus: %v", err)
 	}
-	files, skipped, err := fileset.Collect([]string{dir})
+	files, skipped, err := fileset.Collect([]string{dir}, fileset.Options{})
 	if err != nil || len(skipped) > 0 || len(files) == 0 {
 		b.Fatalf("collecting %s: %d files, error %v, skipped %v", dir, len(files), err, skipped)
 	}
@@ -82,7 +82,7 @@ func BenchmarkFloor10k(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		files, _, err := fileset.Collect([]string{dir})
+		files, _, err := fileset.Collect([]string{dir}, fileset.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

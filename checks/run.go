@@ -65,7 +65,7 @@ func Load(paths []string, opts Options) (*Result, error) {
 // usage problem (a named path that does not exist); anything wrong inside
 // the set is a finding.
 func Check(paths []string, opts Options) (*Result, error) {
-	files, skipped, err := fileset.Collect(paths)
+	files, skipped, err := fileset.Collect(paths, fileset.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,8 @@ func TestValidateConfig(t *testing.T) {
 			src: `{"$schema": "https://github.com/idemlint/idemlint/schemas/v1/config.schema.json",
 				"rules": {"IDL112": "off", "IDL110": "warning", "IDL201": "error"},
 				"ignore": ["generated/**", "legacy/*.json"],
+				"include": ["**/*.json", "more/*.boundary"],
+				"sets": ["services/*", "fixtures/rules/*/*"],
 				"max_retry_amplification": 6,
 				"min_ttl": {"default": "12h", "billing": "30d", "irreversible": "2w"}}`,
 		},
@@ -40,10 +42,26 @@ func TestValidateConfig(t *testing.T) {
 			want: []Violation{{"/ignores", `unknown field "ignores"; did you mean "ignore"?`}},
 		},
 		{
+			name: "typos of include and sets",
+			src:  `{"includes": [], "set": []}`,
+			want: []Violation{
+				{"/includes", `unknown field "includes"; did you mean "include"?`},
+				{"/set", `unknown field "set"; did you mean "sets"?`},
+			},
+		},
+		{
+			name: "include and sets are lists of patterns",
+			src:  `{"include": [], "sets": "services/*"}`,
+			want: []Violation{
+				{"/include", `"include" must not be empty`},
+				{"/sets", `"sets" must be an array, found string`},
+			},
+		},
+		{
 			// A boundary field is not explained as belonging to a boundary kind.
 			name: "unknown top-level key",
 			src:  `{"boundary": "adapter"}`,
-			want: []Violation{{"/boundary", `unknown field "boundary"; allowed: $schema, ignore, max_retry_amplification, min_ttl, rules`}},
+			want: []Violation{{"/boundary", `unknown field "boundary"; allowed: $schema, ignore, include, max_retry_amplification, min_ttl, rules, sets`}},
 		},
 		{
 			name: "bad rule level",
@@ -111,8 +129,8 @@ func TestConfigSchemaSource(t *testing.T) {
 	if want := schemaURL(configName); doc.ID != want {
 		t.Errorf("$id = %q, want %q", doc.ID, want)
 	}
-	if len(doc.Properties) != 5 {
-		t.Errorf("config schema has %d properties, want 5", len(doc.Properties))
+	if len(doc.Properties) != 7 {
+		t.Errorf("config schema has %d properties, want 7", len(doc.Properties))
 	}
 	for name, p := range doc.Properties {
 		if p.Description == "" {

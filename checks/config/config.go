@@ -40,9 +40,16 @@ type Config struct {
 	// MinTTL holds only the tiers the file names.
 	MinTTL map[string]time.Duration
 
-	dir    string     // absolute directory of Path; ignore patterns are relative to it
-	ignore [][]string // the ignore patterns, split into segments
+	// The glob patterns, split into segments; they are relative to dir,
+	// the absolute directory of Path.
+	dir     string
+	ignore  [][]string
+	include [][]string // nil: defaultInclude
+	sets    [][]string
 }
+
+// defaultInclude is "include" when the file does not set it: ["**/*.json"].
+var defaultInclude = [][]string{{"**", "*.json"}}
 
 // Find returns the configuration file that applies to start: FileName in
 // start (its directory when start is a file) or in the nearest directory
@@ -145,16 +152,9 @@ func Parse(path string, src []byte) (*Config, error) {
 			c.MinTTL[m.Key] = d
 		}
 	}
-	if patterns := root.Get("ignore"); patterns != nil {
-		for _, n := range patterns.Items {
-			segs, err := splitPattern(n.Text)
-			if err != nil {
-				report(n, "ignore pattern %q: %v", n.Text, err)
-				continue
-			}
-			c.ignore = append(c.ignore, segs)
-		}
-	}
+	c.ignore = readPatterns(root, "ignore", report)
+	c.include = readPatterns(root, "include", report)
+	c.sets = readPatterns(root, "sets", report)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -195,7 +195,26 @@ func (c *Config) readRule(m jsontree.Member, report func(*jsontree.Node, string,
 	c.Severity[r.ID] = sev
 }
 
-// splitPattern splits an ignore pattern into segments, refusing what could
+// readPatterns reads the glob patterns of the field named key, reporting
+// those that are not valid.
+func readPatterns(root *jsontree.Node, key string, report func(*jsontree.Node, string, ...any)) [][]string {
+	field := root.Get(key)
+	if field == nil {
+		return nil
+	}
+	var patterns [][]string
+	for _, n := range field.Items {
+		segs, err := splitPattern(n.Text)
+		if err != nil {
+			report(n, "%s pattern %q: %v", key, n.Text, err)
+			continue
+		}
+		patterns = append(patterns, segs)
+	}
+	return patterns
+}
+
+// splitPattern splits a glob pattern into segments, refusing what could
 // never match a relative path and what path.Match cannot compile.
 func splitPattern(p string) ([]string, error) {
 	if strings.HasPrefix(p, "/") {
@@ -218,16 +237,59 @@ func splitPattern(p string) ([]string, error) {
 // directory or absolute) matches an ignore pattern, or lies in a directory
 // that does. Files outside the configuration's directory never match.
 func (c *Config) Ignored(file string) bool {
+	segs, ok := c.segments(file)
+	return ok && covers(c.ignore, segs)
+}
+
+// Place says where file (as collected, relative to the working directory or
+// absolute) stands: the boundary set it belongs to, and whether "include"
+// and "ignore" keep it in the check. A set is named by its directory,
+// slash-separated and relative to the configuration's directory: the
+// deepest directory above file that a "sets" pattern matches; "" is the
+// default set of the files in none. A file outside the configuration's
+// directory is in the default set and kept when its name ends in ".json",
+// as without a configuration; so is every file when c is nil.
+func (c *Config) Place(file string) (set string, keep bool) {
+	segs, ok := c.segments(file)
+	if !ok {
+		return "", strings.HasSuffix(file, ".json")
+	}
+	include := c.include
+	if include == nil {
+		include = defaultInclude
+	}
+	keep = covers(include, segs) && !covers(c.ignore, segs)
+	for n := len(segs) - 1; n >= 1; n-- {
+		for _, pat := range c.sets {
+			if match(pat, segs[:n]) {
+				return strings.Join(segs[:n], "/"), keep
+			}
+		}
+	}
+	return "", keep
+}
+
+// segments splits file into the segments of its path relative to the
+// configuration's directory; false when c is nil or file is outside.
+func (c *Config) segments(file string) ([]string, bool) {
+	if c == nil {
+		return nil, false
+	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	rel, err := filepath.Rel(c.dir, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return false
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, false
 	}
-	segs := strings.Split(filepath.ToSlash(rel), "/")
-	for _, pat := range c.ignore {
+	return strings.Split(filepath.ToSlash(rel), "/"), true
+}
+
+// covers reports whether a pattern matches the path segs or a directory
+// above it.
+func covers(patterns [][]string, segs []string) bool {
+	for _, pat := range patterns {
 		for n := 1; n <= len(segs); n++ {
 			if match(pat, segs[:n]) {
 				return true

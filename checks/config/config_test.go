@@ -52,6 +52,8 @@ func TestParse(t *testing.T) {
   "$schema": "https://github.com/idemlint/idemlint/schemas/v1/config.schema.json",
   "rules": {"IDL112": "off", "IDL110": "warning", "IDL001": "error"},
   "ignore": ["generated/**"],
+  "include": ["**/*.json"],
+  "sets": ["services/*"],
   "max_retry_amplification": 6,
   "min_ttl": {"billing": "30d"}
 }`))
@@ -79,6 +81,11 @@ func TestParseErrors(t *testing.T) {
 			name: "unknown key",
 			src:  "{\n  \"rule\": {}\n}",
 			want: []string{`c.json:2:11: unknown field "rule"; did you mean "rules"?`},
+		},
+		{
+			name: "typo of sets",
+			src:  `{"set": ["services/*"]}`,
+			want: []string{`c.json:1:9: unknown field "set"; did you mean "sets"?`},
 		},
 		{
 			name: "not JSON",
@@ -121,6 +128,15 @@ func TestParseErrors(t *testing.T) {
 				`c.json:1:28: ignore pattern "a/../b": segment ".." never matches: write a path below the directory of .idemlint.json without empty, "." or ".." segments`,
 				`c.json:1:38: ignore pattern "x//y": segment "" never matches: write a path below the directory of .idemlint.json without empty, "." or ".." segments`,
 				`c.json:1:46: ignore pattern "[z": segment "[z": syntax error in pattern`,
+			},
+		},
+		{
+			name: "include and sets patterns",
+			src:  `{"include": ["**/*.json", "/x"], "sets": ["a/./b", "ok/*", "[z"]}`,
+			want: []string{
+				`c.json:1:27: include pattern "/x": patterns are relative to the directory of .idemlint.json; remove the leading "/"`,
+				`c.json:1:43: sets pattern "a/./b": segment "." never matches: write a path below the directory of .idemlint.json without empty, "." or ".." segments`,
+				`c.json:1:60: sets pattern "[z": segment "[z": syntax error in pattern`,
 			},
 		},
 		{
@@ -181,6 +197,66 @@ func TestIgnored(t *testing.T) {
 	t.Chdir(dir)
 	if !c.Ignored(filepath.FromSlash("generated/x.json")) || c.Ignored("ok.json") {
 		t.Error("relative paths are not matched against the configuration's directory")
+	}
+}
+
+func TestPlace(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Parse(filepath.Join(dir, FileName), []byte(`{
+  "include": ["**/*.json", "extra/*.boundary", "whole"],
+  "ignore": ["**/draft-*.json", "services/legacy"],
+  "sets": ["services/*", "fixtures/rules/*/*", "services/payments/regions/*"]
+}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type placed struct {
+		Set  string
+		Keep bool
+	}
+	for name, want := range map[string]placed{
+		"edges/01.json":                          {"", true},  // in no set: the default set
+		"edges/notes.md":                         {"", false}, // not included
+		"extra/a.boundary":                       {"", true},
+		"extra/deeper/a.boundary":                {"", false}, // "*" stays within a segment
+		"whole/README.md":                        {"", true},  // a matching directory covers its files
+		"services/orders/01.json":                {"services/orders", true},
+		"services/orders/nested/deep/01.json":    {"services/orders", true}, // files below a set's directory are in it
+		"services/orders/draft-1.json":           {"services/orders", false},
+		"services/legacy/01.json":                {"services/legacy", false},
+		"services/01.json":                       {"", true},                             // "services" itself is not a set
+		"services/payments/regions/eu/01.json":   {"services/payments/regions/eu", true}, // the deepest set wins
+		"services/payments/01.json":              {"services/payments", true},
+		"fixtures/rules/IDL202/case-a/01.json":   {"fixtures/rules/IDL202/case-a", true},
+		"fixtures/rules/IDL202/01.json":          {"", true},
+		"fixtures/rules/IDL202/case-a/x/02.json": {"fixtures/rules/IDL202/case-a", true},
+		"../outside/services/a/01.json":          {"", true}, // outside: as without a configuration
+		"../outside/services/a/notes.md":         {"", false},
+	} {
+		set, keep := c.Place(filepath.Join(dir, filepath.FromSlash(name)))
+		if got := (placed{set, keep}); got != want {
+			t.Errorf("Place(%s) = %+v, want %+v", name, got, want)
+		}
+	}
+
+	// Without "include", every *.json file is included; without a
+	// configuration too.
+	plain, err := Parse(filepath.Join(dir, FileName), []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Config{plain, nil} {
+		for name, want := range map[string]bool{"a.json": true, "x/y/b.json": true, "a.boundary": false} {
+			if set, keep := c.Place(filepath.Join(dir, filepath.FromSlash(name))); set != "" || keep != want {
+				t.Errorf("config %v: Place(%s) = %q, %v; want \"\", %v", c != nil, name, set, keep, want)
+			}
+		}
+	}
+
+	// Set names do not depend on the working directory.
+	t.Chdir(filepath.Join(dir))
+	if set, _ := c.Place(filepath.FromSlash("services/orders/01.json")); set != "services/orders" {
+		t.Errorf("relative path: set %q, want services/orders", set)
 	}
 }
 

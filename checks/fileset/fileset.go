@@ -18,89 +18,223 @@ import (
 // limit keeps a stray multi-gigabyte file from exhausting memory.
 const MaxFileSize = 8 << 20
 
+// Options says which symbolic links Collect follows and which files of a
+// walked directory it takes.
+type Options struct {
+	// Roots are directories, besides the named paths, that a symbolic
+	// link may lead into: the configuration file's directory.
+	Roots []string
+	// FollowSymlinks follows links wherever they lead. Without it a link
+	// whose target is outside the named paths and Roots is not read, so
+	// that a change to the checked tree cannot make the check read the
+	// files of the machine it runs on.
+	FollowSymlinks bool
+	// Include reports whether a file met in a walked directory is taken;
+	// nil takes the files named "*.json".
+	Include func(path string) bool
+}
+
 // Collect expands paths: a file is taken as named (whatever its name); a
-// directory is walked for "*.json" files, skipping dot-files and
-// dot-directories (.git, .idemlint.json) and following symbolic links
-// without ever visiting one directory twice. The result is sorted and free
-// of duplicates. A named path that does not exist is an error; problems
-// found while walking (an unreadable directory) are returned as Skipped so
-// the rest of the set is still checked.
-func Collect(paths []string) (files []string, skipped []Skipped, err error) {
-	seen := map[string]bool{}
-	visitedDirs := map[string]bool{}
-	add := func(p string) {
-		p = filepath.Clean(p)
-		if !seen[p] {
-			seen[p] = true
-			files = append(files, p)
-		}
+// directory is walked for the files opts.Include takes, skipping dot-files
+// and dot-directories (.git, .idemlint.json) and following symbolic links
+// (see Options) without ever visiting one directory twice. The result is
+// sorted and free of duplicates. A named path that does not exist is an
+// error; problems found while walking (an unreadable directory, a link
+// leaving the tree, a named pipe) are returned as Skipped so the rest of
+// the set is still checked.
+func Collect(paths []string, opts Options) (files []string, skipped []Skipped, err error) {
+	w := &walker{opts: opts, seen: map[string]bool{}, visited: map[dirID]bool{}}
+	if w.opts.Include == nil {
+		w.opts.Include = func(p string) bool { return strings.HasSuffix(p, ".json") }
 	}
+	var dirs []string
 	for _, root := range paths {
 		info, statErr := os.Stat(root)
 		if statErr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", root, unwrapPathError(statErr))
 		}
-		if !info.IsDir() {
-			add(root)
-			continue
+		if info.IsDir() {
+			dirs = append(dirs, filepath.Clean(root))
+		} else {
+			w.add(root)
 		}
-		skipped = append(skipped, walk(root, visitedDirs, add)...)
 	}
-	sort.Strings(files)
-	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Path < skipped[j].Path })
-	return files, skipped, nil
+	if !opts.FollowSymlinks {
+		for _, r := range append(slices.Clone(paths), opts.Roots...) {
+			if real, err := realPath(r); err == nil {
+				w.roots = append(w.roots, real)
+			}
+		}
+	}
+	for _, d := range dirs {
+		if root, err := os.OpenRoot(d); err != nil {
+			w.skip(d, err)
+		} else {
+			w.walk(d, root)
+		}
+	}
+	sort.Strings(w.files)
+	sort.Slice(w.skipped, func(i, j int) bool { return w.skipped[i].Path < w.skipped[j].Path })
+	return w.files, w.skipped, nil
 }
 
-// Skipped is a path inside a walked directory that could not be read.
+// Skipped is a path inside a walked directory that is not read: it cannot
+// be, or must not be.
 type Skipped struct {
 	Path string
 	Err  error
 }
 
-func walk(dir string, visited map[string]bool, add func(string)) []Skipped {
-	real, err := filepath.EvalSymlinks(dir)
+type walker struct {
+	opts    Options
+	roots   []string // where links may lead: absolute, links resolved
+	seen    map[string]bool
+	visited map[dirID]bool
+	files   []string
+	skipped []Skipped
+}
+
+func (w *walker) add(p string) {
+	p = filepath.Clean(p)
+	if !w.seen[p] {
+		w.seen[p] = true
+		w.files = append(w.files, p)
+	}
+}
+
+func (w *walker) skip(p string, err error) {
+	w.skipped = append(w.skipped, Skipped{p, unwrapPathError(err)})
+}
+
+// walk walks the directory dir, open as root, and closes root. Its time is
+// linear in the size of the tree: each directory is opened relative to its
+// parent and known again by its identity (see dirID), so no system call
+// resolves a path as deep as the tree (resolving them took time cubic in
+// the depth).
+func (w *walker) walk(dir string, root *os.Root) {
+	defer root.Close()
+	entries, id, err := list(root)
 	if err != nil {
-		return []Skipped{{dir, unwrapPathError(err)}}
+		w.skip(dir, err)
+		return
 	}
-	if visited[real] {
-		return nil // a symlink loop or a second link to a walked directory
+	if w.visited[id] {
+		return // a symlink loop or a second link to a walked directory
 	}
-	visited[real] = true
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return []Skipped{{dir, unwrapPathError(err)}}
-	}
-	var skipped []Skipped
+	w.visited[id] = true
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") {
 			continue
 		}
-		p := filepath.Join(dir, name)
+		p := join(dir, name)
 		mode := e.Type()
-		if mode&fs.ModeSymlink != 0 {
-			info, err := os.Stat(p)
+		linked := mode&fs.ModeSymlink != 0
+		if linked {
+			info, err := w.follow(p)
 			if err != nil {
-				skipped = append(skipped, Skipped{p, fmt.Errorf("broken symbolic link: %w", unwrapPathError(err))})
+				w.skip(p, err)
 				continue
 			}
 			mode = info.Mode().Type()
 		}
 		switch {
 		case mode.IsDir():
-			skipped = append(skipped, walk(p, visited, add)...)
-		case mode.IsRegular() && strings.HasSuffix(name, ".json"):
-			add(p)
+			var sub *os.Root
+			if linked {
+				sub, err = os.OpenRoot(p)
+			} else {
+				sub, err = root.OpenRoot(name)
+			}
+			if err != nil {
+				w.skip(p, err)
+				continue
+			}
+			w.walk(p, sub)
+		case !w.opts.Include(p):
+		case mode.IsRegular():
+			w.add(p)
+		default:
+			w.skip(p, notRegular(mode))
 		}
 	}
-	return skipped
+}
+
+// join is filepath.Join for a clean dir and a name read from it, without
+// cleaning again a path as long as the tree is deep.
+func join(dir, name string) string {
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + name // the root of a file system
+	}
+	return dir + string(filepath.Separator) + name
+}
+
+// list returns the entries of the directory root and its identity.
+func list(root *os.Root) ([]fs.DirEntry, dirID, error) {
+	f, err := root.Open(".")
+	if err != nil {
+		return nil, dirID{}, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, dirID{}, err
+	}
+	id, err := identify(root.Name(), info)
+	if err != nil {
+		return nil, dirID{}, err
+	}
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, id, err
+}
+
+// follow returns the Stat of the target of the link at p, or why the link
+// is not followed.
+func (w *walker) follow(p string) (fs.FileInfo, error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("broken symbolic link: %w", unwrapPathError(err))
+	}
+	if w.opts.FollowSymlinks {
+		return info, nil
+	}
+	real, err := realPath(p)
+	if err != nil {
+		return nil, err
+	}
+	for _, root := range w.roots {
+		if inside(real, root) {
+			return info, nil
+		}
+	}
+	return nil, fmt.Errorf("symlink leaves the checked tree: %s is outside the paths checked; --follow-symlinks follows it", real)
+}
+
+// realPath returns p absolute, with every symbolic link resolved.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+// inside reports whether the clean absolute path p is root or below it.
+func inside(p, root string) bool {
+	if p == root {
+		return true
+	}
+	if !strings.HasSuffix(root, string(filepath.Separator)) {
+		root += string(filepath.Separator) // "/" and "C:\\" end in one already
+	}
+	return strings.HasPrefix(p, root)
 }
 
 // Read reads a file of at most MaxFileSize bytes. Like os.ReadFile it
 // sizes the buffer from the file's size, so a file costs one allocation;
 // the limit is enforced on what is read, not on what Stat claims. Only
-// regular files are read: opening a named pipe would block until someone
-// writes to it, and a device such as /dev/zero never ends.
+// regular files are read (see notRegular).
 func Read(path string) ([]byte, error) {
 	info, err := os.Stat(path)
 	if err != nil {
@@ -110,7 +244,7 @@ func Read(path string) ([]byte, error) {
 	case mode.IsDir():
 		return nil, errors.New("is a directory")
 	case !mode.IsRegular():
-		return nil, fmt.Errorf("not a regular file (%s)", describeType(mode))
+		return nil, notRegular(mode)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -137,17 +271,20 @@ func Read(path string) ([]byte, error) {
 	}
 }
 
-// describeType names a non-regular file type for a message.
-func describeType(mode fs.FileMode) string {
+// notRegular says why a file of mode is not read: opening a named pipe
+// would block until someone writes to it, and a device such as /dev/zero
+// never ends.
+func notRegular(mode fs.FileMode) error {
+	kind := "mode " + mode.Type().String()
 	switch {
 	case mode&fs.ModeNamedPipe != 0:
-		return "a named pipe"
+		kind = "a named pipe"
 	case mode&fs.ModeSocket != 0:
-		return "a socket"
+		kind = "a socket"
 	case mode&fs.ModeDevice != 0:
-		return "a device"
+		kind = "a device"
 	}
-	return "mode " + mode.Type().String()
+	return fmt.Errorf("not a regular file (%s)", kind)
 }
 
 // unwrapPathError drops the path from a *fs.PathError: callers print the

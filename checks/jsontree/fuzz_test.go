@@ -3,6 +3,8 @@ package jsontree_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -24,11 +26,14 @@ func addFixtureSeeds(f *testing.F) {
 	}
 }
 
-// FuzzParse checks that no input panics or hangs the parser, and that what
-// it accepts without complaint encoding/json accepts too, with equal values.
+// FuzzParse checks that no input panics or hangs the parser, that what it
+// accepts without complaint encoding/json accepts too, with equal values,
+// and that the value limit stops the parse exactly one value past it.
 func FuzzParse(f *testing.F) {
 	addFixtureSeeds(f)
-	for _, s := range []string{`{}`, `{"a":[1,{"b":null}]}`, "\uFEFF{}", `{"a":1,"a":2}`, `{"a":"\ud83d\ude00"}`, `{"a":1e400}`} {
+	for _, s := range []string{`{}`, `{"a":[1,{"b":null}]}`, "\uFEFF{}", `{"a":1,"a":2}`, `{"a":"\ud83d\ude00"}`, `{"a":1e400}`,
+		// For the limit: the last value is a scalar, a container, a key's.
+		`{"a":[[],{},"x",1,true,null]}`, `{"a":{"b":{"c":[]}}}`, `{"\u00e9~/":{"x":"\n"}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
@@ -53,5 +58,26 @@ func FuzzParse(f *testing.F) {
 		if diff := cmp.Diff(want, root.Any()); diff != "" {
 			t.Fatalf("value differs from encoding/json (-want +got):\n%s", diff)
 		}
+
+		// Without duplicates, every value parsed is in the tree.
+		n := countValues(root)
+		if _, problems := jsontree.ParseWithLimit(string(src), n); len(problems) > 0 {
+			t.Fatalf("a limit of %d values refuses a document of %d: %v", n, n, problems)
+		}
+		root, problems = jsontree.ParseWithLimit(string(src), n-1)
+		if root != nil || len(problems) != 1 || !strings.HasPrefix(problems[0].Message, fmt.Sprintf("more than %d JSON values", n-1)) {
+			t.Fatalf("a limit of %d values on a document of %d: root %v, problems %v", n-1, n, root != nil, problems)
+		}
 	})
+}
+
+func countValues(n *jsontree.Node) int {
+	count := 1
+	for _, it := range n.Items {
+		count += countValues(it)
+	}
+	for _, m := range n.Members {
+		count += countValues(m.Value)
+	}
+	return count
 }

@@ -2,6 +2,7 @@ package jsontree
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,11 @@ import (
 
 // MaxDepth bounds nesting so hostile input cannot exhaust the stack.
 const MaxDepth = 1000
+
+// MaxValues bounds the JSON values of one document. A boundary document
+// holds a few hundred; without a limit an 8 MiB file of small values (four
+// million of them) costs gigabytes of tree.
+const MaxValues = 2_000_000
 
 // maxDuplicateReports bounds duplicate-key problems per file: past a
 // hundred, more lines help nobody and a hostile file could print millions.
@@ -33,10 +39,19 @@ type Problem struct {
 //
 // src is a string so that strings without escapes can be substrings of it
 // at no cost; callers convert the file once and share it with Position.
-func Parse(src string) (*Node, []Problem) {
+func Parse(src string) (*Node, []Problem) { return parse(src, MaxValues) }
+
+// parse is Parse with a limit on the number of values, which tests lower to
+// exercise it on small inputs.
+func parse(src string, maxValues int) (*Node, []Problem) {
+	if len(src) > math.MaxInt32 {
+		// Scratch offsets are 32-bit; no file this large is read anyway.
+		return nil, []Problem{{Line: 1, Column: 1, Message: "file is larger than 2 GiB; a boundary document is a few KB"}}
+	}
 	p := parsers.Get().(*parser)
 	defer p.release()
-	p.s = src
+	p.s, p.maxValues = src, maxValues
+	p.reserve()
 	if strings.HasPrefix(p.s, "\uFEFF") {
 		p.problems = append(p.problems, Problem{Message: "file starts with a UTF-8 byte order mark; JSON text must not (RFC 8259, 8.1): remove it"})
 		p.i = 3
@@ -62,41 +77,55 @@ func Parse(src string) (*Node, []Problem) {
 // result into three exactly sized arrays (nodes, members, items). A
 // document so costs three allocations plus its escaped strings, and keeps
 // no slack while its rules run: the workers of a check parse thousands of
-// files, and allocation is much of their cost.
+// files, and allocation is much of their cost. The scratch holds no
+// pointers (text is a span of the source or an index into escaped), so the
+// garbage collector never scans it, and a node takes 32 bytes.
 type parser struct {
-	s        string
-	i        int
-	depth    int
-	problems []Problem
-	dups     int       // duplicate keys reported so far
-	line     *Position // built only when there is a problem to place
+	s         string
+	i         int
+	depth     int
+	maxValues int
+	problems  []Problem
+	dups      int       // duplicate keys reported so far
+	line      *Position // built only when there is a problem to place
 
 	nodes   []scratchNode
 	members []scratchMember // members of closed objects, grouped per object
 	items   []int32         // elements of closed arrays, grouped per array
 	openM   []scratchMember // stack of the members of objects still open
 	openI   []int32         // stack of the elements of arrays still open
+	escaped []string        // decoded strings that had escapes
 }
 
 type scratchNode struct {
-	kind   Kind
-	truth  bool
-	offset int
-	text   string
+	offset int32
+	text   text  // strings and numbers
 	parent int32 // -1 for the root
-	first  int32 // containers: index of the first member or element
-	count  int32 // containers: number of members or elements
-	// key or index under the parent: a duplicate's pointer is computed
-	// from these, since a value a later duplicate replaced is not in its
-	// parent's members any more.
-	key   string
-	index int32
+	// at is where the node is under its parent (see slot): a duplicate's
+	// pointer is computed from it, since a value a later duplicate
+	// replaced is not in its parent's members any more.
+	at    int32
+	first int32 // containers: index of the first member or element
+	count int32 // containers: number of members or elements
+	kind  Kind
+	truth bool
 }
 
 type scratchMember struct {
-	key       string
-	keyOffset int
+	key       text
+	keyOffset int32
 	value     int32
+}
+
+// text is a decoded string or a number's literal: the span of the source
+// from start of length n, or, when n is -1, escaped[start].
+type text struct{ start, n int32 }
+
+func (p *parser) text(t text) string {
+	if t.n < 0 {
+		return p.escaped[t.start]
+	}
+	return p.s[t.start : t.start+t.n]
 }
 
 var parsers = sync.Pool{New: func() any { return new(parser) }}
@@ -108,25 +137,39 @@ func (p *parser) release() {
 		return
 	}
 	// Clear the strings so the pool does not pin the last document.
-	clear(p.nodes)
-	clear(p.members)
-	clear(p.openM[:cap(p.openM)])
-	*p = parser{nodes: p.nodes[:0], members: p.members[:0], items: p.items[:0], openM: p.openM[:0], openI: p.openI[:0], problems: p.problems[:0]}
+	clear(p.escaped)
+	*p = parser{nodes: p.nodes[:0], members: p.members[:0], items: p.items[:0], openM: p.openM[:0], openI: p.openI[:0], problems: p.problems[:0], escaped: p.escaped[:0]}
 	parsers.Put(p)
 }
 
-// slot is where a value being parsed goes: under which node, and by which
-// key or index. A node knows it from the start, so that a duplicate found
-// deep inside it can already name its JSON Pointer.
-type slot struct {
-	parent int32 // -1 for the root
-	key    string
-	index  int32
+// reserve sizes the node scratch for the most values the source can hold,
+// up to the limit: a large document then costs one allocation instead of
+// regrowing, where every regrowth leaves garbage the size of all before it.
+// Every value but the root follows a '[', a ':' or a ','; counting them is
+// a fast scan, and overcounts only by those inside strings and by a comma
+// before each member's ':'.
+func (p *parser) reserve() {
+	most := 1 + strings.Count(p.s, "[") + strings.Count(p.s, ":") + strings.Count(p.s, ",")
+	p.nodes = slices.Grow(p.nodes, min(most, p.maxValues))
 }
 
-func (p *parser) newNode(kind Kind, off int, at slot) int32 {
-	p.nodes = append(p.nodes, scratchNode{kind: kind, offset: off, parent: at.parent, key: at.key, index: at.index})
-	return int32(len(p.nodes) - 1)
+// slot is where a value being parsed goes: under which node, and where in
+// it: the byte offset of the member's key in an object, the index in an
+// array. A node knows it from the start, so that a duplicate found deep
+// inside it can already name its JSON Pointer.
+type slot struct {
+	parent int32 // -1 for the root
+	at     int32
+}
+
+// newNode adds a value of kind starting at off, unless it is one too many.
+func (p *parser) newNode(kind Kind, off int, at slot) (int32, *Problem) {
+	if len(p.nodes) >= p.maxValues {
+		return 0, &Problem{Offset: off, Pointer: p.pointer(at), Message: fmt.Sprintf(
+			"more than %d JSON values in one file; a boundary document holds a few hundred: split the file or remove the bulk data", p.maxValues)}
+	}
+	p.nodes = append(p.nodes, scratchNode{kind: kind, offset: int32(off), parent: at.parent, at: at.at})
+	return int32(len(p.nodes) - 1), nil
 }
 
 // build turns the scratch tree into Nodes and returns the root.
@@ -142,7 +185,10 @@ func (p *parser) build(root int32) *Node {
 	}
 	for i, sn := range p.nodes {
 		n := &nodes[i]
-		n.Kind, n.True, n.Offset, n.Text = sn.kind, sn.truth, sn.offset, sn.text
+		n.Kind, n.True, n.Offset = sn.kind, sn.truth, int(sn.offset)
+		if sn.kind == String || sn.kind == Number {
+			n.Text = p.text(sn.text)
+		}
 		if sn.parent >= 0 {
 			n.parent = &nodes[sn.parent]
 		}
@@ -157,7 +203,7 @@ func (p *parser) build(root int32) *Node {
 		}
 	}
 	for i, m := range p.members {
-		members[i] = Member{Key: m.key, KeyOffset: m.keyOffset, Value: &nodes[m.value]}
+		members[i] = Member{Key: p.text(m.key), KeyOffset: int(m.keyOffset), Value: &nodes[m.value]}
 	}
 	for i, v := range p.items {
 		items[i] = &nodes[v]
@@ -257,7 +303,10 @@ func (p *parser) value(at slot) (int32, *Problem) {
 		if err != nil {
 			return 0, err
 		}
-		n := p.newNode(String, off, at)
+		n, err := p.newNode(String, off, at)
+		if err != nil {
+			return 0, err
+		}
 		p.nodes[n].text = s
 		return n, nil
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -281,7 +330,10 @@ func (p *parser) literal(at slot, word string, kind Kind, truth bool) (int32, *P
 	if !strings.HasPrefix(p.s[p.i:], word) {
 		return 0, p.fail(p.i, "invalid literal; expected %s", word)
 	}
-	n := p.newNode(kind, p.i, at)
+	n, err := p.newNode(kind, p.i, at)
+	if err != nil {
+		return 0, err
+	}
 	p.nodes[n].truth = truth
 	p.i += len(word)
 	return n, nil
@@ -296,7 +348,10 @@ func (p *parser) enter(off int) *Problem {
 }
 
 func (p *parser) object(at slot) (int32, *Problem) {
-	n := p.newNode(Object, p.i, at)
+	n, err := p.newNode(Object, p.i, at)
+	if err != nil {
+		return 0, err
+	}
 	off := p.i
 	if err := p.enter(off); err != nil {
 		return 0, err
@@ -325,17 +380,18 @@ func (p *parser) object(at slot) (int32, *Problem) {
 			return 0, p.fail(p.i, "unexpected %s, expected a double-quoted object key", p.describe(p.i))
 		}
 		keyOff := p.i
-		key, err := p.str()
+		keyText, err := p.str()
 		if err != nil {
 			return 0, err
 		}
+		key := p.text(keyText)
 		p.skipSpace()
 		if p.i >= len(p.s) || p.s[p.i] != ':' {
 			return 0, p.fail(p.i, "unexpected %s, expected ':' after object key %q", p.describe(p.i), key)
 		}
 		p.i++
 		p.skipSpace()
-		v, err := p.value(slot{parent: n, key: key})
+		v, err := p.value(slot{parent: n, at: int32(keyOff)})
 		if err != nil {
 			return 0, err
 		}
@@ -347,15 +403,15 @@ func (p *parser) object(at slot) (int32, *Problem) {
 			}
 		} else {
 			for j := range own {
-				if own[j].key == key {
+				if p.text(own[j].key) == key {
 					dup = j
 					break
 				}
 			}
 		}
-		m := scratchMember{key: key, keyOffset: keyOff, value: v}
+		m := scratchMember{key: keyText, keyOffset: int32(keyOff), value: v}
 		if dup >= 0 {
-			p.duplicate(v, keyOff, own[dup].keyOffset)
+			p.duplicate(key, slot{parent: n, at: int32(keyOff)}, int(own[dup].keyOffset))
 			own[dup] = m
 		} else {
 			p.openM = append(p.openM, m)
@@ -364,7 +420,7 @@ func (p *parser) object(at slot) (int32, *Problem) {
 			} else if len(p.openM)-start > 16 {
 				index = make(map[string]int, 32)
 				for j, m := range p.openM[start:] {
-					index[m.key] = j
+					index[p.text(m.key)] = j
 				}
 			}
 		}
@@ -392,29 +448,31 @@ func (p *parser) object(at slot) (int32, *Problem) {
 	return n, nil
 }
 
-// duplicate reports the key of the value at index v, written at keyOff, as
-// a repeat of the one at firstOff.
-func (p *parser) duplicate(v int32, keyOff, firstOff int) {
+// duplicate reports key, the member in slot at, as a repeat of the one at
+// firstOff.
+func (p *parser) duplicate(key string, at slot, firstOff int) {
 	p.dups++
-	msg := fmt.Sprintf("duplicate key %q (first at %s); JSON parsers disagree on which one wins: keep one", p.nodes[v].key, p.where(firstOff))
+	msg := fmt.Sprintf("duplicate key %q (first at %s); JSON parsers disagree on which one wins: keep one", key, p.where(firstOff))
 	switch {
 	case p.dups == maxDuplicateReports+1:
 		msg = fmt.Sprintf("more than %d duplicate keys; further ones are not reported", maxDuplicateReports)
 	case p.dups > maxDuplicateReports:
 		return
 	}
-	p.problems = append(p.problems, Problem{Offset: keyOff, Pointer: p.pointer(v), Message: msg})
+	p.problems = append(p.problems, Problem{Offset: int(at.at), Pointer: p.pointer(at), Message: msg})
 }
 
-// pointer returns the JSON Pointer of the scratch node at index i.
-func (p *parser) pointer(i int32) string {
+// pointer returns the JSON Pointer of the value in slot at.
+func (p *parser) pointer(at slot) string {
 	var segs []string
-	for ; p.nodes[i].parent >= 0; i = p.nodes[i].parent {
-		if p.nodes[p.nodes[i].parent].kind == Array {
-			segs = append(segs, strconv.Itoa(int(p.nodes[i].index)))
+	for at.parent >= 0 {
+		if p.nodes[at.parent].kind == Array {
+			segs = append(segs, strconv.Itoa(int(at.at)))
 		} else {
-			segs = append(segs, EscapePointer(p.nodes[i].key))
+			segs = append(segs, EscapePointer(p.keyAt(int(at.at))))
 		}
+		parent := p.nodes[at.parent]
+		at = slot{parent: parent.parent, at: parent.at}
 	}
 	slices.Reverse(segs)
 	if len(segs) == 0 {
@@ -424,7 +482,10 @@ func (p *parser) pointer(i int32) string {
 }
 
 func (p *parser) array(at slot) (int32, *Problem) {
-	n := p.newNode(Array, p.i, at)
+	n, err := p.newNode(Array, p.i, at)
+	if err != nil {
+		return 0, err
+	}
 	off := p.i
 	if err := p.enter(off); err != nil {
 		return 0, err
@@ -445,7 +506,7 @@ func (p *parser) array(at slot) (int32, *Problem) {
 			}
 			break
 		}
-		v, err := p.value(slot{parent: n, index: int32(len(p.openI) - start)})
+		v, err := p.value(slot{parent: n, at: int32(len(p.openI) - start)})
 		if err != nil {
 			return 0, err
 		}
@@ -518,16 +579,17 @@ func (p *parser) number(at slot) (int32, *Problem) {
 			p.i++
 		}
 	}
-	n := p.newNode(Number, start, at)
-	p.nodes[n].text = p.s[start:p.i]
+	n, err := p.newNode(Number, start, at)
+	if err != nil {
+		return 0, err
+	}
+	p.nodes[n].text = text{int32(start), int32(p.i - start)}
 	return n, nil
 }
 
-// str parses a string at p.i. Strings without escapes are substrings of the
+// str parses a string at p.i. Strings without escapes are spans of the
 // source, so they cost no allocation.
-// str parses a string at p.i. Strings without escapes are substrings of the
-// source, so they cost no allocation.
-func (p *parser) str() (string, *Problem) {
+func (p *parser) str() (text, *Problem) {
 	start := p.i
 	p.i++ // opening quote
 	for i := p.i; i < len(p.s); {
@@ -535,23 +597,39 @@ func (p *parser) str() (string, *Problem) {
 		switch {
 		case c == '"':
 			p.i = i + 1
-			return p.s[start+1 : i], nil
+			return text{int32(start + 1), int32(i - start - 1)}, nil
 		case c == '\\':
 			p.i = i
-			return p.escapedStr(start)
+			s, err := p.escapedStr(start)
+			if err != nil {
+				return text{}, err
+			}
+			p.escaped = append(p.escaped, s)
+			return text{int32(len(p.escaped) - 1), -1}, nil
 		case c < 0x20:
-			return "", p.fail(i, "control character U+%04X must be escaped in a string", c)
+			return text{}, p.fail(i, "control character U+%04X must be escaped in a string", c)
 		case c < utf8.RuneSelf:
 			i++
 		default:
 			r, size := utf8.DecodeRuneInString(p.s[i:])
 			if r == utf8.RuneError && size <= 1 {
-				return "", p.fail(i, "invalid UTF-8 byte 0x%02x in a string", c)
+				return text{}, p.fail(i, "invalid UTF-8 byte 0x%02x in a string", c)
 			}
 			i += size
 		}
 	}
-	return "", p.fail(start, "unterminated string: no closing '\"' before end of file")
+	return text{}, p.fail(start, "unterminated string: no closing '\"' before end of file")
+}
+
+// keyAt decodes again the object key that starts at off, for a pointer in
+// a problem: the scratch keeps where keys are, not what they say.
+func (p *parser) keyAt(off int) string {
+	i, escaped := p.i, len(p.escaped)
+	p.i = off
+	t, _ := p.str() // it parsed before
+	key := p.text(t)
+	p.i, p.escaped = i, p.escaped[:escaped]
+	return key
 }
 
 func (p *parser) escapedStr(start int) (string, *Problem) {

@@ -2,6 +2,8 @@ package jsontree
 
 import (
 	"encoding/json"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -164,4 +166,78 @@ func TestLargeObjectDuplicatesStayLinear(t *testing.T) {
 	if got, want := len(problems), maxDuplicateReports+1; got != want {
 		t.Errorf("duplicate problems = %d, want %d", got, want)
 	}
+}
+
+// The value that crosses the limit is named by position and pointer, and
+// the parse stops there: no tree is built for a file that cannot be one.
+func TestValueLimit(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		max  int
+		want []located
+	}{
+		{"at the limit", `{"a": [1, 2]}`, 4, nil},
+		{"element", `{"a": [1, 2]}`, 3, []located{{1, 11, "/a/1", "more than 3 JSON values in one file; a boundary document holds a few hundred: split the file or remove the bulk data"}}},
+		{"member", "{\"a\": 1,\n \"b~/\": {}}", 2, []located{{2, 9, "/b~0~1", "more than 2 JSON values in one file; a boundary document holds a few hundred: split the file or remove the bulk data"}}},
+		{"escaped key", `{"\u00e9": {"x": null}}`, 2, []located{{1, 18, "/é/x", "more than 2 JSON values in one file; a boundary document holds a few hundred: split the file or remove the bulk data"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, problems := parse(tt.src, tt.max)
+			if (root != nil) != (tt.want == nil) {
+				t.Errorf("root = %v, want a root: %v", root, tt.want == nil)
+			}
+			if diff := cmp.Diff(tt.want, locate(problems)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// An 8 MiB file of small values holds twice MaxValues. Parsing it stops at
+// the limit without building a tree, having allocated the scratch for
+// MaxValues values as append grows it (about five times its final 64 MB in
+// all, most of it garbage by then), not four million nodes of a tree (about
+// 1.3 GB in all before the limit). Allocation, unlike time, is the same on
+// every machine, so it can be asserted.
+func TestEightMiBOfSmallValuesStopsAtTheLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates about 100 MB")
+	}
+	src := smallValues(4 << 20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	root, problems := Parse(src)
+	runtime.ReadMemStats(&after)
+	if root != nil {
+		t.Error("a tree was built past the limit")
+	}
+	// {"v":[ holds two values before the array's elements start; the
+	// element that crosses the limit is the (MaxValues-1)th, at index
+	// MaxValues-2, written at byte 6 + 2*(MaxValues-2).
+	want := []located{{1, 6 + 2*(MaxValues-2) + 1, fmt.Sprintf("/v/%d", MaxValues-2),
+		"more than 2000000 JSON values in one file; a boundary document holds a few hundred: split the file or remove the bulk data"}}
+	if diff := cmp.Diff(want, locate(problems)); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	const limit = 512 << 20
+	if got := after.TotalAlloc - before.TotalAlloc; got > limit {
+		t.Errorf("parsing allocated %d MB, want at most %d MB", got>>20, limit>>20)
+	}
+}
+
+// smallValues returns {"v":[0,1,...]} holding n values in all.
+func smallValues(n int) string {
+	var s strings.Builder
+	s.Grow(2*n + 8)
+	s.WriteString(`{"v":[`)
+	for i := range n - 2 {
+		if i > 0 {
+			s.WriteByte(',')
+		}
+		s.WriteByte('0' + byte(i%10))
+	}
+	s.WriteString("]}")
+	return s.String()
 }
