@@ -26,6 +26,9 @@ type Options struct {
 	// Ignore, when set, reports whether a collected file (or an unreadable
 	// path) is left out of the set.
 	Ignore func(path string) bool
+	// Files says which files a walked directory gives and which links
+	// are followed.
+	Files fileset.Options
 	// SetOf, when set, names the boundary set a file belongs to: chains
 	// link documents of one set only. "" is the default set.
 	SetOf func(path string) string
@@ -65,7 +68,7 @@ func Load(paths []string, opts Options) (*Result, error) {
 // usage problem (a named path that does not exist); anything wrong inside
 // the set is a finding.
 func Check(paths []string, opts Options) (*Result, error) {
-	files, skipped, err := fileset.Collect(paths, fileset.Options{})
+	files, skipped, err := fileset.Collect(paths, opts.Files)
 	if err != nil {
 		return nil, err
 	}
@@ -73,14 +76,7 @@ func Check(paths []string, opts Options) (*Result, error) {
 		files = slices.DeleteFunc(files, opts.Ignore)
 		skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return opts.Ignore(s.Path) })
 	}
-	res := CheckFiles(files, opts)
-	for _, s := range skipped {
-		res.Findings = append(res.Findings, unreadable(s.Path, s.Err))
-	}
-	res.Files += len(skipped)
-	res.Unreadable += len(skipped)
-	SortFindings(res.Findings)
-	return res, nil
+	return checkFiles(files, skipped, opts), nil
 }
 
 // loaded is one file after the per-document stages.
@@ -95,7 +91,11 @@ type loaded struct {
 // CheckFiles checks files: each is read and taken through the
 // per-document stages by a pool of GOMAXPROCS workers, then the
 // cross-document rules run once per set over its documents.
-func CheckFiles(files []string, opts Options) *Result {
+func CheckFiles(files []string, opts Options) *Result { return checkFiles(files, nil, opts) }
+
+// checkFiles is CheckFiles for a collection in which the skipped paths
+// could not be read at all.
+func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result {
 	validator := schemas.NewValidator()
 	results := make([]loaded, len(files))
 	var next atomic.Int64
@@ -115,24 +115,34 @@ func CheckFiles(files []string, opts Options) *Result {
 	}
 	wg.Wait()
 
-	res := &Result{Files: len(files)}
+	setOf := func(path string) string {
+		if opts.SetOf == nil {
+			return ""
+		}
+		return opts.SetOf(path)
+	}
+	res := &Result{Files: len(files) + len(skipped), Unreadable: len(skipped)}
 	sup := &suppressions{entries: map[string][]*suppression{}}
 	sets := map[string][]*boundary.Document{}
 	var setNames []string
-	for _, r := range results {
+	// A file that could not be read may be a missing hop of its own set.
+	lost := map[string]int{}
+	for _, s := range skipped {
+		res.Findings = append(res.Findings, unreadable(s.Path, s.Err))
+		lost[setOf(s.Path)]++
+	}
+	for i, r := range results {
 		res.Findings = append(res.Findings, r.findings...)
 		switch {
 		case r.unreadable:
 			res.Unreadable++
+			lost[setOf(files[i])]++
 		case r.notBoundary:
 			res.NotBoundary++
 		case r.doc != nil:
 			res.Documents = append(res.Documents, r.doc)
 			sup.add(r.doc.Path, r.suppressions)
-			name := ""
-			if opts.SetOf != nil {
-				name = opts.SetOf(r.doc.Path)
-			}
+			name := setOf(r.doc.Path)
 			if _, ok := sets[name]; !ok {
 				setNames = append(setNames, name)
 			}
@@ -146,9 +156,7 @@ func CheckFiles(files []string, opts Options) *Result {
 		if opts.decodeOnly {
 			continue
 		}
-		// A file that could not be read may belong to any set: each set
-		// is told how many there are.
-		res.Findings = append(res.Findings, checkSet(sets[name], res.Unreadable, &opts)...)
+		res.Findings = append(res.Findings, checkSet(sets[name], lost[name], &opts)...)
 	}
 	res.Findings = applyOverrides(res.Findings, sup, &opts)
 	SortFindings(res.Findings)

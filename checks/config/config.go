@@ -326,6 +326,7 @@ func match(pat, name []string) bool {
 // a nil field was not given.
 type Flags struct {
 	MaxRetryAmplification *int
+	FollowSymlinks        bool
 }
 
 // Options merges the defaults, the configuration file c (nil when there is
@@ -344,9 +345,19 @@ func Options(c *Config, flags Flags) checks.Options {
 		if len(c.ignore) > 0 {
 			opts.Ignore = c.Ignored
 		}
+		opts.Files.Roots = []string{c.dir}
+		opts.Files.Include = func(path string) bool {
+			_, keep := c.Place(path)
+			return keep
+		}
+		opts.SetOf = func(path string) string {
+			set, _ := c.Place(path)
+			return set
+		}
 	}
 	if flags.MaxRetryAmplification != nil {
 		opts.Limits.MaxRetryAmplification = *flags.MaxRetryAmplification
 	}
+	opts.Files.FollowSymlinks = flags.FollowSymlinks
 	return opts
 }

@@ -18,6 +18,7 @@ func newCheckCmd() *cobra.Command {
 		noConfig, allowEmpty       bool
 		maxAmplification           int
 		maxWarnings                int
+		flags                      config.Flags
 	)
 	cmd := &cobra.Command{
 		Use:   "check PATH...",
@@ -51,7 +52,6 @@ that does not exist.`,
 			if err != nil {
 				return fmt.Errorf("--fail-on: %w", err)
 			}
-			var flags config.Flags
 			if cmd.Flags().Changed("max-retry-amplification") {
 				if maxAmplification < 1 {
 					return fmt.Errorf("--max-retry-amplification must be at least 1, got %d", maxAmplification)
@@ -85,6 +85,7 @@ that does not exist.`,
 	fl.IntVar(&maxAmplification, "max-retry-amplification", checks.DefaultLimits().MaxRetryAmplification, "IDL208: largest allowed product of max_attempts along a chain")
 	fl.StringVar(&configPath, "config", "", "configuration file (default: the nearest "+config.FileName+")")
 	fl.BoolVar(&noConfig, "no-config", false, "use no configuration file")
+	fl.BoolVar(&flags.FollowSymlinks, "follow-symlinks", false, "follow symbolic links that lead outside the checked paths and the configuration's directory")
 	fl.BoolVar(&allowEmpty, "allow-empty", false, "exit 0 when no boundary document is found (by default that is a usage error, exit 2)")
 	fl.StringVar(&failOn, "fail-on", "error", "least severity that fails the check: error or warning")
 	fl.IntVar(&maxWarnings, "max-warnings", -1, "fail when there are more warnings than this (-1: no limit)")
