@@ -3,6 +3,7 @@ package boundary
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,12 +29,14 @@ func Parse(path string, src []byte) (*Document, *jsontree.Node, []jsontree.Probl
 // Decode builds the typed document from the parsed top-level object of
 // src. Strings are copied, so the document does not keep src alive.
 func Decode(path, src string, root *jsontree.Node) *Document {
-	dec := &decoder{src: src, places: make([]place, 1, 64)}
+	// About one decoded value per 40 bytes of a typical document.
+	dec := &decoder{src: src, places: make([]place, 1, len(src)/40+16)}
 	dec.index()
 	doc := &Document{Path: path}
 	doc.Root = Field{Pos: dec.at(root, NoPos, "", -1), State: Valid}
 	dec.document(doc, root)
-	doc.places = dec.places
+	doc.places = slices.Clone(dec.places) // exactly sized: a set keeps every document's
+	doc.names = dec.names
 	return doc
 }
 
@@ -43,6 +46,7 @@ type decoder struct {
 	lines  []int32 // byte offset of the start of each line
 	ascii  bool    // no multi-byte characters: columns are byte distances
 	places []place
+	names  []string // member names beyond memberNames (see place.ref)
 }
 
 func (d *decoder) index() {
@@ -73,7 +77,16 @@ func (d *decoder) at(n *jsontree.Node, parent Pos, name string, index int) Pos {
 	if !d.ascii {
 		col = utf8.RuneCountInString(d.src[d.lines[l]:off])
 	}
-	d.places = append(d.places, place{line: int32(l + 1), col: int32(col + 1), parent: parent, index: int32(index), name: name})
+	ref := int32(index)
+	if index < 0 {
+		i, known := memberIndex[name]
+		if !known {
+			i = int32(len(memberNames) + len(d.names))
+			d.names = append(d.names, name)
+		}
+		ref = -i - 1
+	}
+	d.places = append(d.places, place{line: int32(l + 1), col: int32(col + 1), parent: parent, ref: ref})
 	return Pos(len(d.places) - 1)
 }
 

@@ -104,12 +104,49 @@ func (l StringList) FindFold(s string) (String, bool) {
 // place is where a value of the model was written: its line and column
 // (computed while the source was at hand) and its JSON Pointer, kept as
 // the parent's place and this value's member name or array index, so a
-// pointer is built only for the few values a finding names.
+// pointer is built only for the few values a finding names. Sixteen bytes:
+// a set keeps one per decoded value of every document.
 type place struct {
 	line, col int32
 	parent    Pos
-	index     int32  // array index; -1 for an object member
-	name      string // member name; a constant of the decoder or a cloned key
+	// ref is the array index when >= 0; else the member name is
+	// memberNames[-ref-1], or the document's own names beyond them.
+	ref int32
+}
+
+// memberNames are the member names the decoder reads, so that a place
+// names one by a small index (see place.ref).
+var memberNames = []string{
+	"action", "actor_id", "adapter", "algorithm", "backend", "boundary", "canonicalization",
+	"contract_version", "cors_allowed_headers", "declared", "echo_key_header", "enabled",
+	"error_code", "example", "exclude_fields", "from", "header", "header_to_allow_inbound",
+	"header_to_allow_outbound", "headers", "http_idempotency", "http_retry",
+	"idempotency_conflict", "idempotency_fingerprint", "idempotency_inflight",
+	"idempotency_replay", "idempotency_scope", "idempotency_storage", "inputs", "key_format",
+	"lease_ms", "log_fields", "max_attempts", "max_length", "max_records", "method", "methods",
+	"mode", "observability", "on_completed", "on_failed", "on_missing", "on_payload_mismatch",
+	"operation_key", "operations", "path", "pattern", "per_try_timeout_ms", "policy", "reason",
+	"replayed_header", "request_id_header", "require_key", "requires_idempotency_key",
+	"retry_on", "role", "rule", "same_body", "same_status", "scope_sources", "service",
+	"state_changing", "status", "tenant_id", "tier", "to", "ttl", "ttl_reduction",
+	"wait_timeout_ms", SuppressionField,
+}
+
+var memberIndex = func() map[string]int32 {
+	m := make(map[string]int32, len(memberNames))
+	for i, n := range memberNames {
+		m[n] = int32(i)
+	}
+	return m
+}()
+
+// name returns the member name a negative ref stands for.
+func (d *Document) name(ref int32) string {
+	i := int(-ref - 1)
+	if i < len(memberNames) {
+		return memberNames[i]
+	}
+	return d.names[i-len(memberNames)]
 }
 
 // Place is a resolved Pos.
@@ -135,11 +172,10 @@ func (d *Document) Pointer(p Pos) string {
 	}
 	var segs []string
 	for q := p; q > 1; q = d.places[q].parent {
-		pl := &d.places[q]
-		if pl.index >= 0 {
-			segs = append(segs, strconv.Itoa(int(pl.index)))
+		if ref := d.places[q].ref; ref >= 0 {
+			segs = append(segs, strconv.Itoa(int(ref)))
 		} else {
-			segs = append(segs, jsontree.EscapePointer(pl.name))
+			segs = append(segs, jsontree.EscapePointer(d.name(ref)))
 		}
 	}
 	var b strings.Builder
