@@ -140,3 +140,17 @@ func (f HopFate) Detail(header string) string {
 	}
 	return ""
 }
+
+// Broken reports whether the key does not make it along c: the chain stops
+// short of an adapter policy, or some hop's fate is broken.
+func (c *Chain) Broken() bool {
+	if !c.Complete() {
+		return true
+	}
+	for i := range c.Hops {
+		if c.FateAt(i).Fate.Broken() {
+			return true
+		}
+	}
+	return false
+}

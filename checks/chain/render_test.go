@@ -1,4 +1,4 @@
-package chain
+package chain_test
 
 import (
 	"strings"
@@ -7,31 +7,33 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/report"
 )
 
 // renderSet has one chain whose BFF edge drops the key, one that is whole,
 // one that stops at a gateway with no edge onward, and a read-only
 // operation.
-func renderSet(t *testing.T) *Graph {
+func renderSet(t *testing.T) *chain.Graph {
 	t.Helper()
-	withGet := strings.Replace(hop(boundary.BrowserToBFF, "web", "bff", "orders.create", "orders.cancel"),
+	withGet := strings.Replace(chain.TestHop(boundary.BrowserToBFF, "web", "bff", "orders.create", "orders.cancel"),
 		`"operations": [`, `"operations": [{"operation_key": "orders.get", "method": "GET", "path": "/x"}, `, 1)
-	dropping := strings.Replace(hop(boundary.BFFToGateway, "bff", "gw", "orders.create", "orders.cancel", "orders.get"),
+	dropping := strings.Replace(chain.TestHop(boundary.BFFToGateway, "bff", "gw", "orders.create", "orders.cancel", "orders.get"),
 		`"header_to_allow_outbound": ["x-idempotency-key"]`, `"header_to_allow_outbound": ["content-type"]`, 1)
-	return Build(set(t,
+	return chain.Build(chain.TestSet(t,
 		"1.json", withGet,
 		"2.json", dropping,
-		"3.json", hop(boundary.GatewayToAdapter, "gw", "orders", "orders.create", "orders.cancel", "orders.get"),
-		"4.json", adapter("orders", "orders.create", "orders.cancel", "orders.get"),
-		"5.json", hop(boundary.BrowserToBFF, "web", "pay-bff", "pay.charge"),
-		"6.json", hop(boundary.BFFToGateway, "pay-bff", "pay-gw", "pay.charge"),
+		"3.json", chain.TestHop(boundary.GatewayToAdapter, "gw", "orders", "orders.create", "orders.cancel", "orders.get"),
+		"4.json", chain.TestAdapter("orders", "orders.create", "orders.cancel", "orders.get"),
+		"5.json", chain.TestHop(boundary.BrowserToBFF, "web", "pay-bff", "pay.charge"),
+		"6.json", chain.TestHop(boundary.BFFToGateway, "pay-bff", "pay-gw", "pay.charge"),
 	))
 }
 
-func render(t *testing.T, g *Graph, format string) string {
+func render(t *testing.T, g *chain.Graph, format string) string {
 	t.Helper()
 	var b strings.Builder
-	if err := Render(&b, g, format); err != nil {
+	if err := report.Graph(&b, g, format); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -118,15 +120,15 @@ func TestRenderDOT(t *testing.T) {
 // (edges, a policy) exist but do not carry the operation; it also draws a
 // policy embedded in its edge, and escapes labels.
 func TestRenderDiagramsMarkWhatIsMissing(t *testing.T) {
-	embedded := strings.Replace(hop(boundary.GatewayToAdapter, "gw", "svc", "a", "b"),
+	embedded := strings.Replace(chain.TestHop(boundary.GatewayToAdapter, "gw", "svc", "a", "b"),
 		`"operations"`, `"adapter": {"service": "svc"}, "operations"`, 1)
-	g := Build(set(t,
-		"1.json", hop(boundary.BrowserToBFF, "web", "bff", "a", "b", "c", `e"q`),
-		"2.json", hop(boundary.BFFToGateway, "bff", "gw", "a", "b"),
+	g := chain.Build(chain.TestSet(t,
+		"1.json", chain.TestHop(boundary.BrowserToBFF, "web", "bff", "a", "b", "c", `e"q`),
+		"2.json", chain.TestHop(boundary.BFFToGateway, "bff", "gw", "a", "b"),
 		"3.json", embedded,
-		"4.json", hop(boundary.BFFToGateway, "bff", "gw2", "c"),
-		"5.json", hop(boundary.GatewayToAdapter, "gw2", "svc2", "c"),
-		"6.json", adapter("svc2", "a"),
+		"4.json", chain.TestHop(boundary.BFFToGateway, "bff", "gw2", "c"),
+		"5.json", chain.TestHop(boundary.GatewayToAdapter, "gw2", "svc2", "c"),
+		"6.json", chain.TestAdapter("svc2", "a"),
 	))
 	want := `flowchart LR
   n0["web"]
@@ -155,7 +157,7 @@ func TestRenderDiagramsMarkWhatIsMissing(t *testing.T) {
 }
 
 func TestRenderUnknownFormat(t *testing.T) {
-	err := Render(&strings.Builder{}, renderSet(t), "svg")
+	err := report.Graph(&strings.Builder{}, renderSet(t), "svg")
 	if err == nil || err.Error() != `unknown graph format "svg" (want one of text, mermaid, dot)` {
 		t.Errorf("err = %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/config"
+	"github.com/idemlint/idemlint/checks/report"
 )
 
 func newGraphCmd() *cobra.Command {
@@ -32,8 +33,8 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 ("check" reports them as findings), 2 on a usage error.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(chain.Formats, format) {
-				return fmt.Errorf("unknown format %q (want %s)", format, joinNames(chain.Formats))
+			if !slices.Contains(report.GraphFormats, format) {
+				return fmt.Errorf("unknown format %q (want %s)", format, joinNames(report.GraphFormats))
 			}
 			cfg, err := loadConfig("", false, args[0])
 			if err != nil {
@@ -52,7 +53,7 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 				}
 				g := chain.Build(docs)
 				g.Unreadable = set.Unreadable
-				if err := chain.Render(cmd.OutOrStdout(), g, format); err != nil {
+				if err := report.Graph(cmd.OutOrStdout(), g, format); err != nil {
 					return err
 				}
 			}
@@ -62,6 +63,6 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+joinNames(chain.Formats))
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+joinNames(report.GraphFormats))
 	return cmd
 }

@@ -1,4 +1,7 @@
-package chain
+package report
+
+// This file draws the chains of a set ("idemlint graph"): a table per
+// chain, or a Mermaid or Graphviz diagram.
 
 import (
 	"bufio"
@@ -9,18 +12,17 @@ import (
 	"text/tabwriter"
 
 	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/chain"
 )
 
-// Formats are the formats Render writes: a table per chain for people, and
+// GraphFormats are the formats Graph writes: a table per chain for people, and
 // diagrams to paste into a pull request (Mermaid) or render with Graphviz.
-var Formats = []string{"text", "mermaid", "dot"}
+var GraphFormats = []string{"text", "mermaid", "dot"}
 
-// Render writes the picture of g's state-changing chains in format, one of
-// Formats: each hop with the fate of the key there, broken hops marked.
+// Graph writes the picture of g's state-changing chains in format, one of
+// GraphFormats: each hop with the fate of the key there, broken hops marked.
 // Read-only operations carry no key to follow; the text format names them.
-// The text format places hops by their nodes, so g must be built from
-// documents that still hold their trees (not released by a check).
-func Render(w io.Writer, g *Graph, format string) error {
+func Graph(w io.Writer, g *chain.Graph, format string) error {
 	bw := bufio.NewWriter(w)
 	switch format {
 	case "text":
@@ -30,23 +32,9 @@ func Render(w io.Writer, g *Graph, format string) error {
 	case "dot":
 		draw(g).writeDOT(bw)
 	default:
-		return fmt.Errorf("unknown graph format %q (want one of %s)", format, strings.Join(Formats, ", "))
+		return fmt.Errorf("unknown graph format %q (want one of %s)", format, strings.Join(GraphFormats, ", "))
 	}
 	return bw.Flush()
-}
-
-// Broken reports whether the key does not make it along c: the chain stops
-// short of an adapter policy, or some hop's fate is broken.
-func (c *Chain) Broken() bool {
-	if !c.Complete() {
-		return true
-	}
-	for i := range c.Hops {
-		if c.FateAt(i).Fate.Broken() {
-			return true
-		}
-	}
-	return false
 }
 
 // writeText writes one block per chain:
@@ -56,7 +44,7 @@ func (c *Chain) Broken() bool {
 //	  bff_to_gateway      checkout-bff -> edge-gw    forwarded  02-bff-to-gateway.json:7:5
 //	  gateway_to_adapter  edge-gw -> orders-adapter  DROPPED    03-gateway-to-adapter.json:8:5  header_to_allow_outbound lacks x-idempotency-key
 //	  adapter             orders-adapter             owned      04-adapter.json:7:5
-func writeText(w io.Writer, g *Graph) {
+func writeText(w io.Writer, g *chain.Graph) {
 	var shown, broken int
 	var readOnly []string
 	for _, c := range g.Chains {
@@ -85,7 +73,7 @@ func writeText(w io.Writer, g *Graph) {
 			if f.Fate.Broken() {
 				fate, detail = strings.ToUpper(fate), "\t"+f.Detail(c.KeyHeader)
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", h.Kind, hopEndpoints(h), fate, location(h), detail)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", h.Kind, hopEndpoints(h), fate, hopLocation(h), detail)
 		}
 		tw.Flush()
 		if !c.Complete() {
@@ -101,24 +89,17 @@ func writeText(w io.Writer, g *Graph) {
 	}
 }
 
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // hopEndpoints is Endpoints, marking a policy embedded in its edge.
-func hopEndpoints(h Hop) string {
+func hopEndpoints(h chain.Hop) string {
 	if h.Embedded() {
 		return h.Endpoints() + " (embedded)"
 	}
 	return h.Endpoints()
 }
 
-// location is file:line:column of the hop's operation, or of the policy
+// hopLocation is file:line:column of the hop's operation, or of the policy
 // object for an embedded policy (its operation is the edge's).
-func location(h Hop) string {
+func hopLocation(h chain.Hop) string {
 	at := h.Op.Pos
 	if h.Embedded() {
 		at = h.Doc.Policy.Pos
@@ -165,7 +146,7 @@ type edge struct {
 
 func (e edge) label() string { return strings.Join(e.ops, ", ") + ": " + e.fate }
 
-func draw(g *Graph) *picture {
+func draw(g *chain.Graph) *picture {
 	p := &picture{ids: map[string]int{}, edgeAt: map[edgeKey]int{}}
 	for _, c := range g.Chains {
 		if !c.StateChanging {
@@ -237,7 +218,7 @@ func (p *picture) policy(doc *boundary.Document) string {
 
 // missing is the node of what a stopping chain lacks: a document of the
 // next kind at its last component, or one there that carries its operation.
-func (p *picture) missing(s *Stop) string {
+func (p *picture) missing(s *chain.Stop) string {
 	label := "no " + string(s.Next) + " from " + s.At
 	if s.Next == boundary.Adapter {
 		label = "no adapter policy for " + s.At
