@@ -42,6 +42,16 @@ printed schema to get completion and inline errors in your editor.`,
 			}
 			seen[op.Key.Value] = true
 		}
+		// JSON Schema's propertyNames would say this too, but its errors
+		// come back from the library without a reliable location.
+		for _, op := range p.Doc.Operations.Items {
+			if op.Example == nil {
+				continue
+			}
+			for _, h := range op.Example.BadHeaderNames {
+				p.Report(h.Pos, "example header name %q is not an HTTP header name (an RFC 9110 token: letters, digits and !#$%%&'*+-.^_`|~)", h.Name)
+			}
+		}
 		// The engine matches keys with Go's regexp (RE2): a pattern it
 		// cannot compile, such as a look-around, is no pattern at all.
 		if pat := p.Doc.Idempotency.KeyFormat.Pattern; pat.OK() {

@@ -125,6 +125,9 @@ type schemaSet struct {
 	// sections are each kind's schemas split by top-level property, for
 	// ValidateTree.
 	sections map[string]*sectionSchemas
+	// operation is the schema of one item of operations, which every kind
+	// shares.
+	operation *jsonschema.Schema
 }
 
 var (
@@ -260,6 +263,9 @@ func compile() (*schemaSet, error) {
 	}
 	s.because[cond.Then.Then.Location] = stateChangingReason
 	if err := compileSections(c, s); err != nil {
+		return nil, err
+	}
+	if s.operation, err = c.Compile(schemaURL("common") + "#/$defs/operation"); err != nil {
 		return nil, err
 	}
 	return s, nil

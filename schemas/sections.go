@@ -1,6 +1,8 @@
 package schemas
 
 import (
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,8 +49,8 @@ const (
 // distinct section once. It is safe for concurrent use; make one per set,
 // so the cache goes when the set is done.
 type Validator struct {
-	cache  sync.Map // sectionKey -> []Violation
-	cached atomic.Int64
+	cache sync.Map // sectionKey -> []Violation
+	count atomic.Int64
 }
 
 // NewValidator returns a Validator with an empty cache.
@@ -97,6 +99,11 @@ func compileSections(c *jsonschema.Compiler, s *schemaSet) error {
 
 // Validate is schemas.Validate for a parsed document, given its source
 // text: it converts and validates only the sections it has not seen before.
+// Two parts are finer than a member: the shell, which with http_idempotency
+// present depends on the member names alone (the operations matter only to
+// the condition that requires http_idempotency), and each item of
+// operations, which repeat across documents far more often than whole
+// operations lists do.
 func (val *Validator) Validate(root *jsontree.Node, src string) []Violation {
 	s := load()
 	kind := root.Get("boundary")
@@ -107,40 +114,90 @@ func (val *Validator) Validate(root *jsontree.Node, src string) []Violation {
 	if sec == nil {
 		return Validate(root.Any()) // the envelope: a rare, broken document
 	}
-	members := make(map[string]any, len(root.Members))
-	var operations any
-	for _, m := range root.Members {
-		var v any // the shell does not look at values but the operations
-		if m.Key == "operations" {
-			operations = m.Value.Any()
-			v = operations
-		}
-		members[m.Key] = v
-	}
-	out := s.translate(sec.shell, members, nil)
+	out := val.shell(s, sec, kind.Text, root)
 	for i, m := range root.Members {
 		prop := sec.props[m.Key]
 		if prop == nil {
 			continue // an extension or an unknown field: the shell judged it
 		}
-		key := sectionKey{kind.Text, m.Key, rawValue(src, root, i)}
-		if cached, ok := val.cache.Load(key); ok {
-			out = append(out, cached.([]Violation)...)
+		raw := rawValue(src, root, i)
+		if m.Key == "operations" && m.Value.Kind == jsontree.Array && len(m.Value.Items) > 0 {
+			out = val.operations(s, m.Value, raw, src, out)
 			continue
 		}
-		v := operations
-		if m.Key != "operations" {
-			v = m.Value.Any()
-		}
-		found := s.translate(prop, map[string]any{m.Key: v}, []string{m.Key})
-		if len(key.raw) <= maxCachedRaw && val.cached.Load() < maxCachedSections {
-			if _, loaded := val.cache.LoadOrStore(key, found); !loaded {
-				val.cached.Add(1)
-			}
-		}
-		out = append(out, found...)
+		key := sectionKey{kind.Text, m.Key, raw}
+		out = append(out, val.cached(key, func() []Violation {
+			return s.translate(prop, map[string]any{m.Key: m.Value.Any()}, []string{m.Key})
+		})...)
 	}
 	return finish(out)
+}
+
+// cached returns the violations of key, validating with validate once.
+func (val *Validator) cached(key sectionKey, validate func() []Violation) []Violation {
+	if found, ok := val.cache.Load(key); ok {
+		return found.([]Violation)
+	}
+	found := validate()
+	if len(key.raw) <= maxCachedRaw && val.count.Load() < maxCachedSections {
+		if _, loaded := val.cache.LoadOrStore(key, found); !loaded {
+			val.count.Add(1)
+		}
+	}
+	return found
+}
+
+// shell validates the document's members against its kind's shell.
+func (val *Validator) shell(s *schemaSet, sec *sectionSchemas, kind string, root *jsontree.Node) []Violation {
+	members := make(map[string]any, len(root.Members))
+	for _, m := range root.Members {
+		members[m.Key] = nil // the shell does not look at values but the operations
+	}
+	validate := func() []Violation { return s.translate(sec.shell, members, nil) }
+	if root.Get("http_idempotency") == nil {
+		if ops := root.Get("operations"); ops != nil {
+			members["operations"] = ops.Any()
+		}
+		return validate()
+	}
+	names := make([]string, 0, len(root.Members))
+	for _, m := range root.Members {
+		names = append(names, m.Key)
+	}
+	slices.Sort(names)
+	return val.cached(sectionKey{kind, "\x00shell", strings.Join(names, "\x00")}, validate)
+}
+
+// operations validates each item of a non-empty operations array, whose
+// source text is raw, against the operation schema, as the item at index 0
+// (so a cached answer serves any index), then moves the answer to the
+// item's index.
+func (val *Validator) operations(s *schemaSet, list *jsontree.Node, raw, src string, out []Violation) []Violation {
+	end := list.Offset + len(raw) - 1 // the closing bracket
+	for i, it := range list.Items {
+		next := end
+		if i+1 < len(list.Items) {
+			next = list.Items[i+1].Offset
+		}
+		text := strings.TrimRight(src[it.Offset:next], " \t\r\n")
+		text = strings.TrimRight(strings.TrimSuffix(text, ","), " \t\r\n")
+		found := val.cached(sectionKey{"", "operations[]", text}, func() []Violation {
+			return s.translate(s.operation, map[string]any{"operations": []any{it.Any()}}, []string{"operations", "0"})
+		})
+		if i == 0 {
+			out = append(out, found...)
+			continue
+		}
+		index := strconv.Itoa(i)
+		for _, v := range found {
+			v.Pointer = "/operations/" + index + strings.TrimPrefix(v.Pointer, "/operations/0")
+			if rest, ok := strings.CutPrefix(v.Message, `"operations"[0]`); ok {
+				v.Message = `"operations"[` + index + "]" + rest
+			}
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // rawValue returns the source text of the value of root's i-th member: from

@@ -79,6 +79,25 @@ func mutations(rng *rand.Rand, src string) []string {
 		return string(b)
 	}
 	out := []string{encode(doc)}
+	// Items of operations are validated one by one, cached by text and
+	// moved to their index: retype, break and repeat items at every index.
+	var ops []json.RawMessage
+	if json.Unmarshal(doc["operations"], &ops) == nil && len(ops) > 0 {
+		items := []string{`"x"`, `{}`, `{"operation_key": "a.b", "method": "FETCH", "path": "/a"}`,
+			`{"operation_key": "A", "method": "POST", "path": "a", "bogus": 1}`,
+			`{"operation_key": "a.b", "method": "POST", "path": "/a", "state_changing": "yes", "example": {"headers": {"bad header": 1}}}`}
+		for i := range ops {
+			m := map[string]json.RawMessage{}
+			for k, v := range doc {
+				m[k] = v
+			}
+			changed := append([]json.RawMessage(nil), ops...)
+			changed[i] = json.RawMessage(items[rng.Intn(len(items))])
+			changed = append(changed, changed[i]) // the same text at another index
+			m["operations"], _ = json.Marshal(changed)
+			out = append(out, encode(m))
+		}
+	}
 	replacements := []string{`"x"`, `17`, `[]`, `{}`, `null`, `{"bogus": true}`, `[{"operation_key": "a.b", "method": "POST", "path": "/a"}]`}
 	for name := range doc {
 		m := map[string]json.RawMessage{}

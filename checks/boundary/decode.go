@@ -71,7 +71,12 @@ func (d *decoder) index() {
 // at records the place of n, a member name (index -1) or item index of
 // the value at parent.
 func (d *decoder) at(n *jsontree.Node, parent Pos, name string, index int) Pos {
-	off := max(0, min(n.Offset, len(d.src)))
+	return d.atOffset(n.Offset, parent, name, index)
+}
+
+// atOffset is at for the byte at off, such as a member's key.
+func (d *decoder) atOffset(off int, parent Pos, name string, index int) Pos {
+	off = max(0, min(off, len(d.src)))
 	l := sort.Search(len(d.lines), func(i int) bool { return int(d.lines[i]) > off }) - 1
 	col := off - int(d.lines[l])
 	if !d.ascii {
@@ -239,6 +244,23 @@ func isKind(k Kind) bool {
 	return false
 }
 
+// IsToken reports whether s is an RFC 9110 token, as every header name
+// must be: one or more of the letters, digits and !#$%&'*+-.^_`|~.
+func IsToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // StateChangingByDefault reports whether a method changes state unless an
 // operation says otherwise.
 func StateChangingByDefault(method string) bool {
@@ -277,11 +299,15 @@ func (d *decoder) operations(root *jsontree.Node, top Pos) Operations {
 			if body := ex.Get("body"); body != nil {
 				op.Example.Body = body.Detached()
 			}
-			if _, hs := d.object(ex, ef.Pos, "headers"); hs != nil {
+			if hf, hs := d.object(ex, ef.Pos, "headers"); hs != nil {
 				op.Example.Headers = make(map[string]string, len(hs.Members))
 				for _, m := range hs.Members {
+					name := intern(m.Key)
+					if !IsToken(name) {
+						op.Example.BadHeaderNames = append(op.Example.BadHeaderNames, UnknownMember{Pos: d.atOffset(m.KeyOffset, hf.Pos, name, -1), Name: name})
+					}
 					if m.Value.Kind == jsontree.String {
-						op.Example.Headers[intern(m.Key)] = intern(m.Value.Text)
+						op.Example.Headers[name] = intern(m.Value.Text)
 					}
 				}
 			}

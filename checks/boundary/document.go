@@ -99,6 +99,9 @@ type Example struct {
 	// tree (nil when absent), so keeping it keeps nothing else alive.
 	Body    *jsontree.Node
 	Headers map[string]string
+	// BadHeaderNames are the header names that are not RFC 9110 tokens,
+	// placed at their keys (IDL002 reports them).
+	BadHeaderNames []UnknownMember
 }
 
 // HTTPIdempotency is the http_idempotency section.
@@ -369,7 +372,7 @@ type SuppressionEntry struct {
 	RuleKind, ReasonKind jsontree.Kind
 }
 
-// UnknownMember is a member a section does not define.
+// UnknownMember is a member named in a document, at its place.
 type UnknownMember struct {
 	Pos  Pos
 	Name string
