@@ -297,7 +297,7 @@ func (d *decoder) operations(root *jsontree.Node, top Pos) Operations {
 		if ef, ex := d.object(it, at, "example"); ex != nil {
 			op.Example = &Example{Field: ef}
 			if body := ex.Get("body"); body != nil {
-				op.Example.Body = body.Detached()
+				op.Example.BodyJSON = string(body.AppendJSON(nil))
 			}
 			if hf, hs := d.object(ex, ef.Pos, "headers"); hs != nil {
 				op.Example.Headers = make(map[string]string, len(hs.Members))

@@ -58,6 +58,15 @@ func FuzzParse(f *testing.F) {
 		if diff := cmp.Diff(want, root.Any()); diff != "" {
 			t.Fatalf("value differs from encoding/json (-want +got):\n%s", diff)
 		}
+		// AppendJSON writes the same value back, and ParseValue reads it.
+		compact := root.AppendJSON(nil)
+		again, problems := jsontree.ParseValue(string(compact))
+		if len(problems) > 0 {
+			t.Fatalf("AppendJSON wrote %q, which does not parse: %v", compact, problems)
+		}
+		if diff := cmp.Diff(want, again.Any()); diff != "" {
+			t.Fatalf("AppendJSON changed the value (-want +got):\n%s", diff)
+		}
 
 		// Without duplicates, every value parsed is in the tree.
 		n := countValues(root)

@@ -41,16 +41,25 @@ type Problem struct {
 // at no cost; callers convert the file once and share it with Position.
 func Parse(src string) (*Node, []Problem) { return parse(src, MaxValues) }
 
+// ParseValue is Parse for a text holding any one JSON value, not only an
+// object: a value kept as text, such as an example request body.
+func ParseValue(src string) (*Node, []Problem) {
+	return parseValue(src, MaxValues, true)
+}
+
 // parse is Parse with a limit on the number of values, which tests lower to
 // exercise it on small inputs.
-func parse(src string, maxValues int) (*Node, []Problem) {
+func parse(src string, maxValues int) (*Node, []Problem) { return parseValue(src, maxValues, false) }
+
+// parseValue is parse, taking any top-level value when anyValue is set.
+func parseValue(src string, maxValues int, anyValue bool) (*Node, []Problem) {
 	if len(src) > math.MaxInt32 {
 		// Scratch offsets are 32-bit; no file this large is read anyway.
 		return nil, []Problem{{Line: 1, Column: 1, Message: "file is larger than 2 GiB; a boundary document is a few KB"}}
 	}
 	p := parsers.Get().(*parser)
 	defer p.release()
-	p.s, p.maxValues = src, maxValues
+	p.s, p.maxValues, p.anyValue = src, maxValues, anyValue
 	p.reserve()
 	if strings.HasPrefix(p.s, "\uFEFF") {
 		p.problems = append(p.problems, Problem{Message: "file starts with a UTF-8 byte order mark; JSON text must not (RFC 8259, 8.1): remove it"})
@@ -85,6 +94,7 @@ type parser struct {
 	i         int
 	depth     int
 	maxValues int
+	anyValue  bool // ParseValue: the top level need not be an object
 	problems  []Problem
 	dups      int       // duplicate keys reported so far
 	line      *Position // built only when there is a problem to place
@@ -228,7 +238,7 @@ func (p *parser) document() (int32, *Problem) {
 	if err != nil {
 		return 0, err
 	}
-	if k := p.nodes[root].kind; k != Object {
+	if k := p.nodes[root].kind; k != Object && !p.anyValue {
 		return 0, p.fail(start, "top-level value is %s %s; a boundary document must be one JSON object", article(k), k)
 	}
 	p.skipSpace()

@@ -241,3 +241,20 @@ func smallValues(n int) string {
 	s.WriteString("]}")
 	return s.String()
 }
+
+// ParseValue takes any top-level value; Parse only an object.
+func TestParseValueTakesAnyValue(t *testing.T) {
+	for _, src := range []string{`[1,"a\u0001\"\\"]`, `"x"`, `9007199254740993`, `null`, `{"a":[true]}`} {
+		n, problems := ParseValue(src)
+		if len(problems) > 0 {
+			t.Errorf("ParseValue(%s): %v", src, problems)
+			continue
+		}
+		if got := string(n.AppendJSON(nil)); got != src {
+			t.Errorf("AppendJSON of %s = %s", src, got)
+		}
+	}
+	if _, problems := Parse(`[1]`); len(problems) == 0 {
+		t.Error("Parse took a top-level array")
+	}
+}

@@ -210,24 +210,54 @@ func (n *Node) Any() any {
 	return nil
 }
 
-// Detached returns a deep copy of n that shares nothing with n's tree,
-// strings included: a consumer may keep it without keeping the rest of
-// the document, or its source text, alive.
-func (n *Node) Detached() *Node {
-	c := &Node{Kind: n.Kind, True: n.True, Offset: n.Offset, Text: strings.Clone(n.Text)}
-	if n.Items != nil {
-		c.Items = make([]*Node, len(n.Items))
+// AppendJSON appends n as compact JSON: members in their order, numbers
+// spelled as written (so no digit of a large integer is lost), strings
+// escaped as RFC 8259 requires.
+func (n *Node) AppendJSON(b []byte) []byte {
+	switch n.Kind {
+	case Null:
+		return append(b, "null"...)
+	case Bool:
+		return strconv.AppendBool(b, n.True)
+	case Number:
+		return append(b, n.Text...)
+	case String:
+		return appendString(b, n.Text)
+	case Array:
+		b = append(b, '[')
 		for i, it := range n.Items {
-			c.Items[i] = it.Detached()
-			c.Items[i].parent = c
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = it.AppendJSON(b)
+		}
+		return append(b, ']')
+	}
+	b = append(b, '{')
+	for i, m := range n.Members {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, m.Key)
+		b = append(b, ':')
+		b = m.Value.AppendJSON(b)
+	}
+	return append(b, '}')
+}
+
+// appendString appends s as a JSON string.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
 		}
 	}
-	if n.Members != nil {
-		c.Members = make([]Member, len(n.Members))
-		for i, m := range n.Members {
-			c.Members[i] = Member{Key: strings.Clone(m.Key), KeyOffset: m.KeyOffset, Value: m.Value.Detached()}
-			c.Members[i].Value.parent = c
-		}
-	}
-	return c
+	return append(b, '"')
 }

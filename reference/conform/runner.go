@@ -302,7 +302,7 @@ func (r *Runner) pickOperations() error {
 func (r *Runner) newOperation(op boundary.Operation, body *jsontree.Node) *operation {
 	o := &operation{Operation: op, header: http.Header{}}
 	if body == nil && op.Example != nil {
-		body = op.Example.Body
+		body = op.Example.Body()
 	}
 	switch {
 	case body == nil:
