@@ -327,20 +327,16 @@ func (d *decoder) idempotency(root *jsontree.Node, top Pos) HTTPIdempotency {
 	h.Header = d.str(n, at, "header")
 	h.Role = d.str(n, at, "role")
 	h.EchoKeyHeader = d.boolean(n, at, "echo_key_header")
-	if rf, rk := d.object(n, at, "require_key"); rk != nil {
-		h.RequireKey = RequireKey{Field: rf, Methods: d.strings(rk, rf.Pos, "methods"), Operations: d.strings(rk, rf.Pos, "operations")}
-	} else {
-		h.RequireKey.Field = rf
+	var o *jsontree.Node
+	if h.RequireKey.Field, o = d.object(n, at, "require_key"); o != nil {
+		h.RequireKey.Methods, h.RequireKey.Operations = d.strings(o, h.RequireKey.Pos, "methods"), d.strings(o, h.RequireKey.Pos, "operations")
 	}
-	if of, om := d.object(n, at, "on_missing"); om != nil {
-		h.OnMissing = OnMissing{Field: of, Action: d.str(om, of.Pos, "action"), Status: d.integer(om, of.Pos, "status"), ErrorCode: d.str(om, of.Pos, "error_code")}
-	} else {
-		h.OnMissing.Field = of
+	if h.OnMissing.Field, o = d.object(n, at, "on_missing"); o != nil {
+		m, in := &h.OnMissing, h.OnMissing.Pos
+		m.Action, m.Status, m.ErrorCode = d.str(o, in, "action"), d.integer(o, in, "status"), d.str(o, in, "error_code")
 	}
-	if kf, k := d.object(n, at, "key_format"); k != nil {
-		h.KeyFormat = KeyFormat{Field: kf, MaxLength: d.integer(k, kf.Pos, "max_length"), Pattern: d.str(k, kf.Pos, "pattern")}
-	} else {
-		h.KeyFormat.Field = kf
+	if h.KeyFormat.Field, o = d.object(n, at, "key_format"); o != nil {
+		h.KeyFormat.MaxLength, h.KeyFormat.Pattern = d.integer(o, h.KeyFormat.Pos, "max_length"), d.str(o, h.KeyFormat.Pos, "pattern")
 	}
 	return h
 }
@@ -384,75 +380,46 @@ func (d *decoder) retry(root *jsontree.Node, top Pos) HTTPRetry {
 func (d *decoder) policy(n *jsontree.Node, self Field) *Policy {
 	at := self.Pos
 	p := &Policy{Field: self, Scope: d.strings(n, at, "idempotency_scope")}
-	if sf, ss := d.object(n, at, "scope_sources"); ss != nil {
-		p.ScopeSources = ScopeSources{Field: sf, Tenant: d.str(ss, sf.Pos, "tenant_id"), Actor: d.str(ss, sf.Pos, "actor_id")}
-	} else {
-		p.ScopeSources.Field = sf
+	// Each section keeps its Field whatever it holds; its members are read
+	// only when it is an object.
+	var o *jsontree.Node
+	if p.ScopeSources.Field, o = d.object(n, at, "scope_sources"); o != nil {
+		in := p.ScopeSources.Pos
+		p.ScopeSources.Tenant, p.ScopeSources.Actor = d.str(o, in, "tenant_id"), d.str(o, in, "actor_id")
 	}
-	if ff, f := d.object(n, at, "idempotency_fingerprint"); f != nil {
-		p.Fingerprint = Fingerprint{
-			Field:            ff,
-			Canonicalization: d.str(f, ff.Pos, "canonicalization"),
-			Inputs:           d.strings(f, ff.Pos, "inputs"),
-			Algorithm:        d.str(f, ff.Pos, "algorithm"),
-			ExcludeFields:    d.strings(f, ff.Pos, "exclude_fields"),
-		}
-	} else {
-		p.Fingerprint.Field = ff
+	if p.Fingerprint.Field, o = d.object(n, at, "idempotency_fingerprint"); o != nil {
+		f, in := &p.Fingerprint, p.Fingerprint.Pos
+		f.Canonicalization, f.Inputs = d.str(o, in, "canonicalization"), d.strings(o, in, "inputs")
+		f.Algorithm, f.ExcludeFields = d.str(o, in, "algorithm"), d.strings(o, in, "exclude_fields")
 	}
-	if rf, r := d.object(n, at, "idempotency_replay"); r != nil {
-		p.Replay = Replay{
-			Field:          rf,
-			OnCompleted:    d.str(r, rf.Pos, "on_completed"),
-			SameStatus:     d.boolean(r, rf.Pos, "same_status"),
-			SameBody:       d.boolean(r, rf.Pos, "same_body"),
-			OnFailed:       d.str(r, rf.Pos, "on_failed"),
-			ReplayedHeader: d.str(r, rf.Pos, "replayed_header"),
-		}
-	} else {
-		p.Replay.Field = rf
+	if p.Replay.Field, o = d.object(n, at, "idempotency_replay"); o != nil {
+		r, in := &p.Replay, p.Replay.Pos
+		r.OnCompleted, r.OnFailed = d.str(o, in, "on_completed"), d.str(o, in, "on_failed")
+		r.SameStatus, r.SameBody = d.boolean(o, in, "same_status"), d.boolean(o, in, "same_body")
+		r.ReplayedHeader = d.str(o, in, "replayed_header")
 	}
-	if inf, i := d.object(n, at, "idempotency_inflight"); i != nil {
-		p.Inflight = Inflight{
-			Field:         inf,
-			Policy:        d.str(i, inf.Pos, "policy"),
-			Status:        d.integer(i, inf.Pos, "status"),
-			WaitTimeoutMS: d.integer(i, inf.Pos, "wait_timeout_ms"),
-			LeaseMS:       d.integer(i, inf.Pos, "lease_ms"),
-		}
-	} else {
-		p.Inflight.Field = inf
+	if p.Inflight.Field, o = d.object(n, at, "idempotency_inflight"); o != nil {
+		i, in := &p.Inflight, p.Inflight.Pos
+		i.Policy, i.Status = d.str(o, in, "policy"), d.integer(o, in, "status")
+		i.WaitTimeoutMS, i.LeaseMS = d.integer(o, in, "wait_timeout_ms"), d.integer(o, in, "lease_ms")
 	}
-	if cf, c := d.object(n, at, "idempotency_conflict"); c != nil {
-		p.Conflict.Field = cf
-		if mf, m := d.object(c, cf.Pos, "on_payload_mismatch"); m != nil {
-			p.Conflict.OnPayloadMismatch = PayloadMismatch{Field: mf, Status: d.integer(m, mf.Pos, "status"), ErrorCode: d.str(m, mf.Pos, "error_code")}
-		} else {
-			p.Conflict.OnPayloadMismatch.Field = mf
+	if p.Conflict.Field, o = d.object(n, at, "idempotency_conflict"); o != nil {
+		m := &p.Conflict.OnPayloadMismatch
+		if m.Field, o = d.object(o, p.Conflict.Pos, "on_payload_mismatch"); o != nil {
+			m.Status, m.ErrorCode = d.integer(o, m.Pos, "status"), d.str(o, m.Pos, "error_code")
 		}
-	} else {
-		p.Conflict.Field = cf
 	}
-	if sf, s := d.object(n, at, "idempotency_storage"); s != nil {
-		p.Storage = Storage{
-			Field:      sf,
-			Tier:       d.str(s, sf.Pos, "tier"),
-			TTL:        d.str(s, sf.Pos, "ttl"),
-			Backend:    d.str(s, sf.Pos, "backend"),
-			MaxRecords: d.integer(s, sf.Pos, "max_records"),
+	if p.Storage.Field, o = d.object(n, at, "idempotency_storage"); o != nil {
+		s, in := &p.Storage, p.Storage.Pos
+		s.Tier, s.TTL = d.str(o, in, "tier"), d.str(o, in, "ttl")
+		s.Backend, s.MaxRecords = d.str(o, in, "backend"), d.integer(o, in, "max_records")
+		red := &s.TTLReduction
+		if red.Field, o = d.object(o, in, "ttl_reduction"); o != nil {
+			red.Declared, red.Reason = d.boolean(o, red.Pos, "declared"), d.str(o, red.Pos, "reason")
 		}
-		if rf, red := d.object(s, sf.Pos, "ttl_reduction"); red != nil {
-			p.Storage.TTLReduction = TTLReduction{Field: rf, Declared: d.boolean(red, rf.Pos, "declared"), Reason: d.str(red, rf.Pos, "reason")}
-		} else {
-			p.Storage.TTLReduction.Field = rf
-		}
-	} else {
-		p.Storage.Field = sf
 	}
-	if of, o := d.object(n, at, "observability"); o != nil {
-		p.Observe = Observability{Field: of, LogFields: d.strings(o, of.Pos, "log_fields"), RequestIDHeader: d.str(o, of.Pos, "request_id_header")}
-	} else {
-		p.Observe.Field = of
+	if p.Observe.Field, o = d.object(n, at, "observability"); o != nil {
+		p.Observe.LogFields, p.Observe.RequestIDHeader = d.strings(o, p.Observe.Pos, "log_fields"), d.str(o, p.Observe.Pos, "request_id_header")
 	}
 	return p
 }
