@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,11 +23,11 @@ import (
 
 func newConformCmd() *cobra.Command {
 	var (
-		policy, target, operation, bodyFile, effectsURL, format string
-		headers, headerEnvs                                     []string
-		inProcess, insecure, verbose                            bool
-		concurrency                                             int
-		timeout, maxDuration                                    time.Duration
+		policy, operation, bodyFile, effectsURL, format string
+		targets, headers, headerEnvs                    []string
+		inProcess, insecure, verbose                    bool
+		concurrency                                     int
+		timeout, maxDuration                            time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "conform --policy FILE|DIR (--target URL | --reference)",
@@ -78,82 +79,129 @@ Exit status: 0 when every probe passed or was skipped, 1 when one failed, 2
 on a usage error or a policy that cannot be loaded.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, err := conform.NewWriter(format, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
+			err := runConform(cmd, conformFlags{
+				policy: policy, targets: targets, operation: operation, bodyFile: bodyFile, effectsURL: effectsURL,
+				format: format, headers: headers, headerEnvs: headerEnvs, inProcess: inProcess, insecure: insecure,
+				verbose: verbose, concurrency: concurrency, timeout: timeout, maxDuration: maxDuration,
+			})
+			if code := exitCode(0); err != nil && !errors.As(err, &code) && format == "json" {
+				// A script reading stdout gets a JSON object whatever happens.
+				_ = conform.WriteJSONError(cmd.OutOrStdout(), err) // stderr says it too
 			}
-			extra, err := extraHeaders(headers, headerEnvs)
-			if err != nil {
-				return err
-			}
-			body, err := readProbeBody(bodyFile)
-			if err != nil {
-				return err
-			}
-			path, err := policyFile(policy, operation)
-			if err != nil {
-				return err
-			}
-			// Warnings are "idemlint check"'s business, not the probes'.
-			engine, err := reference.Load(path, reference.WithLogger(slog.New(slog.DiscardHandler)))
-			if invalid := (*reference.InvalidPolicyError)(nil); errors.As(err, &invalid) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: refusing to probe: %v\n", err)
-				return exitCode(exitUsage)
-			} else if err != nil {
-				return err
-			}
-			cfg := conform.Config{
-				Policy: engine.Policy(), Operation: operation, Body: body,
-				Target: target, EffectsURL: effectsURL, Headers: extra,
-				Concurrency: concurrency, Timeout: timeout, MaxDuration: maxDuration,
-				Insecure: insecure,
-			}
-			if inProcess {
-				cfg.Handler, cfg.Effects = conform.InProcess(engine)
-			}
-			if verbose {
-				cfg.Verbose = cmd.ErrOrStderr()
-			}
-			runner, err := conform.New(cfg)
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			rep, err := runner.Run(ctx, out)
-			if err != nil {
-				return err
-			}
-			if rep.Count(conform.Fail) > 0 {
-				return exitCode(exitFindings)
-			}
-			return nil
+			return err
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&policy, "policy", "", "adapter policy file, or a boundary set directory (required)")
-	fl.StringVar(&target, "target", "", "base URL of the service to probe, http or https")
+	fl.StringArrayVar(&targets, "target", nil, "base URL of the service to probe, http or https (repeatable: replicas behind no balancer)")
 	fl.BoolVar(&inProcess, "reference", false, "probe the reference engine configured from the policy, in process, instead of --target")
 	fl.StringVar(&operation, "operation", "", "operation_key of the state-changing operation to probe (default: the first key-required one)")
 	fl.StringVar(&bodyFile, "body", "", "JSON object file to use as the request body instead of the operation's example body")
 	fl.StringVar(&effectsURL, "effects-url", "", `URL answering {"count": N}, the number of real executions, to check that each probe executed exactly as often as it should`)
-	fl.StringArrayVar(&headers, "header", nil, `extra request header "Name: value" (repeatable; the value is redacted in all output)`)
+	fl.StringArrayVar(&headers, "header", nil, `extra request header "Name: value" (repeatable; the value, at least 8 characters, is redacted in all output)`)
 	fl.StringArrayVar(&headerEnvs, "header-env", nil, `environment variable holding an extra header "Name: value" (repeatable)`)
 	fl.IntVar(&concurrency, "concurrency", conform.DefaultConcurrency, "simultaneous duplicates of CF07, and the most connections to one host")
 	fl.DurationVar(&timeout, "timeout", conform.DefaultTimeout, "timeout of one request (one that may wait on an attempt in flight gets at least the policy's wait_timeout_ms + 2s)")
 	fl.DurationVar(&maxDuration, "max-duration", conform.DefaultMaxDuration, "deadline of the whole run")
 	fl.BoolVar(&insecure, "insecure", false, "do not verify the target's TLS certificate")
-	fl.BoolVarP(&verbose, "verbose", "v", false, "log every request and its answer to stderr")
+	fl.BoolVarP(&verbose, "verbose", "v", false, "log every request (method, path, headers, body) and its answer to stderr")
 	fl.StringVarP(&format, "format", "f", "text", "output format: "+joinNames(conform.Formats))
-	_ = cmd.MarkFlagRequired("policy") // cannot fail: the flag exists
-	cmd.MarkFlagsOneRequired("target", "reference")
-	cmd.MarkFlagsMutuallyExclusive("target", "reference")
-	cmd.MarkFlagsMutuallyExclusive("reference", "effects-url")
-	cmd.MarkFlagsMutuallyExclusive("reference", "insecure")
 	completeFlag(cmd, "format", conform.Formats...)
 	_ = cmd.MarkFlagFilename("policy", "json")
 	_ = cmd.MarkFlagFilename("body", "json")
 	return cmd
+}
+
+type conformFlags struct {
+	policy, operation, bodyFile, effectsURL, format string
+	targets, headers, headerEnvs                    []string
+	inProcess, insecure, verbose                    bool
+	concurrency                                     int
+	timeout, maxDuration                            time.Duration
+}
+
+func runConform(cmd *cobra.Command, f conformFlags) error {
+	switch {
+	case f.policy == "":
+		return errors.New("give the policy to probe with --policy FILE|DIR")
+	case len(f.targets) == 0 && !f.inProcess:
+		return errors.New("give the service to probe with --target URL, or --reference")
+	case len(f.targets) > 0 && f.inProcess:
+		return errors.New("--target and --reference exclude each other: --reference probes the engine in process")
+	case f.inProcess && (f.effectsURL != "" || f.insecure):
+		return errors.New("--effects-url and --insecure concern a --target; --reference counts executions itself")
+	}
+	out, err := conform.NewWriter(f.format, cmd.OutOrStdout(), cmd.ErrOrStderr(), colorEnabled(cmd.OutOrStdout()))
+	if err != nil {
+		return err
+	}
+	extra, err := extraHeaders(f.headers, f.headerEnvs)
+	if err != nil {
+		return err
+	}
+	body, err := readProbeBody(f.bodyFile)
+	if err != nil {
+		return err
+	}
+	path, err := policyFile(f.policy, f.operation)
+	if err != nil {
+		return err
+	}
+	src, err := fileset.Read(path)
+	if err != nil {
+		return fmt.Errorf("--policy %s: %w", path, err)
+	}
+	cfg := conform.Config{
+		Operation: f.operation, Body: body, Targets: f.targets, EffectsURL: f.effectsURL, Headers: extra,
+		Concurrency: f.concurrency, Timeout: f.timeout, MaxDuration: f.maxDuration, Insecure: f.insecure,
+	}
+	if f.inProcess {
+		// The engine stays strict: it refuses a policy it cannot run.
+		// Warnings are shown as notes, not logged.
+		engine, err := reference.New(path, src, reference.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			return fmt.Errorf("refusing to probe: %w", err)
+		}
+		cfg.Handler, cfg.Effects = conform.InProcess(engine)
+	}
+	// Conform probes the policy as written: its lint findings are notes,
+	// and it refuses only a document it cannot read as a policy.
+	doc, findings := checks.CheckDocument(path, src)
+	checks.SortFindings(findings)
+	switch {
+	case doc == nil:
+		return fmt.Errorf("refusing to probe: %s is not a JSON object%s", path, findingLines(findings))
+	case doc.Policy == nil:
+		return fmt.Errorf(`refusing to probe: %s is not an adapter policy: its boundary is %q; want "adapter", or "gateway_to_adapter" with an embedded "adapter" object`, path, doc.Kind)
+	}
+	cfg.Policy, cfg.PolicyFindings = doc.Policy, findings
+	if f.verbose {
+		cfg.Verbose = cmd.ErrOrStderr()
+	}
+	runner, err := conform.New(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	rep, err := runner.Run(ctx, out)
+	if err != nil {
+		return err
+	}
+	if rep.Count(conform.Fail) > 0 {
+		return exitCode(exitFindings)
+	}
+	return nil
+}
+
+// findingLines lists findings as "idemlint check" writes them, one per
+// line after a line break.
+func findingLines(findings []checks.Finding) string {
+	var b strings.Builder
+	for _, f := range findings {
+		b.WriteString("\n" + conform.FormatFinding(f))
+	}
+	return b.String()
 }
 
 // policyFile returns the policy document to probe: path itself, or the one
