@@ -169,7 +169,7 @@ func TestPreflight(t *testing.T) {
 		want    string
 	}{
 		{"nothing listens", closed, false, `^the target http://127\.0\.0\.1:\d+ does not answer: no answer: dial tcp 127\.0\.0\.1:\d+: connect: connection refused$`},
-		{"not HTTP", notHTTP, false, `^the target http://127\.0\.0\.1:\d+ does not answer: no answer: malformed HTTP response "SSH-2.0-OpenSSH_9.6"$`},
+		{"not HTTP", notHTTP, false, `^the target http://127\.0\.0\.1:\d+ does not answer: no answer: .*malformed HTTP response "SSH-2.0-OpenSSH_9.6"$`},
 		{"resets", reset, false, `^the target http://127\.0\.0\.1:\d+ does not answer: no answer: read tcp .*: connection reset by peer$`},
 		{"hangs", hang, false, `^the target http://127\.0\.0\.1:\d+ does not answer: no answer: no answer within 100ms$`},
 		{"effects URL hangs", hang, true, `^the effects URL http://127\.0\.0\.1:\d+/_effects does not answer: no answer: no answer within 100ms$`},

@@ -72,6 +72,7 @@ func TestWrongTargets(t *testing.T) {
 				return status, out.Bytes()
 			})),
 			wantFail: []string{"CF03", "CF06", "CF07", "CF12"},
+			wantGot:  map[string]string{"CF03": "the same JSON value spelt otherwise: 201 Created"},
 		},
 		{
 			name: "answers a missing key with 422",
