@@ -376,9 +376,6 @@ func (r *Runner) computeBounds() Bounds {
 	return b
 }
 
-// Plan returns what a run will do.
-func (r *Runner) Plan() Plan { return r.plan }
-
 // Bounds returns the limits of a run.
 func (r *Runner) Bounds() Bounds { return r.plan.Bounds }
 
