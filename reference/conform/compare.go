@@ -3,6 +3,7 @@ package conform
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -59,7 +60,7 @@ func preview(b []byte, red *redactor, width int) string {
 	}
 	if more || utf8.RuneCountInString(s) > width {
 		suffix := fmt.Sprintf("... (%d bytes)", len(b))
-		s = cutRunes(s, max(width-len(suffix), 8)) + suffix
+		s = cutRunes(s, max(width-len(suffix), 0)) + suffix
 	}
 	return s
 }
@@ -175,13 +176,17 @@ func decodeJSON(b []byte) (any, bool) {
 	return v, true
 }
 
-// tally counts answers by status, "201 x1, 409 x15", with the errors.
+// tally counts answers by status, "201 x1, 409 x15", and those that came
+// to nothing.
 func tally(resps []*response) string {
 	counts := map[string]int{}
 	for _, r := range resps {
-		k := "no answer"
-		if r.err == nil {
-			k = strconv.Itoa(r.status)
+		k := strconv.Itoa(r.status)
+		switch {
+		case errors.Is(r.err, errNoAnswer):
+			k = "no answer"
+		case r.err != nil:
+			k = "unreadable answer" // over the size limit, or cut short
 		}
 		counts[k]++
 	}
