@@ -2,6 +2,7 @@ package conform
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,6 +59,9 @@ func TestReplicasOnSeparateStores(t *testing.T) {
 	wantFail := []string{"CF03", "CF05", "CF06", "CF07", "CF10", "CF12", "CF16", "CF18"}
 	if diff := cmp.Diff(wantFail, ids(rep, Fail)); diff != "" {
 		t.Errorf("failing probes (-want +got):\n%s%s", diff, describe(rep))
+	}
+	if got, want := result(t, rep, "CF05").Got, "a re-execution (a new body); the effects counter grew by 2, 1 expected"; !strings.Contains(got, want) {
+		t.Errorf("CF05 got %q, want %q in it", got, want)
 	}
 	if diff := cmp.Diff([]string{"CF11", "CF13", "CF17"}, ids(rep, Skip)); diff != "" {
 		t.Errorf("skipped probes (-want +got):\n%s", diff)

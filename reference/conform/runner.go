@@ -581,10 +581,17 @@ func (st *run) probe(ctx context.Context, p *probe) (res Result) {
 		}
 	}
 	p.run(t)
-	if !counted || res.Status != Pass {
+	if !counted || res.Status == Skip {
 		return res
 	}
 	after, err := st.client.effects(ctx)
+	if res.Status == Fail {
+		// What really ran tells a replay from a re-execution.
+		if err == nil {
+			res.Got += fmt.Sprintf("; the effects counter grew by %d, %d expected (%s)", after-before, p.effects, p.effectsWhy)
+		}
+		return res
+	}
 	switch {
 	case err != nil:
 		t.failWith("a readable effects counter", "effects counter: %v", err)

@@ -54,7 +54,7 @@ func TestWrongTargets(t *testing.T) {
 			wantFail: []string{"CF05", "CF10", "CF11"},
 			wantGot: map[string]string{
 				"CF05": `201 Created, body {"id":"`,
-				"CF10": "a replay of the first answer (same body), so the change went unnoticed",
+				"CF10": "a replay of the first answer (same body), so the change went unnoticed; the effects counter grew by 1, 1 expected",
 			},
 		},
 		{
