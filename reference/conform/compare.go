@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
 func is2xx(status int) bool { return status >= 200 && status < 300 }
@@ -121,7 +123,7 @@ func codeElsewhere(body []byte, want string) string {
 			return
 		}
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			p := ptr + "/" + escapePointer(k)
+			p := ptr + "/" + jsontree.EscapePointer(k)
 			s, isString := obj[k].(string)
 			switch {
 			case p == "/error_code":
@@ -140,11 +142,6 @@ func codeElsewhere(body []byte, want string) string {
 func looksLikeCode(name string) bool {
 	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
 	return n == "code" || n == "errorcode" || n == "type"
-}
-
-// escapePointer escapes a JSON Pointer token (RFC 6901).
-func escapePointer(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
 
 // resourceID returns the "id" member of a JSON object body, a string or a

@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"slices"
 	"strings"
+
+	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
 // Our own diff of JSON values, rather than go-cmp's, whose authors call its
@@ -64,7 +66,7 @@ func jsonDiff(a, b any, ptr string, lines *[]string) {
 			}
 			slices.Sort(keys)
 			for _, k := range keys {
-				p := ptr + "/" + escapePointer(k)
+				p := ptr + "/" + jsontree.EscapePointer(k)
 				xv, inX := x[k]
 				yv, inY := y[k]
 				switch {
