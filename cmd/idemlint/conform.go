@@ -22,13 +22,7 @@ import (
 )
 
 func newConformCmd() *cobra.Command {
-	var (
-		policy, operation, bodyFile, effectsURL, format string
-		targets, headers, headerEnvs                    []string
-		inProcess, insecure, verbose                    bool
-		concurrency                                     int
-		timeout, maxDuration                            time.Duration
-	)
+	var f conformFlags
 	cmd := &cobra.Command{
 		Use:   "conform --policy FILE|DIR (--target URL | --reference)",
 		Short: "Probe a running service, or the reference engine, against its idempotency policy",
@@ -94,12 +88,8 @@ on a usage error, a policy that cannot be read, or a target that does not
 answer.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := runConform(cmd, conformFlags{
-				policy: policy, targets: targets, operation: operation, bodyFile: bodyFile, effectsURL: effectsURL,
-				format: format, headers: headers, headerEnvs: headerEnvs, inProcess: inProcess, insecure: insecure,
-				verbose: verbose, concurrency: concurrency, timeout: timeout, maxDuration: maxDuration,
-			})
-			if code := exitCode(0); err != nil && !errors.As(err, &code) && format == "json" {
+			err := runConform(cmd, f)
+			if code := exitCode(0); err != nil && !errors.As(err, &code) && f.format == "json" {
 				// A script reading stdout gets a JSON object whatever happens.
 				_ = conform.WriteJSONError(cmd.OutOrStdout(), err) // stderr says it too
 			}
@@ -107,26 +97,27 @@ answer.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&policy, "policy", "", "adapter policy file, or a boundary set directory (required)")
-	fl.StringArrayVar(&targets, "target", nil, "base URL of the service to probe, http or https (repeatable: replicas behind no balancer)")
-	fl.BoolVar(&inProcess, "reference", false, "probe the reference engine configured from the policy, in process, instead of --target")
-	fl.StringVar(&operation, "operation", "", "operation_key of the state-changing operation to probe (default: the first key-required one)")
-	fl.StringVar(&bodyFile, "body", "", "JSON object file to use as the request body instead of the operation's example body")
-	fl.StringVar(&effectsURL, "effects-url", "", `URL answering {"count": N}, the number of real executions, to check that each probe executed exactly as often as it should`)
-	fl.StringArrayVar(&headers, "header", nil, `extra request header "Name: value" (repeatable; the value, at least 8 characters, is redacted in all output)`)
-	fl.StringArrayVar(&headerEnvs, "header-env", nil, `environment variable holding an extra header "Name: value" (repeatable)`)
-	fl.IntVar(&concurrency, "concurrency", conform.DefaultConcurrency, "simultaneous duplicates of CF07, and the most connections to one host")
-	fl.DurationVar(&timeout, "timeout", conform.DefaultTimeout, "timeout of one request (one that may wait on an attempt in flight gets at least the policy's wait_timeout_ms + 2s)")
-	fl.DurationVar(&maxDuration, "max-duration", conform.DefaultMaxDuration, "deadline of the whole run")
-	fl.BoolVar(&insecure, "insecure", false, "do not verify the target's TLS certificate")
-	fl.BoolVarP(&verbose, "verbose", "v", false, "log every request (method, path, headers, body) and its answer to stderr")
-	fl.StringVarP(&format, "format", "f", "text", "output format: "+joinNames(conform.Formats))
+	fl.StringVar(&f.policy, "policy", "", "adapter policy file, or a boundary set directory (required)")
+	fl.StringArrayVar(&f.targets, "target", nil, "base URL of the service to probe, http or https (repeatable: replicas behind no balancer)")
+	fl.BoolVar(&f.inProcess, "reference", false, "probe the reference engine configured from the policy, in process, instead of --target")
+	fl.StringVar(&f.operation, "operation", "", "operation_key of the state-changing operation to probe (default: the first key-required one)")
+	fl.StringVar(&f.bodyFile, "body", "", "JSON object file to use as the request body instead of the operation's example body")
+	fl.StringVar(&f.effectsURL, "effects-url", "", `URL answering {"count": N}, the number of real executions, to check that each probe executed exactly as often as it should`)
+	fl.StringArrayVar(&f.headers, "header", nil, `extra request header "Name: value" (repeatable; the value, at least 8 characters, is redacted in all output)`)
+	fl.StringArrayVar(&f.headerEnvs, "header-env", nil, `environment variable holding an extra header "Name: value" (repeatable)`)
+	fl.IntVar(&f.concurrency, "concurrency", conform.DefaultConcurrency, "simultaneous duplicates of CF07 and CF18, and the most connections to one host (2-256)")
+	fl.DurationVar(&f.timeout, "timeout", conform.DefaultTimeout, "timeout of one request (one that may wait on an attempt in flight gets at least the policy's wait_timeout_ms + 2s)")
+	fl.DurationVar(&f.maxDuration, "max-duration", conform.DefaultMaxDuration, "deadline of the whole run")
+	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the target's TLS certificate")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log every request (method, path, headers, body) and its answer to stderr")
+	fl.StringVarP(&f.format, "format", "f", "text", "output format: "+joinNames(conform.Formats))
 	completeFlag(cmd, "format", conform.Formats...)
 	_ = cmd.MarkFlagFilename("policy", "json")
 	_ = cmd.MarkFlagFilename("body", "json")
 	return cmd
 }
 
+// conformFlags are the values of conform's flags.
 type conformFlags struct {
 	policy, operation, bodyFile, effectsURL, format string
 	targets, headers, headerEnvs                    []string
