@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -306,8 +307,8 @@ func handlerTarget(h http.HandlerFunc) func(t *testing.T) (string, bool) {
 	}
 }
 
-// notHTTP accepts connections, greets them as an SSH server would and
-// hangs up.
+// notHTTP accepts connections, answers a request as an SSH server greets
+// and hangs up.
 func notHTTP(t *testing.T) (string, bool) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -320,6 +321,9 @@ func notHTTP(t *testing.T) (string, bool) {
 			if err != nil {
 				return
 			}
+			// Greeting only once the request arrived, so the client is
+			// reading when the answer comes.
+			http.ReadRequest(bufio.NewReader(conn)) //nolint:errcheck // any request will do
 			conn.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
 			conn.Close()
 		}
