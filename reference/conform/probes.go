@@ -184,11 +184,14 @@ func skipScope(member string) func(r *Runner) string {
 		case !r.policy.scopeDeclared:
 			return "the policy declares no idempotency_scope"
 		case !r.policy.scopes(member):
-			return fmt.Sprintf("idempotency_scope does not list %s: %ss share records", member, strings.TrimSuffix(member, "_id"))
+			return fmt.Sprintf("idempotency_scope does not list %s: %s share records", member, scopeSharers[member])
 		}
 		return ""
 	}
 }
+
+// scopeSharers say who shares records when a scope member is left out.
+var scopeSharers = map[string]string{"operation_key": "operations", "tenant_id": "tenants", "actor_id": "actors"}
 
 func skipOtherOperation(r *Runner) string {
 	if s := skipScope("operation_key")(r); s != "" {

@@ -116,7 +116,7 @@ func TestSkipReasons(t *testing.T) {
 			"CF04": "http_idempotency.echo_key_header is not true",
 			"CF05": noBodyInputs,
 			"CF06": `idempotency_fingerprint.canonicalization is "raw_bytes": a re-serialised body is another payload`,
-			"CF08": "idempotency_scope does not list operation_key: operation_keys share records",
+			"CF08": "idempotency_scope does not list operation_key: operations share records",
 			"CF09": "the policy declares no read-only operation outside require_key",
 			"CF10": noBodyInputs,
 			"CF11": noBodyInputs,
