@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,139 +22,192 @@ import (
 )
 
 func newConformCmd() *cobra.Command {
-	var (
-		policy, target, operation, bodyFile, effectsURL, format string
-		headers, headerEnvs                                     []string
-		inProcess, insecure, verbose                            bool
-		concurrency                                             int
-		timeout, maxDuration                                    time.Duration
-	)
+	var f conformFlags
 	cmd := &cobra.Command{
 		Use:   "conform --policy FILE|DIR (--target URL | --reference)",
 		Short: "Probe a running service, or the reference engine, against its idempotency policy",
 		Long: `Conform proves that a live endpoint honours the adapter policy it declares. It
-sends the probes CF01-CF13 of the spec (a keyless request, a fresh key, a
+sends the probes CF01-CF18 of the spec (a keyless request, a fresh key, a
 replay, a reused key with another payload, a re-serialised payload, a burst of
 concurrent duplicates, another operation, a read-only request, a type change,
-two integers a float64 confuses, a quoted key, another tenant) and reports each
-as PASS, FAIL (with what was expected, what came back and a body diff) or SKIP
-(the policy makes it inapplicable).
+two integers a float64 confuses, a quoted key, another tenant, the problem+json
+shape of refusals, malformed keys, the replay marker, another actor, and
+replicas) and reports each as PASS, FAIL (with what was expected, what came
+back, a hint and a diff of JSON values) or SKIP (with the reason).
 
 --policy is an adapter document, a gateway_to_adapter document embedding the
 adapter policy, or a boundary set directory holding one policy (or one that
-declares --operation). A policy with error findings is refused. The probed
-operation is --operation, or the policy's first key-required state-changing
-one; its request body is the operation's example body, or --body FILE (a JSON
-object). Path parameters such as {id} are filled with the "id" of CF02's answer.
+declares --operation). The policy is probed as written: its lint findings are
+printed as notes, the probes it makes inapplicable are skipped, and only a
+document that cannot be read as a policy is refused. The probed operation is
+--operation, or the policy's first key-required state-changing one; its
+request body is the operation's example body ({} when that is not an object),
+or --body FILE (a JSON object). Path parameters such as {id} are filled with
+the "id" of CF02's answer.
 
 Every fresh probe adds "idemlint_probe_nonce": "<uuidv4>" to the body, so no
 two probes ever send one payload; CF06 adds "idemlint_probe_n" (1, then 1.0)
 when the body has no integer, CF10 "idemlint_probe_amount" (100, then "100")
 and CF11 "idemlint_probe_big" (9007199254740993, then 9007199254740992).
 Every request carries the policy's tenant and actor headers, with the values
-idemlint-probe-tenant-a (CF13's second request: idemlint-probe-tenant-b) and
-idemlint-probe-actor. Keys are fresh UUIDv4s.
+idemlint-probe-tenant-a and idemlint-probe-actor-a (CF13's second request:
+idemlint-probe-tenant-b; CF17's: idemlint-probe-actor-b). Keys are fresh
+UUIDv4s.
+
+--target may be given once per replica: duplicates then go to another
+replica than their first request, and CF18 checks the replicas share one
+record per key.
 
 With --effects-url URL, an endpoint answering {"count": N} with the number of
 real executions ("idemlint serve" has GET /_effects), conform also checks how
 much each probe made it grow: by one for a fresh execution, by none for a
 replay or a refusal, by exactly one for the whole concurrent burst.
 
-Safety: every request has a timeout; the number of requests, the concurrency
-and the run time are bounded and printed before the run; redirects are never
-followed (a 3xx is the answer observed, so no probe reaches another host); no
-proxy is used; TLS certificates are verified unless --insecure. Extra headers
-(--header "Name: value", or --header-env VAR holding "Name: value") have their
-values redacted in all output. A target that hangs, resets or answers garbage
-fails its probes; conform still ends within its deadline.
+Safety: each target and the effects URL must answer one GET within --timeout
+before any probe; every request has a timeout; the number of requests, the
+concurrency, the run time and the body size are bounded and printed before the
+run; response headers are read up to 64 KiB; redirects are never followed (a
+3xx is the answer observed, so no probe reaches another host); no proxy is
+used; TLS certificates are verified unless --insecure. Extra headers (--header
+"Name: value", or --header-env VAR holding "Name: value") are secrets: at least
+8 characters, redacted in all output however the target echoes them. A target
+that hangs, resets or answers garbage fails its probes; conform still ends
+within its deadline.
 
 --reference runs the same probes against the reference engine configured from
-the policy, in process, with no network: all of them pass.
+the policy, in process, with no network; the engine refuses a policy with error
+findings, as serve does.
 
-Formats: text (default; one line per probe as it ends), json and junit (one
-testcase per probe), written to stdout at the end with the bounds line on
-stderr.
+Formats: text (default; one line per probe as it ends, within 100 columns,
+coloured on a terminal unless NO_COLOR is set), json and junit (one testcase
+per probe), written to stdout at the end with the bounds and notes on stderr;
+json writes {"error": "..."} when the run cannot start.
 
 Exit status: 0 when every probe passed or was skipped, 1 when one failed, 2
-on a usage error or a policy that cannot be loaded.`,
+on a usage error, a policy that cannot be read, or a target that does not
+answer.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, err := conform.NewWriter(format, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
+			err := runConform(cmd, f)
+			if code := exitCode(0); err != nil && !errors.As(err, &code) && f.format == "json" {
+				// A script reading stdout gets a JSON object whatever happens.
+				_ = conform.WriteJSONError(cmd.OutOrStdout(), err) // stderr says it too
 			}
-			extra, err := extraHeaders(headers, headerEnvs)
-			if err != nil {
-				return err
-			}
-			body, err := readProbeBody(bodyFile)
-			if err != nil {
-				return err
-			}
-			path, err := policyFile(policy, operation)
-			if err != nil {
-				return err
-			}
-			// Warnings are "idemlint check"'s business, not the probes'.
-			engine, err := reference.Load(path, reference.WithLogger(slog.New(slog.DiscardHandler)))
-			if invalid := (*reference.InvalidPolicyError)(nil); errors.As(err, &invalid) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: refusing to probe: %v\n", err)
-				return exitCode(exitUsage)
-			} else if err != nil {
-				return err
-			}
-			cfg := conform.Config{
-				Policy: engine.Policy(), Operation: operation, Body: body,
-				Target: target, EffectsURL: effectsURL, Headers: extra,
-				Concurrency: concurrency, Timeout: timeout, MaxDuration: maxDuration,
-				Insecure: insecure,
-			}
-			if inProcess {
-				cfg.Handler, cfg.Effects = conform.InProcess(engine)
-			}
-			if verbose {
-				cfg.Verbose = cmd.ErrOrStderr()
-			}
-			runner, err := conform.New(cfg)
-			if err != nil {
-				return err
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			rep, err := runner.Run(ctx, out)
-			if err != nil {
-				return err
-			}
-			if rep.Count(conform.Fail) > 0 {
-				return exitCode(exitFindings)
-			}
-			return nil
+			return err
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&policy, "policy", "", "adapter policy file, or a boundary set directory (required)")
-	fl.StringVar(&target, "target", "", "base URL of the service to probe, http or https")
-	fl.BoolVar(&inProcess, "reference", false, "probe the reference engine configured from the policy, in process, instead of --target")
-	fl.StringVar(&operation, "operation", "", "operation_key of the state-changing operation to probe (default: the first key-required one)")
-	fl.StringVar(&bodyFile, "body", "", "JSON object file to use as the request body instead of the operation's example body")
-	fl.StringVar(&effectsURL, "effects-url", "", `URL answering {"count": N}, the number of real executions, to check that each probe executed exactly as often as it should`)
-	fl.StringArrayVar(&headers, "header", nil, `extra request header "Name: value" (repeatable; the value is redacted in all output)`)
-	fl.StringArrayVar(&headerEnvs, "header-env", nil, `environment variable holding an extra header "Name: value" (repeatable)`)
-	fl.IntVar(&concurrency, "concurrency", conform.DefaultConcurrency, "simultaneous duplicates of CF07, and the most connections to one host")
-	fl.DurationVar(&timeout, "timeout", conform.DefaultTimeout, "timeout of one request (one that may wait on an attempt in flight gets at least the policy's wait_timeout_ms + 2s)")
-	fl.DurationVar(&maxDuration, "max-duration", conform.DefaultMaxDuration, "deadline of the whole run")
-	fl.BoolVar(&insecure, "insecure", false, "do not verify the target's TLS certificate")
-	fl.BoolVarP(&verbose, "verbose", "v", false, "log every request and its answer to stderr")
-	fl.StringVarP(&format, "format", "f", "text", "output format: "+joinNames(conform.Formats))
-	_ = cmd.MarkFlagRequired("policy") // cannot fail: the flag exists
-	cmd.MarkFlagsOneRequired("target", "reference")
-	cmd.MarkFlagsMutuallyExclusive("target", "reference")
-	cmd.MarkFlagsMutuallyExclusive("reference", "effects-url")
-	cmd.MarkFlagsMutuallyExclusive("reference", "insecure")
+	fl.StringVar(&f.policy, "policy", "", "adapter policy file, or a boundary set directory (required)")
+	fl.StringArrayVar(&f.targets, "target", nil, "base URL of the service to probe, http or https (repeatable: replicas behind no balancer)")
+	fl.BoolVar(&f.inProcess, "reference", false, "probe the reference engine configured from the policy, in process, instead of --target")
+	fl.StringVar(&f.operation, "operation", "", "operation_key of the state-changing operation to probe (default: the first key-required one)")
+	fl.StringVar(&f.bodyFile, "body", "", "JSON object file to use as the request body instead of the operation's example body")
+	fl.StringVar(&f.effectsURL, "effects-url", "", `URL answering {"count": N}, the number of real executions, to check that each probe executed exactly as often as it should`)
+	fl.StringArrayVar(&f.headers, "header", nil, `extra request header "Name: value" (repeatable; the value, at least 8 characters, is redacted in all output)`)
+	fl.StringArrayVar(&f.headerEnvs, "header-env", nil, `environment variable holding an extra header "Name: value" (repeatable)`)
+	fl.IntVar(&f.concurrency, "concurrency", conform.DefaultConcurrency, "simultaneous duplicates of CF07 and CF18, and the most connections to one host (2-256)")
+	fl.DurationVar(&f.timeout, "timeout", conform.DefaultTimeout, "timeout of one request (one that may wait on an attempt in flight gets at least the policy's wait_timeout_ms + 2s)")
+	fl.DurationVar(&f.maxDuration, "max-duration", conform.DefaultMaxDuration, "deadline of the whole run")
+	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the target's TLS certificate")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log every request (method, path, headers, body) and its answer to stderr")
+	fl.StringVarP(&f.format, "format", "f", "text", "output format: "+joinNames(conform.Formats))
 	completeFlag(cmd, "format", conform.Formats...)
 	_ = cmd.MarkFlagFilename("policy", "json")
 	_ = cmd.MarkFlagFilename("body", "json")
 	return cmd
+}
+
+// conformFlags are the values of conform's flags.
+type conformFlags struct {
+	policy, operation, bodyFile, effectsURL, format string
+	targets, headers, headerEnvs                    []string
+	inProcess, insecure, verbose                    bool
+	concurrency                                     int
+	timeout, maxDuration                            time.Duration
+}
+
+func runConform(cmd *cobra.Command, f conformFlags) error {
+	switch {
+	case f.policy == "":
+		return errors.New("give the policy to probe with --policy FILE|DIR")
+	case len(f.targets) == 0 && !f.inProcess:
+		return errors.New("give the service to probe with --target URL, or --reference")
+	case len(f.targets) > 0 && f.inProcess:
+		return errors.New("--target and --reference exclude each other: --reference probes the engine in process")
+	case f.inProcess && (f.effectsURL != "" || f.insecure):
+		return errors.New("--effects-url and --insecure concern a --target; --reference counts executions itself")
+	}
+	out, err := conform.NewWriter(f.format, cmd.OutOrStdout(), cmd.ErrOrStderr(), colorEnabled(cmd.OutOrStdout()))
+	if err != nil {
+		return err
+	}
+	extra, err := extraHeaders(f.headers, f.headerEnvs)
+	if err != nil {
+		return err
+	}
+	body, err := readProbeBody(f.bodyFile)
+	if err != nil {
+		return err
+	}
+	path, err := policyFile(f.policy, f.operation)
+	if err != nil {
+		return err
+	}
+	src, err := fileset.Read(path)
+	if err != nil {
+		return fmt.Errorf("--policy %s: %w", path, err)
+	}
+	cfg := conform.Config{
+		Operation: f.operation, Body: body, Targets: f.targets, EffectsURL: f.effectsURL, Headers: extra,
+		Concurrency: f.concurrency, Timeout: f.timeout, MaxDuration: f.maxDuration, Insecure: f.insecure,
+	}
+	if f.inProcess {
+		// The engine stays strict: it refuses a policy it cannot run.
+		// Warnings are shown as notes, not logged.
+		engine, err := reference.New(path, src, reference.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			return fmt.Errorf("refusing to probe: %w", err)
+		}
+		cfg.Handler, cfg.Effects = conform.InProcess(engine)
+	}
+	// Conform probes the policy as written: its lint findings are notes,
+	// and it refuses only a document it cannot read as a policy.
+	doc, findings := checks.CheckDocument(path, src)
+	checks.SortFindings(findings)
+	switch {
+	case doc == nil:
+		return fmt.Errorf("refusing to probe: %s is not a JSON object%s", path, findingLines(findings))
+	case doc.Policy == nil:
+		return fmt.Errorf(`refusing to probe: %s is not an adapter policy: its boundary is %q; want "adapter", or "gateway_to_adapter" with an embedded "adapter" object`, path, doc.Kind)
+	}
+	cfg.Policy, cfg.PolicyFindings = doc.Policy, findings
+	if f.verbose {
+		cfg.Verbose = cmd.ErrOrStderr()
+	}
+	runner, err := conform.New(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	rep, err := runner.Run(ctx, out)
+	if err != nil {
+		return err
+	}
+	if rep.Count(conform.Fail) > 0 {
+		return exitCode(exitFindings)
+	}
+	return nil
+}
+
+// findingLines lists findings as "idemlint check" writes them, one per
+// line after a line break.
+func findingLines(findings []checks.Finding) string {
+	var b strings.Builder
+	for _, f := range findings {
+		b.WriteString("\n" + conform.FormatFinding(f))
+	}
+	return b.String()
 }
 
 // policyFile returns the policy document to probe: path itself, or the one

@@ -2,14 +2,17 @@ package conform
 
 import (
 	"bytes"
-	"encoding/json"
+	"context"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -27,7 +30,7 @@ func TestNeverFollowsRedirects(t *testing.T) {
 	}))
 	defer target.Close()
 
-	rep := probeTarget(t, Config{Target: target.URL})
+	rep := probeTarget(t, Config{Targets: []string{target.URL}})
 	if n := elsewhere.Load(); n != 0 {
 		t.Errorf("the other host got %d requests", n)
 	}
@@ -45,52 +48,9 @@ func TestResponseBodyBound(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	rep := probeTarget(t, Config{Target: srv.URL})
+	rep := probeTarget(t, Config{Targets: []string{srv.URL}})
 	if got, want := result(t, rep, "CF02").Got, "201 answer with a body over 1048576 bytes"; got != want {
 		t.Errorf("CF02 got %q, want %q", got, want)
-	}
-}
-
-// A service that reflects the request headers into its answers puts the
-// extra headers' secret into what conform shows; every output redacts it.
-func TestHeadersRedactedEverywhere(t *testing.T) {
-	const secret = "Bearer s3cr3t-t0ken"
-	var received atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") == secret {
-			received.Add(1)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"authorization": r.Header.Get("Authorization"), "key": r.Header.Get("X-Idempotency-Key")})
-	}))
-	defer srv.Close()
-
-	var verbose strings.Builder
-	rep := probeTarget(t, Config{Target: srv.URL, Headers: []Header{{"Authorization", secret}}, Verbose: &verbose})
-	if received.Load() != int64(rep.Requests) {
-		t.Errorf("%d of %d requests carried the extra header", received.Load(), rep.Requests)
-	}
-	outputs := map[string]string{"verbose": verbose.String()}
-	for _, format := range Formats {
-		var stdout, stderr strings.Builder
-		w, err := NewWriter(format, &stdout, &stderr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Begin(rep.Bounds)
-		for i := range rep.Results {
-			w.Probe(&rep.Results[i])
-		}
-		w.End(rep)
-		outputs[format] = stdout.String() + stderr.String()
-	}
-	for name, out := range outputs {
-		if strings.Contains(out, "s3cr3t") {
-			t.Errorf("the %s output shows the secret:\n%s", name, out)
-		}
-		if !strings.Contains(out, redacted) {
-			t.Errorf("the %s output shows no %s: the test proves nothing", name, redacted)
-		}
 	}
 }
 
@@ -100,11 +60,15 @@ func TestTLS(t *testing.T) {
 	srv.StartTLS()
 	defer srv.Close()
 
-	verified := probeTarget(t, Config{Target: srv.URL})
-	if got := result(t, verified, "CF02").Got; !strings.Contains(got, "certificate") {
-		t.Errorf("against a self-signed certificate CF02 got %q, want a certificate error", got)
+	// The pre-flight check refuses a target whose certificate fails.
+	r, err := New(Config{Policy: engine(t, nil).Policy(), Targets: []string{srv.URL}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	insecure := probeTarget(t, Config{Target: srv.URL, Insecure: true})
+	if _, err := r.Run(context.Background(), nil); !strings.Contains(errText(err), "does not answer: no answer: tls: failed to verify certificate") {
+		t.Errorf("against a self-signed certificate Run = %v, want a certificate error", err)
+	}
+	insecure := probeTarget(t, Config{Targets: []string{srv.URL}, Insecure: true})
 	if got := result(t, insecure, "CF02"); got.Status != Pass {
 		t.Errorf("with Insecure CF02 %s: %s", got.Status, got.Got)
 	}
@@ -130,10 +94,10 @@ func TestUnreadableEffectsCounter(t *testing.T) {
 				w.Write([]byte(tt.body))
 			}))
 			defer counter.Close()
-			rep := probeTarget(t, Config{Target: base, EffectsURL: counter.URL})
-			// CF04 too: it checks the answers of CF02 and CF03, which
-			// sent nothing.
-			want := []string{"CF01", "CF02", "CF03", "CF04", "CF05", "CF06", "CF07", "CF08", "CF10", "CF12", "CF13"}
+			rep := probeTarget(t, Config{Targets: []string{base}, EffectsURL: counter.URL})
+			// CF04 and CF16 too: they check the answers of CF02 and
+			// CF03, which sent nothing.
+			want := []string{"CF01", "CF02", "CF03", "CF04", "CF05", "CF06", "CF07", "CF08", "CF10", "CF12", "CF13", "CF15", "CF16", "CF17"}
 			if diff := cmp.Diff(want, ids(rep, Fail)); diff != "" {
 				t.Fatalf("failing probes (-want +got):\n%s", diff)
 			}
@@ -169,4 +133,64 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// A target or effects URL that does not answer at all is refused before
+// any probe, with the reason, instead of failing every probe after its
+// timeout.
+func TestPreflight(t *testing.T) {
+	var probed atomic.Int64
+	hang := handlerTarget(func(w http.ResponseWriter, r *http.Request) {
+		probed.Add(1)
+		<-r.Context().Done()
+	})
+	reset := handlerTarget(func(w http.ResponseWriter, r *http.Request) {
+		probed.Add(1)
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		conn.(*net.TCPConn).SetLinger(0) // close with RST
+		conn.Close()
+	})
+	closed := func(t *testing.T) (string, bool) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.Close()
+		return "http://" + ln.Addr().String(), false
+	}
+	good := serveEngine(t, engine(t, nil), nil)
+	for _, tt := range []struct {
+		name    string
+		target  func(t *testing.T) (string, bool)
+		effects bool // the broken address is the effects URL
+		want    string
+	}{
+		{"nothing listens", closed, false, `^the target http://127\.0\.0\.1:\d+ does not answer: no answer: dial tcp 127\.0\.0\.1:\d+: connect: connection refused$`},
+		{"not HTTP", notHTTP, false, `^the target http://127\.0\.0\.1:\d+ does not answer: no answer: .*malformed HTTP response "SSH-2.0-OpenSSH_9.6"$`},
+		{"resets", reset, false, `^the target http://127\.0\.0\.1:\d+ does not answer: no answer: read tcp .*: connection reset by peer$`},
+		{"hangs", hang, false, `^the target http://127\.0\.0\.1:\d+ does not answer: no answer: no answer within 100ms$`},
+		{"effects URL hangs", hang, true, `^the effects URL http://127\.0\.0\.1:\d+/_effects does not answer: no answer: no answer within 100ms$`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			broken, _ := tt.target(t)
+			cfg := Config{Policy: engine(t, nil).Policy(), Targets: []string{broken}, Timeout: 100 * time.Millisecond}
+			if tt.effects {
+				cfg.Targets, cfg.EffectsURL = []string{good}, broken+"/_effects"
+			}
+			r, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := r.Run(context.Background(), nil)
+			if rep != nil || !regexp.MustCompile(tt.want).MatchString(errText(err)) {
+				t.Errorf("Run = %v, %q; want no report and %s", rep, errText(err), tt.want)
+			}
+		})
+	}
+	if n := probed.Load(); n != 3 { // one pre-flight request each
+		t.Errorf("the broken targets got %d requests, want 3", n)
+	}
 }

@@ -3,6 +3,7 @@ package conform
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,47 +14,67 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/idemlint/idemlint/checks/jsontree"
 )
 
 func is2xx(status int) bool { return status >= 200 && status < 300 }
 
+// previewBytes is how much of a body an answer's summary shows.
+const previewBytes = 64
+
 // summary describes an answer in a few words: its status and error_code,
 // or the start of its body, or why there was none.
 func (r *response) summary() string {
+	s := r.headline()
+	if _, coded := errorCode(r.body); r.err != nil || coded {
+		return s
+	}
+	if len(r.body) > 0 {
+		return s + ", body " + preview(r.body, r.redact, previewBytes)
+	}
+	return s + ", empty body"
+}
+
+// headline is the status of an answer and its error_code, or why there
+// was none.
+func (r *response) headline() string {
 	if r.err != nil {
-		return r.err.Error()
+		return r.redact.text(r.err.Error())
 	}
 	s := strconv.Itoa(r.status)
 	if text := http.StatusText(r.status); text != "" {
 		s += " " + text
 	}
-	switch code, ok := errorCode(r.body); {
-	case ok:
-		return s + fmt.Sprintf(", error_code %q", code)
-	case len(r.body) > 0:
-		return s + ", body " + preview(r.body)
+	if code, ok := errorCode(r.body); ok {
+		s += ", error_code " + r.redact.text(strconv.Quote(code))
 	}
-	return s + ", empty body"
+	return s
 }
 
-// preview returns the start of a body as one printable line: as it is
-// when it is printable text, quoted otherwise.
-func preview(b []byte) string {
-	const max = 96
-	cut := b
-	if len(b) > max {
-		cut = b[:max]
-		for len(cut) > max-utf8.UTFMax && !utf8.Valid(cut) {
-			cut = cut[:len(cut)-1] // do not split a character
-		}
-	}
+// preview returns the start of a body as one printable line of at most
+// width characters: as it is when it is printable text, quoted otherwise.
+// Secrets are redacted before it is cut or quoted.
+func preview(b []byte, red *redactor, width int) string {
+	cut, more := red.prefix(b, width)
 	s := string(cut)
 	if !printable(s) {
 		s = strconv.QuoteToGraphic(s)
 	}
-	if len(cut) < len(b) {
-		s += fmt.Sprintf("... (%d bytes)", len(b))
+	if more || utf8.RuneCountInString(s) > width {
+		suffix := fmt.Sprintf("... (%d bytes)", len(b))
+		s = cutRunes(s, max(width-len(suffix), 0)) + suffix
+	}
+	return s
+}
+
+// cutRunes returns the first n characters of s.
+func cutRunes(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
 	}
 	return s
 }
@@ -85,6 +106,44 @@ func errorCode(body []byte) (string, bool) {
 	return code, true
 }
 
+// codeElsewhere finds where a body that lacks the right error_code keeps
+// its code: the JSON Pointer of a string member equal to want (any member
+// named like a code when want is ""), other than /error_code; "" when
+// there is none.
+func codeElsewhere(body []byte, want string) string {
+	v, ok := decodeJSON(body)
+	if !ok {
+		return ""
+	}
+	var found string
+	var walk func(v any, ptr string, depth int)
+	walk = func(v any, ptr string, depth int) {
+		obj, ok := v.(map[string]any)
+		if !ok || depth > 3 || found != "" {
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
+			p := ptr + "/" + jsontree.EscapePointer(k)
+			s, isString := obj[k].(string)
+			switch {
+			case p == "/error_code":
+			case isString && (s == want || want == "" && looksLikeCode(k)):
+				found = p
+				return
+			default:
+				walk(obj[k], p, depth+1)
+			}
+		}
+	}
+	walk(v, "", 0)
+	return found
+}
+
+func looksLikeCode(name string) bool {
+	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
+	return n == "code" || n == "errorcode" || n == "type"
+}
+
 // resourceID returns the "id" member of a JSON object body, a string or a
 // number, or "".
 func resourceID(body []byte) string {
@@ -103,32 +162,6 @@ func resourceID(body []byte) string {
 	return ""
 }
 
-// maxDiffLines bounds a diff in the output; the bodies may be a megabyte.
-const maxDiffLines = 40
-
-// bodyDiff shows how body b differs from body a: a diff of the decoded
-// JSON when both are JSON, of their lines otherwise. The first line names
-// the sides.
-func bodyDiff(a, b []byte, aName, bName string) string {
-	var d string
-	va, okA := decodeJSON(a)
-	vb, okB := decodeJSON(b)
-	if okA && okB {
-		d = cmp.Diff(va, vb)
-	} else {
-		d = cmp.Diff(strings.Split(string(a), "\n"), strings.Split(string(b), "\n"))
-	}
-	if d == "" {
-		// Equal values spelt differently: say so rather than show nothing.
-		d = "the same JSON value, spelt differently:\n-" + preview(a) + "\n+" + preview(b) + "\n"
-	}
-	lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
-	if len(lines) > maxDiffLines {
-		lines = append(lines[:maxDiffLines], fmt.Sprintf("... (%d more lines)", len(lines)-maxDiffLines))
-	}
-	return fmt.Sprintf("(-%s +%s)\n%s", aName, bName, strings.Join(lines, "\n"))
-}
-
 // decodeJSON decodes one JSON value, numbers kept as written.
 func decodeJSON(b []byte) (any, bool) {
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -140,13 +173,17 @@ func decodeJSON(b []byte) (any, bool) {
 	return v, true
 }
 
-// tally counts answers by status, "201 x1, 409 x15", with the errors.
+// tally counts answers by status, "201 x1, 409 x15", and those that came
+// to nothing.
 func tally(resps []*response) string {
 	counts := map[string]int{}
 	for _, r := range resps {
-		k := "no answer"
-		if r.err == nil {
-			k = strconv.Itoa(r.status)
+		k := strconv.Itoa(r.status)
+		switch {
+		case errors.Is(r.err, errNoAnswer):
+			k = "no answer"
+		case r.err != nil:
+			k = "unreadable answer" // over the size limit, or cut short
 		}
 		counts[k]++
 	}

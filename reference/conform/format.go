@@ -8,14 +8,22 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/fatih/color"
+
+	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/report/junitxml"
 )
 
+// Width is the widest line conform writes in text: the text format, the
+// notes and the verbose log wrap or cut their lines to it.
+const Width = 100
+
 // Writer writes the output of a run as it happens: Begin before the first
-// request, Probe after each probe, End once at the end.
+// probe, Probe after each probe, End once at the end.
 type Writer interface {
-	Begin(Bounds) error
+	Begin(*Plan) error
 	Probe(*Result) error
 	End(*Report) error
 }
@@ -23,13 +31,14 @@ type Writer interface {
 // Formats are the names NewWriter knows.
 var Formats = []string{"text", "json", "junit"}
 
-// NewWriter returns the writer of a format. Text streams to stdout; json
-// and junit write one document to stdout at the end, and the bounds line
-// to stderr before the run, so stdout stays machine-readable.
-func NewWriter(format string, stdout, stderr io.Writer) (Writer, error) {
+// NewWriter returns the writer of a format. Text streams to stdout, with
+// PASS, FAIL and SKIP coloured when color is set; json and junit write one
+// document to stdout at the end, and the plan (bounds and notes) to stderr
+// before the run, so stdout stays machine-readable.
+func NewWriter(format string, stdout, stderr io.Writer, color bool) (Writer, error) {
 	switch format {
 	case "text":
-		return &textWriter{w: stdout}, nil
+		return &textWriter{w: stdout, color: color}, nil
 	case "json":
 		return documentWriter{stdout, stderr, writeJSON}, nil
 	case "junit":
@@ -40,21 +49,45 @@ func NewWriter(format string, stdout, stderr io.Writer) (Writer, error) {
 
 type nopWriter struct{}
 
-func (nopWriter) Begin(Bounds) error  { return nil }
+func (nopWriter) Begin(*Plan) error   { return nil }
 func (nopWriter) Probe(*Result) error { return nil }
 func (nopWriter) End(*Report) error   { return nil }
 
 // textWriter writes one line per probe as it ends:
 //
-//	PASS CF03 idempotency_replay  same key, same payload, after CF02 finished
+//	PASS CF03 idempotency_replay      same key, same payload, after CF02 finished
 //
-// then, for a failure, what was expected, what came back and a body diff,
-// and for a skip why; last a summary line.
-type textWriter struct{ w io.Writer }
+// then, for a failure, what was expected, what came back, a hint and a
+// body diff, and for a skip why; last a summary line.
+type textWriter struct {
+	w     io.Writer
+	color bool
+}
 
-func (t *textWriter) Begin(b Bounds) error {
-	_, err := fmt.Fprintln(t.w, b)
-	return err
+func (t *textWriter) Begin(p *Plan) error {
+	return writePlan(t.w, p)
+}
+
+// writePlan writes the bounds and the notes, wrapped to Width.
+func writePlan(w io.Writer, p *Plan) error {
+	bw := bufio.NewWriter(w)
+	writeWrapped(bw, "", p.Bounds.String(), "  ")
+	for _, n := range p.Notes {
+		writeWrapped(bw, "note: ", n, "  ")
+	}
+	for _, f := range p.PolicyFindings {
+		writeWrapped(bw, "note: the policy as written: ", FormatFinding(f), "  ")
+	}
+	return bw.Flush()
+}
+
+// FormatFinding writes f as "idemlint check" does in text form.
+func FormatFinding(f checks.Finding) string {
+	loc := f.File
+	if f.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column)
+	}
+	return fmt.Sprintf("%s: %s %s %s", loc, f.Severity, f.Rule, f.Message)
 }
 
 // checksWidth aligns the probe names after the longest rule text.
@@ -68,21 +101,41 @@ var checksWidth = func() int {
 
 const detailIndent = "     "
 
+var statusColors = map[Status]*color.Color{
+	Pass: color.New(color.FgGreen, color.Bold),
+	Fail: color.New(color.FgRed, color.Bold),
+	Skip: color.New(color.FgYellow),
+}
+
 func (t *textWriter) Probe(r *Result) error {
 	bw := bufio.NewWriter(t.w)
-	fmt.Fprintf(bw, "%s %s %-*s  %s\n", strings.ToUpper(string(r.Status)), r.ID, checksWidth, r.Checks, r.Name)
+	status := strings.ToUpper(string(r.Status))
+	head := fmt.Sprintf("%s %s %-*s  ", status, r.ID, checksWidth, r.Checks)
+	lines := wrap(head, r.Name, strings.Repeat(" ", len(head)))
+	if t.color {
+		c := statusColors[r.Status]
+		c.EnableColor()
+		lines[0] = c.Sprint(status) + strings.TrimPrefix(lines[0], status)
+	}
+	for _, l := range lines {
+		fmt.Fprintln(bw, l)
+	}
+	cont := detailIndent + strings.Repeat(" ", len("expected: "))
 	switch r.Status {
 	case Skip:
-		fmt.Fprintf(bw, "%sskipped: %s\n", detailIndent, r.Reason)
+		writeWrapped(bw, detailIndent+"skipped: ", r.Reason, cont)
 	case Fail:
-		fmt.Fprintf(bw, "%sexpected: %s\n%sgot:      %s\n", detailIndent, r.Expected, detailIndent, r.Got)
+		writeWrapped(bw, detailIndent+"expected: ", r.Expected, cont)
+		writeWrapped(bw, detailIndent+"got:      ", r.Got, cont)
+		if r.Hint != "" {
+			writeWrapped(bw, detailIndent+"hint:     ", r.Hint, cont)
+		}
 		if r.Diff != "" {
 			sides, lines, _ := strings.Cut(r.Diff, "\n")
-			fmt.Fprintf(bw, "%sdiff %s:\n", detailIndent, sides)
+			writeWrapped(bw, detailIndent+"diff ", sides+":", cont)
 			for line := range strings.Lines(lines) {
-				fmt.Fprintf(bw, "%s  %s", detailIndent, line)
+				fmt.Fprintf(bw, "%s  %s\n", detailIndent, fit(strings.TrimSuffix(line, "\n"), diffWidth))
 			}
-			fmt.Fprintln(bw)
 		}
 	}
 	return bw.Flush()
@@ -94,16 +147,61 @@ func (t *textWriter) End(r *Report) error {
 	return err
 }
 
+// writeWrapped writes text wrapped to Width, see wrap.
+func writeWrapped(w io.Writer, first, text, rest string) {
+	for _, l := range wrap(first, text, rest) {
+		fmt.Fprintln(w, l)
+	}
+}
+
+// wrap breaks text into lines of at most Width characters at spaces, the
+// first line starting with first and the others with rest; a word longer
+// than a line is cut.
+func wrap(first, text, rest string) []string {
+	var lines []string
+	line, start := first, true // start: nothing of text on this line yet
+	for _, word := range strings.Split(text, " ") {
+		n, w := utf8.RuneCountInString(line), utf8.RuneCountInString(word)
+		switch {
+		case start:
+		case n+1+w <= Width:
+			line += " "
+		default:
+			lines = append(lines, line)
+			line = rest
+		}
+		for utf8.RuneCountInString(line)+utf8.RuneCountInString(word) > Width {
+			room := Width - utf8.RuneCountInString(line)
+			if room < 1 {
+				lines = append(lines, line)
+				line = rest
+				continue
+			}
+			head := cutRunes(word, room)
+			lines = append(lines, line+head)
+			line, word = rest, word[len(head):]
+		}
+		line += word
+		start = false
+	}
+	return append(lines, line)
+}
+
+// fit cuts a line to width characters, marking the cut.
+func fit(s string, width int) string {
+	if utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	return cutRunes(s, width-3) + "..."
+}
+
 // documentWriter writes a whole document at the end.
 type documentWriter struct {
 	stdout, stderr io.Writer
 	write          func(io.Writer, *Report) error
 }
 
-func (d documentWriter) Begin(b Bounds) error {
-	_, err := fmt.Fprintln(d.stderr, b)
-	return err
-}
+func (d documentWriter) Begin(p *Plan) error { return writePlan(d.stderr, p) }
 
 func (documentWriter) Probe(*Result) error { return nil }
 
@@ -112,12 +210,15 @@ func (d documentWriter) End(r *Report) error { return d.write(d.stdout, r) }
 // The JSON document. Its shape is stable: fields may be added, never
 // renamed or removed.
 type jsonReport struct {
-	Target    string      `json:"target"`
-	Operation string      `json:"operation"`
-	Effects   string      `json:"effects,omitempty"`
-	Bounds    jsonBounds  `json:"bounds"`
-	Probes    []jsonProbe `json:"probes"`
-	Summary   jsonSummary `json:"summary"`
+	Target         string           `json:"target"` // the first target
+	Targets        []string         `json:"targets"`
+	Operation      string           `json:"operation"`
+	Effects        string           `json:"effects,omitempty"`
+	Bounds         jsonBounds       `json:"bounds"`
+	Notes          []string         `json:"notes,omitempty"`
+	PolicyFindings []checks.Finding `json:"policy_findings"`
+	Probes         []jsonProbe      `json:"probes"`
+	Summary        jsonSummary      `json:"summary"`
 }
 
 type jsonBounds struct {
@@ -127,6 +228,7 @@ type jsonBounds struct {
 	TimeoutMS     int64    `json:"timeout_ms"`
 	WaitTimeoutMS int64    `json:"wait_timeout_ms"`
 	DeadlineMS    int64    `json:"deadline_ms"`
+	MaxBodyBytes  int      `json:"max_body_bytes"`
 	Headers       []string `json:"headers,omitempty"`
 }
 
@@ -138,6 +240,7 @@ type jsonProbe struct {
 	Reason     string  `json:"reason,omitempty"`
 	Expected   string  `json:"expected,omitempty"`
 	Got        string  `json:"got,omitempty"`
+	Hint       string  `json:"hint,omitempty"`
 	Diff       string  `json:"diff,omitempty"`
 	Requests   int     `json:"requests"`
 	DurationMS float64 `json:"duration_ms"`
@@ -158,28 +261,46 @@ func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 func writeJSON(w io.Writer, r *Report) error {
 	b := r.Bounds
 	doc := jsonReport{
-		Target: b.Target, Operation: b.Operation, Effects: b.Effects,
+		Target: b.Targets[0], Targets: b.Targets, Operation: b.Operation, Effects: b.Effects,
 		Bounds: jsonBounds{
 			Probes: b.Probes, MaxRequests: b.MaxRequests, Concurrency: b.Concurrency,
 			TimeoutMS: b.Timeout.Milliseconds(), WaitTimeoutMS: b.WaitTimeout.Milliseconds(), DeadlineMS: b.Deadline.Milliseconds(),
-			Headers: b.Headers,
+			MaxBodyBytes: b.MaxBodyBytes, Headers: b.Headers,
 		},
-		Probes: make([]jsonProbe, len(r.Results)),
+		Notes:          r.Notes,
+		PolicyFindings: r.PolicyFindings,
+		Probes:         make([]jsonProbe, len(r.Results)),
 		Summary: jsonSummary{
 			Probes: len(r.Results), Passed: r.Count(Pass), Failed: r.Count(Fail), Skipped: r.Count(Skip),
 			Requests: r.Requests, DurationMS: ms(r.Duration),
 		},
 	}
+	if doc.PolicyFindings == nil {
+		doc.PolicyFindings = []checks.Finding{}
+	}
 	for i, res := range r.Results {
 		doc.Probes[i] = jsonProbe{
 			ID: res.ID, Name: res.Name, Checks: res.Checks, Status: res.Status, Reason: res.Reason,
-			Expected: res.Expected, Got: res.Got, Diff: res.Diff, Requests: res.Requests, DurationMS: ms(res.Duration),
+			Expected: res.Expected, Got: res.Got, Hint: res.Hint, Diff: res.Diff, Requests: res.Requests, DurationMS: ms(res.Duration),
 		}
 	}
+	return encodeJSON(w, doc)
+}
+
+func encodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(doc)
+	return enc.Encode(v)
+}
+
+// WriteJSONError writes the json format's document for a run that could
+// not start: {"error": "..."}, so a script reading stdout always gets a
+// JSON object.
+func WriteJSONError(w io.Writer, err error) error {
+	return encodeJSON(w, struct {
+		Error string `json:"error"`
+	}{err.Error()})
 }
 
 // writeJUnit writes one testsuite for the run, one testcase per probe; a
@@ -187,7 +308,7 @@ func writeJSON(w io.Writer, r *Report) error {
 func writeJUnit(w io.Writer, r *Report) error {
 	failed, skipped := r.Count(Fail), r.Count(Skip)
 	suite := junitxml.Suite{
-		Name:  fmt.Sprintf("conform %s, operation %s", r.Bounds.Target, r.Bounds.Operation),
+		Name:  fmt.Sprintf("conform %s, operation %s", strings.Join(r.Bounds.Targets, " "), r.Bounds.Operation),
 		Tests: len(r.Results), Failures: failed, Skipped: skipped, Time: junitxml.Seconds(r.Duration),
 	}
 	for _, res := range r.Results {
@@ -195,6 +316,9 @@ func writeJUnit(w io.Writer, r *Report) error {
 		switch res.Status {
 		case Fail:
 			text := "expected: " + res.Expected + "\ngot: " + res.Got
+			if res.Hint != "" {
+				text += "\nhint: " + res.Hint
+			}
 			if res.Diff != "" {
 				text += "\ndiff " + res.Diff
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/idemlint/idemlint/reference"
 )
 
-// probe is one row of the table of spec section 5.
+// probe is one row of the tables of spec sections 5 and 6.6.
 type probe struct {
 	id     string
 	name   string // what it sends
@@ -28,8 +28,9 @@ type probe struct {
 	run  func(t *trial)
 }
 
-// probes are the probes in the order they run: CF03 and CF04 build on
-// CF02, and the probes after CF02 fill path parameters with its id.
+// probes are the probes in the order they run: CF03, CF04 and CF16 build
+// on CF02, CF14 on CF01 and CF05, and the probes after CF02 fill path
+// parameters with its id.
 var probes = []probe{
 	{
 		id: "CF01", checks: "on_missing", name: "key-required request without the key",
@@ -39,12 +40,12 @@ var probes = []probe{
 	{
 		id: "CF02", checks: "fresh execution", name: "first request with a fresh key",
 		requests: 1, effects: 1, effectsWhy: "one execution",
-		skip: skipNoBody, run: runFresh,
+		skip: applicable, run: runFresh,
 	},
 	{
 		id: "CF03", checks: "idempotency_replay", name: "same key, same payload, after CF02 finished",
 		requests: 1, effects: 0, effectsWhy: "a replay executes nothing",
-		skip: skipNoBody, run: runReplay,
+		skip: skipNoReplay, run: runReplay,
 	},
 	{
 		id: "CF04", checks: "echo_key_header", name: "key echo on CF02's answer and CF03's replay",
@@ -53,20 +54,20 @@ var probes = []probe{
 	{
 		id: "CF05", checks: "idempotency_conflict", name: "same key, different payload",
 		requests: 2, effects: 1, effectsWhy: "the first request only: a mismatch executes nothing",
-		skip: skipNoBodyFingerprint, run: runMismatch,
+		skip: skipNoMismatch, run: runMismatch,
 	},
 	{
-		id: "CF06", checks: "idempotency_fingerprint canonicalization", name: "same key, same payload re-serialised (key order, whitespace, 1.0 for 1)",
+		id: "CF06", checks: "canonicalization", name: "same key and payload re-serialised (key order, spaces, 1.0)",
 		requests: 2, effects: 1, effectsWhy: "the first request only: the second is a replay",
 		skip: skipReserialised, run: runReserialised,
 	},
 	{
-		id: "CF07", checks: "at-most-once under concurrency / idempotency_inflight", name: "concurrent requests with one fresh key",
+		id: "CF07", checks: "at-most-once, inflight", name: "concurrent requests with one fresh key",
 		burst: true, effects: 1, effectsWhy: "exactly one execution for the whole burst",
-		skip: skipNoBody, run: runConcurrent,
+		skip: applicable, run: runConcurrent,
 	},
 	{
-		id: "CF08", checks: "idempotency_scope operation_key", name: "same key on a second operation",
+		id: "CF08", checks: "scope operation_key", name: "same key on a second operation",
 		requests: 2, effects: 2, effectsWhy: "one execution per operation",
 		skip: skipOtherOperation, run: runOtherOperation,
 	},
@@ -77,108 +78,168 @@ var probes = []probe{
 	{
 		id: "CF10", checks: "no type coercion", name: `same key, a value sent as 100 and then as "100"`,
 		requests: 2, effects: 1, effectsWhy: "the first request only: a mismatch executes nothing",
-		skip: skipNoBodyFingerprint, run: runTypeChange,
+		skip: skipNoMismatch, run: runTypeChange,
 	},
 	{
-		id: "CF11", checks: "exact big integers", name: "same key, an integer sent as 9007199254740993 and then as 9007199254740992",
+		id: "CF11", checks: "exact big integers", name: "same key, 9007199254740993 and then 9007199254740992",
 		requests: 2, effects: -1, skip: skipNoBodyFingerprint, run: runBigInteger,
 	},
 	{
-		id: "CF12", checks: "Structured Field key", name: "the key sent quoted (Structured Field String) after the bare form",
+		id: "CF12", checks: "Structured Field key", name: "the key sent quoted after the bare form",
 		requests: 2, effects: 1, effectsWhy: "the first request only: the quoted key is the same key",
-		skip: skipNoBody, run: runQuotedKey,
+		skip: skipNoReplay, run: runQuotedKey,
 	},
 	{
-		id: "CF13", checks: "idempotency_scope tenant_id", name: "same key and payload, another tenant",
+		id: "CF13", checks: "scope tenant_id", name: "same key and payload, another tenant",
 		requests: 2, effects: 2, effectsWhy: "one execution per tenant",
-		skip: skipOtherTenant, run: runOtherTenant,
+		skip: skipScope("tenant_id"), run: runOtherScope("tenant"),
+	},
+	{
+		id: "CF14", checks: "problem+json", name: "the refusals of CF01 and CF05",
+		effects: -1, skip: skipNoRefusal, run: runProblemJSON,
+	},
+	{
+		id: "CF15", checks: "key_format", name: "malformed keys: empty, one over max_length, two fields",
+		requests: 3, effects: 0, effectsWhy: "a refused request executes nothing",
+		skip: skipMissingKey, run: runMalformedKeys,
+	},
+	{
+		id: "CF16", checks: "replayed_header", name: "replay marker on CF03's replay, not on CF02's answer",
+		effects: -1, skip: skipMarker, run: runMarker,
+	},
+	{
+		id: "CF17", checks: "scope actor_id", name: "same key and payload, another actor",
+		requests: 2, effects: 2, effectsWhy: "one execution per actor",
+		skip: skipScope("actor_id"), run: runOtherScope("actor"),
+	},
+	{
+		id: "CF18", checks: "one record across replicas", name: "a replay and a burst spread over every target",
+		requests: 2, burst: true, effects: 2, effectsWhy: "one execution for the replayed key, one for the burst",
+		skip: skipOneTarget, run: runReplicas,
 	},
 }
 
 // Skip reasons. Each names the policy field or the input that makes the
 // probe inapplicable.
 
-func skipNoBody(r *Runner) string {
-	if r.target.base == nil {
-		return noObjectBody(r.target)
+func applicable(*Runner) string { return "" }
+
+func skipMissingKey(r *Runner) string {
+	switch {
+	case !r.target.RequiresKey:
+		return fmt.Sprintf("%s does not require the key (http_idempotency.require_key)", r.target.Key)
+	case r.policy.onMissing.status == 0:
+		return "http_idempotency.on_missing declares no status"
 	}
 	return ""
 }
 
-func noObjectBody(op *operation) string {
-	return fmt.Sprintf("the example body of %s is not a JSON object, so conform cannot add %s to it; give an object body instead", op.Key.Value, NonceField)
-}
-
-func skipMissingKey(r *Runner) string {
-	switch {
-	case !r.requiresKey(r.target.Operation):
-		return fmt.Sprintf("%s does not require the key (http_idempotency.require_key)", r.target.Key.Value)
-	case r.onMissingStatus() == 0:
-		return "http_idempotency.on_missing declares no status"
+func skipNoReplay(r *Runner) string {
+	switch rp := r.policy.replay; {
+	case rp == nil:
+		return "the policy declares no idempotency_replay, so it promises no replay"
+	case !rp.storedResponse:
+		return "idempotency_replay.on_completed is not stored_response, so it promises no replay"
 	}
-	return skipNoBody(r)
-}
-
-func (r *Runner) onMissingStatus() int {
-	return int(r.policy.Idempotency.OnMissing.Status.Value)
+	return ""
 }
 
 func skipEcho(r *Runner) string {
-	if !r.policy.Idempotency.EchoKeyHeader.Value {
-		return "http_idempotency.echo_key_header is false"
+	if !r.policy.echoKey {
+		return "http_idempotency.echo_key_header is not true"
 	}
-	return skipNoBody(r)
+	return ""
 }
 
 func skipNoBodyFingerprint(r *Runner) string {
-	if !r.policy.Fingerprint.Inputs.Contains("body") {
+	switch fp := r.policy.fingerprint; {
+	case fp == nil:
+		return "the policy declares no idempotency_fingerprint, so no two payloads are known to differ"
+	case !fp.body:
 		return "idempotency_fingerprint.inputs leaves out the body: every body is the same payload"
 	}
-	return skipNoBody(r)
+	return ""
 }
 
-func skipReserialised(r *Runner) string {
-	if c := r.policy.Fingerprint.Canonicalization.Value; c != "canonical_json" {
-		return fmt.Sprintf("idempotency_fingerprint.canonicalization is %s: a re-serialised body is another payload", c)
+func skipNoMismatch(r *Runner) string {
+	if r.policy.mismatch.status == 0 {
+		return "idempotency_conflict.on_payload_mismatch declares no status"
 	}
 	return skipNoBodyFingerprint(r)
 }
 
-func skipOtherOperation(r *Runner) string {
-	switch {
-	case !r.policy.Scope.Contains("operation_key"):
-		return "idempotency_scope does not list operation_key: one key is one record across operations"
-	case r.second == nil:
-		return "the policy declares no second state-changing operation"
-	case r.second.base == nil:
-		return noObjectBody(r.second)
+func skipReserialised(r *Runner) string {
+	if fp := r.policy.fingerprint; fp != nil && fp.canonicalization != "canonical_json" {
+		return fmt.Sprintf("idempotency_fingerprint.canonicalization is %q: a re-serialised body is another payload", fp.canonicalization)
 	}
-	return skipNoBody(r)
+	if s := skipNoBodyFingerprint(r); s != "" {
+		return s
+	}
+	return skipNoReplay(r)
+}
+
+func skipScope(member string) func(r *Runner) string {
+	return func(r *Runner) string {
+		switch {
+		case !r.policy.scopeDeclared:
+			return "the policy declares no idempotency_scope"
+		case !r.policy.scopes(member):
+			return fmt.Sprintf("idempotency_scope does not list %s: %s share records", member, scopeSharers[member])
+		}
+		return ""
+	}
+}
+
+// scopeSharers say who shares records when a scope member is left out.
+var scopeSharers = map[string]string{"operation_key": "operations", "tenant_id": "tenants", "actor_id": "actors"}
+
+func skipOtherOperation(r *Runner) string {
+	if s := skipScope("operation_key")(r); s != "" {
+		return s
+	}
+	if r.second == nil {
+		return "the policy declares no second state-changing operation"
+	}
+	return ""
 }
 
 func skipReadOnly(r *Runner) string {
 	switch {
 	case r.readOnly == nil:
 		return "the policy declares no read-only operation outside require_key"
-	case r.onMissingStatus() == 0:
+	case r.policy.onMissing.status == 0:
 		return "http_idempotency.on_missing declares no status"
 	}
 	return ""
 }
 
-func skipOtherTenant(r *Runner) string {
-	if !r.policy.Scope.Contains("tenant_id") {
-		return "idempotency_scope does not list tenant_id: tenants share records"
+func skipNoRefusal(r *Runner) string {
+	if skipMissingKey(r) != "" && skipNoMismatch(r) != "" {
+		return "neither CF01 nor CF05 runs, so there is no refusal to check"
 	}
-	return skipNoBody(r)
+	return ""
+}
+
+func skipMarker(r *Runner) string {
+	if r.policy.replayedHeader() == "" {
+		return "idempotency_replay declares no replayed_header"
+	}
+	return skipNoReplay(r)
+}
+
+func skipOneTarget(r *Runner) string {
+	if len(r.bases) < 2 {
+		return "one target: give --target once per replica to probe replicas"
+	}
+	return skipNoReplay(r)
 }
 
 // The probes.
 
 func runMissingKey(t *trial) {
-	om := t.policy.Idempotency.OnMissing
 	resp := t.send(t.newRequest(t.target, "", payload(t.target, newUUID())))
-	t.checkRefusal(resp, int(om.Status.Value), om.ErrorCode.Value, "on_missing", true)
+	t.noteRefusal(resp)
+	t.checkRefusal(resp, t.policy.onMissing, "on_missing", codeRequired, nil)
 }
 
 func runFresh(t *trial) {
@@ -199,8 +260,7 @@ func runReplay(t *trial) {
 		t.failWith("a completed first attempt (CF02) to replay", "CF02 got %s", t.firstOutcome())
 		return
 	}
-	again := *t.first
-	t.replayResp = t.send(&again)
+	t.replayResp = t.send(t.again(t.first))
 	t.checkReplay(t.firstResp, t.replayResp, "CF02's answer", "the replay")
 }
 
@@ -219,15 +279,21 @@ func runEcho(t *trial) {
 	}
 	h := t.keyHeader()
 	key := t.first.key
-	t.expect("%s: %s on CF02's answer and on CF03's replay", h, key)
-	var wrong []string
-	for _, a := range []struct {
+	answers := []struct {
 		name string
 		resp *response
-	}{{"CF02's answer", t.firstResp}, {"CF03's replay", t.replayResp}} {
+	}{{"CF02's answer", t.firstResp}}
+	t.expect("%s: %s on CF02's answer", h, key)
+	if t.replayResp != nil {
+		answers = append(answers, struct {
+			name string
+			resp *response
+		}{"CF03's replay", t.replayResp})
+		t.expect("%s: %s on CF02's answer and on CF03's replay", h, key)
+	}
+	var wrong []string
+	for _, a := range answers {
 		switch {
-		case a.resp == nil:
-			wrong = append(wrong, a.name+": none")
 		case a.resp.err != nil:
 			wrong = append(wrong, a.name+": "+a.resp.summary())
 		default:
@@ -249,12 +315,16 @@ func showHeader(name string, values []string) string {
 }
 
 func runMismatch(t *trial) {
-	key := newUUID()
-	if t.establish(t.newRequest(t.target, key, payload(t.target, newUUID()))) == nil {
+	r := t.newRequest(t.target, newUUID(), payload(t.target, newUUID()))
+	first := t.establish(r)
+	if first == nil {
 		return
 	}
-	c := t.policy.Conflict.OnPayloadMismatch
-	t.checkRefusal(t.send(t.newRequest(t.target, key, payload(t.target, newUUID()))), int(c.Status.Value), c.ErrorCode.Value, "on_payload_mismatch", false)
+	other := t.again(r)
+	other.body = encode(payload(t.target, newUUID()))
+	resp := t.send(other)
+	t.noteRefusal(resp)
+	t.checkRefusal(resp, t.policy.mismatch, "on_payload_mismatch", codeIfJSON, first)
 }
 
 func runReserialised(t *trial) {
@@ -268,35 +338,43 @@ func runReserialised(t *trial) {
 	if first == nil {
 		return
 	}
-	again := *r
+	again := t.again(r)
 	again.body = reserialise(body)
-	t.checkReplay(first, t.send(&again), "the first answer", "the answer to the re-serialised payload")
+	t.checkReplay(first, t.send(again), "the first answer", "the answer to the re-serialised payload")
 }
 
 func runConcurrent(t *trial) {
-	in := t.policy.Inflight
 	r := t.newRequest(t.target, newUUID(), payload(t.target, newUUID()))
-	r.wait = true
-	n := t.cfg.Concurrency
-	replayed := ""
-	if h := t.replayedHeader(); h != "" {
-		replayed = fmt.Sprintf(", exactly one without %s: true", h)
-	}
-	duplicates := "duplicates wait for it and replay it"
-	switch {
-	case in.Policy.Value != "wait":
-		duplicates = fmt.Sprintf("duplicates in flight get %d at once, later ones a replay", in.Status.Value)
-	case in.Status.Value != 0:
-		duplicates += fmt.Sprintf(" (or get %d after %d ms)", in.Status.Value, in.WaitTimeoutMS.Value)
-	}
-	t.expect("one execution: every 2xx answer with one body%s; %s", replayed, duplicates)
+	t.expect("one execution: every 2xx answer with one body; %s", t.inflightRule())
+	t.burst(r)
+}
 
-	resps := make([]*response, n)
+// inflightRule says what duplicates of an attempt in flight get.
+func (t *trial) inflightRule() string {
+	in := t.policy.inflight
+	switch {
+	case in == nil:
+		return "duplicates get a replay or a refusal (no idempotency_inflight declared)"
+	case in.policy == "wait" && in.status != 0:
+		return fmt.Sprintf("duplicates wait for it and replay it (or get %d after %d ms)", in.status, in.waitTimeoutMS)
+	case in.policy == "wait":
+		return "duplicates wait for it and replay it"
+	}
+	return fmt.Sprintf("duplicates in flight get %d at once, later ones a replay", in.status)
+}
+
+// burst sends Config.Concurrency copies of r at once, spread over the
+// targets, and demands one execution: every 2xx answer with one body, the
+// others the inflight policy's answer.
+func (t *trial) burst(r *request) {
+	r.wait = true
+	resps := make([]*response, t.cfg.Concurrency)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range resps {
+		dup := *r
+		dup.target = (r.target + i) % len(t.bases)
 		wg.Go(func() {
-			dup := *r
 			<-start // all at once, to hit the attempt while it runs
 			resps[i] = t.send(&dup)
 		})
@@ -325,19 +403,8 @@ func runConcurrent(t *trial) {
 	for _, other := range results[1:] {
 		if !bytes.Equal(other.body, results[0].body) {
 			t.fail("%s, with %d different bodies among the 2xx: more than one execution", tally(resps), distinctBodies(results))
-			t.res.Diff = bodyDiff(results[0].body, other.body, "one answer", "another answer")
+			t.res.Diff = bodyDiff(results[0].body, other.body, "one answer", "another answer", t.redact)
 			return
-		}
-	}
-	if h := t.replayedHeader(); h != "" {
-		executed := 0
-		for _, resp := range results {
-			if resp.header.Get(h) != "true" {
-				executed++
-			}
-		}
-		if executed != 1 {
-			t.fail("%s, %d of them without %s: true", tally(resps), executed, h)
 		}
 	}
 }
@@ -345,13 +412,17 @@ func runConcurrent(t *trial) {
 // inflightAnswer reports whether resp is the inflight policy's answer to
 // a duplicate: its status, and when that status is a 2xx (202), a body
 // with an error_code, which the operation's own 2xx result does not have.
+// With no inflight policy declared, any 4xx or 5xx is taken as one.
 func (t *trial) inflightAnswer(resp *response) bool {
-	status := int(t.policy.Inflight.Status.Value)
-	if status == 0 || resp.status != status {
+	in := t.policy.inflight
+	if in == nil {
+		return resp.status >= 400
+	}
+	if in.status == 0 || resp.status != in.status {
 		return false
 	}
 	_, coded := errorCode(resp.body)
-	return !is2xx(status) || coded
+	return !is2xx(in.status) || coded
 }
 
 func distinctBodies(resps []*response) int {
@@ -363,47 +434,59 @@ func distinctBodies(resps []*response) int {
 }
 
 func runOtherOperation(t *trial) {
-	key := newUUID()
-	first := t.establish(t.newRequest(t.target, key, payload(t.target, newUUID())))
+	r := t.newRequest(t.target, newUUID(), payload(t.target, newUUID()))
+	first := t.establish(r)
 	if first == nil {
 		return
 	}
-	t.expect("2xx: a fresh execution of %s, whatever the key did on %s", t.second.Key.Value, t.target.Key.Value)
-	resp := t.send(t.newRequest(t.second, key, payload(t.second, newUUID())))
+	t.expect("2xx: a fresh execution of %s, whatever the key did on %s", t.second.Key, t.target.Key)
+	other := t.again(r)
+	other.op, other.path, other.body = t.second, t.fillPath(t.second.Path), encode(payload(t.second, newUUID()))
+	resp := t.send(other)
 	switch {
 	case !resp.ok():
 		t.fail("%s", resp.summary())
 	case t.repeats(first, resp):
-		t.fail("%s's answer replayed: %s", t.target.Key.Value, resp.summary())
+		t.fail("%s's answer replayed: %s", t.target.Key, resp.summary())
 	}
 }
 
 func runReadOnly(t *trial) {
-	status := t.onMissingStatus()
-	t.expect("an answer other than %d (on_missing): %s needs no key", status, t.readOnly.Key.Value)
+	status := t.policy.onMissing.status
+	t.expect("an answer other than %d (on_missing): %s needs no key", status, t.readOnly.Key)
 	resp := t.send(t.newRequest(t.readOnly, "", nil))
 	if resp.err != nil || resp.status == status {
 		t.fail("%s", resp.summary())
 	}
 }
 
+// runTypeChange judges the status alone: whether the refusal carries the
+// declared error_code is CF05's concern, and one defect fails one probe.
 func runTypeChange(t *trial) {
-	key, nonce := newUUID(), newUUID()
-	if t.establish(t.newRequest(t.target, key, payload(t.target, nonce, field{AmountField, number("100")}))) == nil {
+	nonce := newUUID()
+	r := t.newRequest(t.target, newUUID(), payload(t.target, nonce, field{AmountField, number("100")}))
+	first := t.establish(r)
+	if first == nil {
 		return
 	}
-	c := t.policy.Conflict.OnPayloadMismatch
-	resp := t.send(t.newRequest(t.target, key, payload(t.target, nonce, field{AmountField, str("100")})))
-	t.checkRefusal(resp, int(c.Status.Value), c.ErrorCode.Value, "on_payload_mismatch", false)
+	typed := t.again(r)
+	typed.body = encode(payload(t.target, nonce, field{AmountField, str("100")}))
+	t.checkRefusal(t.send(typed), refusalSpec{status: t.policy.mismatch.status}, "on_payload_mismatch", codeIgnored, first)
 }
 
+// unjudgeable is why a probe that must see no replay cannot be judged: a
+// target that never replays answers every duplicate afresh.
+const unjudgeable = "no earlier probe saw the target replay an answer, so a fresh answer here proves nothing"
+
 func runBigInteger(t *trial) {
-	key, nonce := newUUID(), newUUID()
-	big := func(lit string) *request {
-		return t.newRequest(t.target, key, payload(t.target, nonce, field{BigField, number(lit)}))
+	if !t.replaySeen {
+		t.skip(unjudgeable)
+		return
 	}
+	nonce := newUUID()
+	r := t.newRequest(t.target, newUUID(), payload(t.target, nonce, field{BigField, number(bigExact)}))
 	t.expect("%s after %s not answered with the first answer (or the first refused with 400 %s)", bigRounded, bigExact, reference.CodeNotCanonicalizable)
-	first := t.send(big(bigExact))
+	first := t.send(r)
 	if code, _ := errorCode(first.body); first.err == nil && first.status == 400 && code == reference.CodeNotCanonicalizable {
 		return // the target refuses what it cannot fingerprint exactly: allowed
 	}
@@ -411,8 +494,9 @@ func runBigInteger(t *trial) {
 		t.fail("to the first: %s", first.summary())
 		return
 	}
-	resp := t.send(big(bigRounded))
-	switch {
+	rounded := t.again(r)
+	rounded.body = encode(payload(t.target, nonce, field{BigField, number(bigRounded)}))
+	switch resp := t.send(rounded); {
 	case resp.err != nil:
 		t.fail("%s", resp.summary())
 	case t.repeats(first, resp):
@@ -427,26 +511,165 @@ func runQuotedKey(t *trial) {
 	if first == nil {
 		return
 	}
-	quoted := *r
+	quoted := t.again(r)
 	quoted.key = strconv.Quote(key) // a UUID needs no escape: "<uuid>"
-	t.checkReplay(first, t.send(&quoted), "the answer to the bare key", "the answer to the quoted key")
+	t.checkReplay(first, t.send(quoted), "the answer to the bare key", "the answer to the quoted key")
 }
 
-func runOtherTenant(t *trial) {
+// runOtherScope sends a completed request again from another tenant or
+// actor, which must execute afresh.
+func runOtherScope(who string) func(t *trial) {
+	return func(t *trial) {
+		if !t.replaySeen {
+			t.skip(unjudgeable)
+			return
+		}
+		r := t.newRequest(t.target, newUUID(), payload(t.target, newUUID()))
+		first := t.establish(r)
+		if first == nil {
+			return
+		}
+		other := t.again(r)
+		from, to := TenantA, TenantB
+		if who == "actor" {
+			from, to = ActorA, ActorB
+			other.actor = to
+		} else {
+			other.tenant = to
+		}
+		t.expect("2xx: a fresh execution for %s %s, never %s %s's stored answer", who, to, who, from)
+		switch resp := t.send(other); {
+		case !resp.ok():
+			t.fail("%s", resp.summary())
+		case t.repeats(first, resp):
+			t.fail("%s %s's answer replayed: %s", who, from, resp.summary())
+		}
+	}
+}
+
+// noteRefusal keeps resp for CF14 when it is a refusal (4xx or 5xx):
+// whether the target refused at all is the probe's own concern.
+func (t *trial) noteRefusal(resp *response) {
+	if resp.err == nil && resp.status >= 400 {
+		t.refusals = append(t.refusals, refusalSeen{t.res.ID, resp})
+	}
+}
+
+// runProblemJSON checks the refusals CF01 and CF05 received (RFC 9457).
+func runProblemJSON(t *trial) {
+	t.expect("Content-Type application/problem+json, a JSON object with status equal to the HTTP status, title and error_code")
+	if len(t.refusals) == 0 {
+		t.skip("CF01 and CF05 received no refusal to check")
+		return
+	}
+	var wrong []string
+	for _, seen := range t.refusals {
+		if problem := problemFaults(seen.resp); problem != "" {
+			wrong = append(wrong, seen.probe+"'s answer "+problem)
+		}
+	}
+	if len(wrong) > 0 {
+		t.fail("%s", strings.Join(wrong, "; "))
+	}
+}
+
+// problemFaults says how resp is not an RFC 9457 problem as the spec
+// wants it, "" when it is one.
+func problemFaults(resp *response) string {
+	if resp.err != nil {
+		return resp.summary()
+	}
+	var faults []string
+	if ct := resp.header.Get("Content-Type"); !strings.EqualFold(strings.TrimSpace(strings.Split(ct, ";")[0]), "application/problem+json") {
+		faults = append(faults, fmt.Sprintf("Content-Type %q", ct))
+	}
+	obj, ok := jsonObject(resp.body)
+	if !ok {
+		return strings.Join(append(faults, "a body that is no JSON object"), ", ")
+	}
+	if s := string(obj["status"]); s != strconv.Itoa(resp.status) {
+		if s == "" {
+			s = "none"
+		}
+		faults = append(faults, fmt.Sprintf("status member %s for HTTP %d", s, resp.status))
+	}
+	for _, m := range []string{"title", "error_code"} {
+		if _, has := obj[m]; !has {
+			faults = append(faults, "no "+m)
+		}
+	}
+	return strings.Join(faults, ", ")
+}
+
+// runMalformedKeys sends three unusable keys, each of which must be
+// refused like a missing one.
+func runMalformedKeys(t *trial) {
+	om := t.policy.onMissing
+	t.expect("%d (on_missing) to each, nothing executed", om.status)
+	over := strings.Repeat(strings.ReplaceAll(newUUID(), "-", ""), t.policy.maxKeyLength/32+1)[:t.policy.maxKeyLength+1]
+	var wrong []string
+	for _, k := range []struct {
+		name string
+		keys []string
+	}{
+		{"an empty key", []string{""}},
+		{fmt.Sprintf("a key of %d characters", len(over)), []string{over}},
+		{"two key header fields", []string{newUUID(), newUUID()}},
+	} {
+		r := t.newRequest(t.target, "", payload(t.target, newUUID()))
+		r.keys = k.keys
+		if resp := t.send(r); resp.err != nil || resp.status != om.status {
+			wrong = append(wrong, k.name+": "+resp.summary())
+		}
+	}
+	if len(wrong) > 0 {
+		t.fail("%s", strings.Join(wrong, "; "))
+	}
+}
+
+func runMarker(t *trial) {
+	h := t.policy.replayedHeader()
+	t.expect("%s: true on CF03's replay, and not on CF02's answer", h)
+	if t.firstResp == nil || t.replayResp == nil || !t.firstResp.ok() || t.replayResp.err != nil {
+		t.fail("CF02 got %s; CF03 got %s", t.firstOutcome(), t.replayOutcome())
+		return
+	}
+	var wrong []string
+	if v := t.firstResp.header.Values(h); len(v) > 0 && !strings.EqualFold(v[0], "false") {
+		wrong = append(wrong, "CF02's answer: "+showHeader(h, v))
+	}
+	if v := t.replayResp.header.Values(h); len(v) != 1 || !strings.EqualFold(v[0], "true") {
+		wrong = append(wrong, "CF03's replay: "+showHeader(h, v))
+	}
+	if len(wrong) > 0 {
+		t.fail("%s", strings.Join(wrong, "; "))
+	}
+}
+
+func (t *trial) replayOutcome() string {
+	if t.replayResp == nil {
+		return "nothing: it did not run"
+	}
+	return t.replayResp.summary()
+}
+
+// runReplicas demands one record across the targets: a key completed on
+// one target is replayed by the next, and a burst spread over all of them
+// executes once.
+func runReplicas(t *trial) {
 	r := t.newRequest(t.target, newUUID(), payload(t.target, newUUID()))
 	first := t.establish(r)
 	if first == nil {
 		return
 	}
-	t.expect("2xx: a fresh execution for tenant %s, never tenant %s's stored answer", TenantB, TenantA)
-	other := *r
-	other.tenant = TenantB
-	switch resp := t.send(&other); {
-	case !resp.ok():
-		t.fail("%s", resp.summary())
-	case t.repeats(first, resp):
-		t.fail("tenant %s's answer replayed: %s", TenantA, resp.summary())
+	dup := t.again(r)
+	resp := t.send(dup)
+	t.checkReplay(first, resp, fmt.Sprintf("the answer of target %d", r.target+1), fmt.Sprintf("the replay on target %d", dup.target+1))
+	if t.res.Status != Pass {
+		return
 	}
+	t.expect("one execution across %d targets: every 2xx answer with one body; %s", len(t.bases), t.inflightRule())
+	t.burst(t.newRequest(t.target, newUUID(), payload(t.target, newUUID())))
 }
 
 // Checks shared by the probes.
@@ -462,56 +685,115 @@ func (t *trial) establish(r *request) *response {
 	return resp
 }
 
-// checkRefusal demands status with error_code code (any error_code when
-// code is ""). A JSON body must carry it; any body must when needCode.
-func (t *trial) checkRefusal(resp *response, status int, code, section string, needCode bool) {
-	want := "an error_code"
-	if code != "" {
-		want = fmt.Sprintf("error_code %q", code)
+// How checkRefusal treats the refusal's error_code.
+const (
+	codeIgnored  = iota // the status alone is judged
+	codeIfJSON          // a JSON body must carry it
+	codeRequired        // the body must carry it
+)
+
+// checkRefusal demands the refusal spec (with any error_code when spec
+// names none). first, when the refusal follows a completed request with
+// the same key, tells a replay from a re-execution when the refusal is
+// missing.
+func (t *trial) checkRefusal(resp *response, spec refusalSpec, section string, codeRule int, first *response) {
+	want := ""
+	switch {
+	case codeRule == codeIgnored:
+	case spec.code != "":
+		want = fmt.Sprintf(" with error_code %q", spec.code)
+	default:
+		want = " with an error_code"
 	}
-	t.expect("%d with %s (%s)", status, want, section)
+	t.expect("%d%s (%s)", spec.status, want, section)
 	got, coded := errorCode(resp.body)
 	_, isJSON := decodeJSON(resp.body)
 	switch {
-	case resp.err != nil || resp.status != status:
-		t.fail("%s", resp.summary())
-	case !coded && (needCode || isJSON):
+	case resp.err != nil || resp.status != spec.status:
+		t.fail("%s%s", resp.summary(), t.executedHow(resp, first))
+	case codeRule == codeIgnored:
+	case !coded && (codeRule == codeRequired || isJSON):
 		t.fail("%s, without error_code", resp.summary())
-	case coded && code != "" && got != code:
+		t.hintCode(resp, spec.code)
+	case coded && spec.code != "" && got != spec.code:
 		t.fail("%s", resp.summary())
+		t.hintCode(resp, spec.code)
 	}
 }
 
-func (r *Runner) replayedHeader() string { return r.policy.Replay.ReplayedHeader.Value }
-
-// checkReplay demands that dup replays first: the same status, the same
-// body byte for byte, and the replayed header when the policy declares
-// one.
-func (t *trial) checkReplay(first, dup *response, firstName, dupName string) {
-	h := t.replayedHeader()
-	withHeader := ""
-	if h != "" {
-		withHeader = ", " + h + ": true"
+// executedHow says what a 2xx that should have been a refusal was.
+func (t *trial) executedHow(resp, first *response) string {
+	switch {
+	case !resp.ok():
+		return ""
+	case first == nil:
+		return ": executed"
+	case resp.status == first.status && bytes.Equal(resp.body, first.body):
+		return ": a replay of the first answer (same body), so the change went unnoticed"
 	}
-	t.expect("%d and the body of %s byte for byte%s", first.status, firstName, withHeader)
+	return ": a re-execution (a new body)"
+}
+
+// hintCode points at where a body keeps the code the policy declares for
+// error_code, when it has one elsewhere.
+func (t *trial) hintCode(resp *response, want string) {
+	if at := codeElsewhere(resp.body, want); at != "" {
+		t.res.Hint = fmt.Sprintf("the body has the code under %s; the spec wants it in a top-level error_code member", at)
+	}
+}
+
+// checkReplay demands that dup replays first as the policy declares: the
+// same status and the same body byte for byte. The replay marker is
+// CF16's concern.
+func (t *trial) checkReplay(first, dup *response, firstName, dupName string) {
+	rp := t.policy.replay
+	sameStatus, sameBody := rp == nil || rp.sameStatus, rp == nil || rp.sameBody
+	switch {
+	case sameStatus && sameBody:
+		t.expect("%d and the body of %s byte for byte", first.status, firstName)
+	case sameStatus:
+		t.expect("%d, as %s (same_body is false)", first.status, firstName)
+	default:
+		t.expect("a replay of %s (same_status and same_body are false: any 2xx)", firstName)
+	}
 	if dup.err != nil {
 		t.fail("%s", dup.summary())
 		return
 	}
+	// Evidence that the target replays at all, even if not as declared,
+	// makes the probes that need one judgeable.
+	t.replaySeen = t.replaySeen || t.repeats(first, dup) || dup.status == first.status && sameJSON(first.body, dup.body)
 	var wrong []string
-	if dup.status != first.status {
+	if sameStatus && dup.status != first.status || !sameStatus && !is2xx(dup.status) {
 		wrong = append(wrong, "status "+strconv.Itoa(dup.status))
 	}
-	if !bytes.Equal(dup.body, first.body) {
-		wrong = append(wrong, "another body")
-		t.res.Diff = bodyDiff(first.body, dup.body, firstName, dupName)
-	}
-	if h != "" && dup.header.Get(h) != "true" {
-		wrong = append(wrong, showHeader(h, dup.header.Values(h)))
+	if sameBody && !bytes.Equal(dup.body, first.body) {
+		what := "another body"
+		switch {
+		case sameJSON(first.body, dup.body):
+			what = "the same JSON value spelt otherwise"
+		case is2xx(dup.status):
+			what = "another body: a re-execution, not a replay"
+		}
+		wrong = append(wrong, what)
+		t.res.Diff = bodyDiff(first.body, dup.body, firstName, dupName, t.redact)
 	}
 	if len(wrong) > 0 {
 		t.fail("%s: %s", strings.Join(wrong, ", "), dup.summary())
+		return
 	}
+	t.replaySeen = true
+}
+
+// sameJSON reports whether a and b hold one JSON value, however spelt.
+func sameJSON(a, b []byte) bool {
+	va, okA := decodeJSON(a)
+	vb, okB := decodeJSON(b)
+	var lines []string
+	if okA && okB {
+		jsonDiff(va, vb, "", &lines)
+	}
+	return okA && okB && len(lines) == 0
 }
 
 // repeats reports evidence that b replays a: the replayed header, or the
@@ -519,7 +801,7 @@ func (t *trial) checkReplay(first, dup *response, firstName, dupName string) {
 // executions never answer one body: a real result carries something
 // fresh, such as a new id.
 func (r *Runner) repeats(a, b *response) bool {
-	if h := r.replayedHeader(); h != "" && b.header.Get(h) == "true" {
+	if h := r.policy.replayedHeader(); h != "" && strings.EqualFold(b.header.Get(h), "true") {
 		return true
 	}
 	return b.status == a.status && len(a.body) > 0 && bytes.Equal(a.body, b.body)

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/jsontree"
 )
@@ -32,24 +34,29 @@ const (
 const (
 	TenantA = "idemlint-probe-tenant-a" // every request but CF13's second
 	TenantB = "idemlint-probe-tenant-b" // CF13's second request
-	Actor   = "idemlint-probe-actor"
+	ActorA  = "idemlint-probe-actor-a"  // every request but CF17's second
+	ActorB  = "idemlint-probe-actor-b"  // CF17's second request
 )
 
 // Config says what to probe and within which bounds.
 type Config struct {
-	// Policy is the adapter policy the target claims to honour, as the
-	// reference engine that accepted it returns it (Engine.Policy): conform
-	// probes only a policy without error findings.
+	// Policy is the adapter policy the target claims to honour, as
+	// written: conform probes a policy with lint errors too, skipping the
+	// probes whose sections are missing (boundary.Parse decodes it).
 	Policy *boundary.Policy
+	// PolicyFindings are the policy's lint findings, shown as notes.
+	PolicyFindings []checks.Finding
 	// Operation is the operation_key of the state-changing operation to
 	// probe; "" picks the first key-required state-changing one.
 	Operation string
 	// Body, a JSON object, replaces the operation's example body.
 	Body *jsontree.Node
 
-	// Target is the base URL of the service (http or https, no query).
-	Target string
-	// Handler, when set instead of Target, serves every request in
+	// Targets are the base URLs of the service (http or https, no query):
+	// one, or several replicas behind no balancer, over which duplicates
+	// are spread (CF18).
+	Targets []string
+	// Handler, when set instead of Targets, serves every request in
 	// process, with no socket (see InProcess).
 	Handler http.Handler
 	// EffectsURL, optional, answers GET with {"count": N}: how many times
@@ -60,7 +67,7 @@ type Config struct {
 	Effects func() int64
 
 	// Headers go with every request (authentication). Their values are
-	// redacted in all output.
+	// secrets: redacted in all output, and at least MinSecretLength long.
 	Headers []Header
 	// Concurrency is the number of simultaneous requests of CF07 and the
 	// most connections to one host (default DefaultConcurrency).
@@ -73,37 +80,36 @@ type Config struct {
 	MaxDuration time.Duration
 	// Insecure skips TLS certificate verification.
 	Insecure bool
-	// Verbose, when set, receives one line per request.
+	// Verbose, when set, receives each request and its answer.
 	Verbose io.Writer
-}
-
-// operation is a declared operation as conform probes it.
-type operation struct {
-	boundary.Operation
-	// header holds the example's headers and a JSON Content-Type, without
-	// those conform sets itself.
-	header http.Header
-	// base is the body probes extend: the example body (or Config.Body),
-	// {} when there is none, nil when it is not an object.
-	base *jsontree.Node
 }
 
 // Runner runs the probes of one Config. It is safe to Run more than once;
 // each run starts from scratch.
 type Runner struct {
 	cfg      Config
-	policy   *boundary.Policy
+	policy   *contract
 	target   *operation
 	second   *operation // another state-changing operation, for CF08
 	readOnly *operation // a read-only operation outside require_key, for CF09
-	base     string     // target base URL, no trailing slash
-	redact   *strings.Replacer
-	bounds   Bounds
+	bases    []string   // target base URLs, no trailing slash
+	redact   *redactor
+	plan     Plan
 }
 
-// Bounds are the limits of a run, printed before it starts.
+// Plan is what a run will do, known before it starts and printed first.
+type Plan struct {
+	Bounds Bounds
+	// Notes say what conform assumed or changed, such as an example body
+	// it could not extend.
+	Notes []string
+	// PolicyFindings are the policy's lint findings (Config.PolicyFindings).
+	PolicyFindings []checks.Finding
+}
+
+// Bounds are the limits of a run.
 type Bounds struct {
-	Target      string // where the probes go, credentials removed
+	Targets     []string // where the probes go, credentials removed
 	Operation   string
 	Effects     string // the effects counter, "" when none
 	Probes      int    // all probes, including those the policy makes inapplicable
@@ -114,7 +120,9 @@ type Bounds struct {
 	// in flight; it is Timeout unless the policy waits longer.
 	WaitTimeout time.Duration
 	Deadline    time.Duration
-	Headers     []string // the extra headers, values redacted
+	// MaxBodyBytes bounds each response body read (see bodyLimit).
+	MaxBodyBytes int
+	Headers      []string // the extra headers, values redacted
 }
 
 func (b Bounds) String() string {
@@ -129,15 +137,14 @@ func (b Bounds) String() string {
 	if len(b.Headers) > 0 {
 		extra += ", extra headers " + strings.Join(b.Headers, ", ")
 	}
-	return fmt.Sprintf("conform: %d probes, at most %d requests, concurrency %d, per-request timeout %s%s, deadline %s -> %s, operation %s%s",
-		b.Probes, b.MaxRequests, b.Concurrency, b.Timeout, wait, b.Deadline, b.Target, b.Operation, extra)
+	return fmt.Sprintf("conform: %d probes, at most %d requests, concurrency %d, per-request timeout %s%s, deadline %s, bodies up to %d bytes -> %s, operation %s%s",
+		b.Probes, b.MaxRequests, b.Concurrency, b.Timeout, wait, b.Deadline, b.MaxBodyBytes, strings.Join(b.Targets, " "), b.Operation, extra)
 }
 
 // New checks cfg and prepares its run. Its errors are usage errors.
 func New(cfg Config) (*Runner, error) {
-	p := cfg.Policy
-	if p == nil || !p.Idempotency.OK() || !p.Fingerprint.OK() || !p.Replay.OK() || !p.Inflight.OK() || !p.Conflict.OnPayloadMismatch.Status.OK() {
-		return nil, errors.New("the policy is incomplete: take it from the reference engine (reference.Load), which refuses a policy it cannot run")
+	if cfg.Policy == nil {
+		return nil, errors.New("no policy to probe")
 	}
 	cfg.Concurrency = defaulted(cfg.Concurrency, DefaultConcurrency)
 	cfg.Timeout = defaulted(cfg.Timeout, DefaultTimeout)
@@ -152,8 +159,9 @@ func New(cfg Config) (*Runner, error) {
 	case cfg.Body != nil && cfg.Body.Kind != jsontree.Object:
 		return nil, errors.New("the probe body must be a JSON object: conform adds its probe fields to it")
 	}
-	r := &Runner{cfg: cfg, policy: p}
-	if err := r.setTarget(); err != nil {
+	r := &Runner{cfg: cfg, policy: readContract(cfg.Policy)}
+	r.plan.PolicyFindings = cfg.PolicyFindings
+	if err := r.setTargets(); err != nil {
 		return nil, err
 	}
 	if err := r.checkHeaders(); err != nil {
@@ -162,7 +170,7 @@ func New(cfg Config) (*Runner, error) {
 	if err := r.pickOperations(); err != nil {
 		return nil, err
 	}
-	r.bounds = r.computeBounds()
+	r.plan.Bounds = r.computeBounds()
 	return r, nil
 }
 
@@ -176,37 +184,44 @@ func defaulted[T int | time.Duration](v, def T) T {
 // inProcessBase is the base URL of an in-process run; nothing resolves it.
 const inProcessBase = "http://reference.invalid"
 
-func (r *Runner) setTarget() error {
+func (r *Runner) setTargets() error {
 	cfg := &r.cfg
+	b := &r.plan.Bounds
 	switch {
-	case cfg.Handler != nil && cfg.Target != "":
+	case cfg.Handler != nil && len(cfg.Targets) > 0:
 		return errors.New("probe either a target URL or an in-process handler, not both")
 	case cfg.Handler != nil && cfg.EffectsURL != "":
 		return errors.New("an in-process run counts executions with Effects, not an effects URL")
 	case cfg.Handler != nil:
-		r.base = inProcessBase
-		r.bounds.Target = "the in-process reference engine"
+		r.bases = []string{inProcessBase}
+		b.Targets = []string{"the in-process reference engine"}
 		return nil
-	case cfg.Target == "":
+	case len(cfg.Targets) == 0:
 		return errors.New("no target: give the base URL of the service")
 	case cfg.Effects != nil:
 		return errors.New("an in-process effects counter needs an in-process handler")
 	}
-	u, err := checkURL("target", cfg.Target)
-	if err != nil {
-		return err
+	for _, t := range cfg.Targets {
+		u, err := checkURL("target", t)
+		if err != nil {
+			return err
+		}
+		if u.RawQuery != "" {
+			return fmt.Errorf("the target %s has a query; give the base URL the operation paths are appended to", u.Redacted())
+		}
+		base := strings.TrimSuffix(u.String(), "/")
+		if slices.Contains(r.bases, base) {
+			return fmt.Errorf("the target %s is given twice; replicas need distinct URLs", u.Redacted())
+		}
+		r.bases = append(r.bases, base)
+		b.Targets = append(b.Targets, u.Redacted())
 	}
-	if u.RawQuery != "" {
-		return fmt.Errorf("the target %s has a query; give the base URL the operation paths are appended to", u.Redacted())
-	}
-	r.base = strings.TrimSuffix(u.String(), "/")
-	r.bounds.Target = u.Redacted()
 	if cfg.EffectsURL != "" {
 		e, err := checkURL("effects URL", cfg.EffectsURL)
 		if err != nil {
 			return err
 		}
-		r.bounds.Effects = e.Redacted()
+		b.Effects = e.Redacted()
 	}
 	return nil
 }
@@ -228,7 +243,7 @@ func checkURL(what, s string) (*url.URL, error) {
 }
 
 // checkHeaders refuses extra headers that would overwrite what the probes
-// vary, and prepares their redaction.
+// vary, or whose value is too short to redact, and prepares the redaction.
 func (r *Runner) checkHeaders() error {
 	var secrets []string
 	for _, h := range r.cfg.Headers {
@@ -237,35 +252,34 @@ func (r *Runner) checkHeaders() error {
 				return fmt.Errorf("conform sets the %s header itself; it cannot come from an extra header", o)
 			}
 		}
-		if h.Value != "" {
-			secrets = append(secrets, h.Value, redacted)
+		if n := utf8.RuneCountInString(h.Value); n < MinSecretLength {
+			return fmt.Errorf("the value of the extra header %s has %d characters; conform treats it as a secret and needs at least %d to redact it without garbling the output", h.Name, n, MinSecretLength)
 		}
-		r.bounds.Headers = append(r.bounds.Headers, h.String())
+		secrets = append(secrets, h.Value)
+		r.plan.Bounds.Headers = append(r.plan.Bounds.Headers, h.String())
 	}
-	r.redact = strings.NewReplacer(secrets...)
+	r.redact = newRedactor(secrets)
 	return nil
 }
 
-func (r *Runner) keyHeader() string { return r.policy.Idempotency.KeyHeader() }
+func (r *Runner) keyHeader() string { return r.policy.keyHeader }
 
 // ownHeaders are the headers the probes set and vary themselves.
 func (r *Runner) ownHeaders() []string {
-	return []string{r.keyHeader(), r.policy.ScopeSources.TenantHeader(), r.policy.ScopeSources.ActorHeader()}
+	return []string{r.keyHeader(), r.policy.tenantHeader, r.policy.actorHeader}
 }
-
-func (r *Runner) requiresKey(op boundary.Operation) bool { return r.policy.Idempotency.Requires(&op) }
 
 // pickOperations chooses the operation to probe, and those CF08 and CF09
 // need.
 func (r *Runner) pickOperations() error {
-	ops := r.policy.Operations.Items
-	var target *boundary.Operation
+	ops := r.policy.operations
+	var target *operation
 	if r.cfg.Operation != "" {
-		i := slices.IndexFunc(ops, func(op boundary.Operation) bool { return op.Key.Value == r.cfg.Operation })
+		i := slices.IndexFunc(ops, func(op operation) bool { return op.Key == r.cfg.Operation })
 		if i < 0 {
 			keys := make([]string, len(ops))
 			for j, op := range ops {
-				keys[j] = op.Key.Value
+				keys[j] = op.Key
 			}
 			return fmt.Errorf("the policy declares no operation %q; it declares %s", r.cfg.Operation, strings.Join(keys, ", "))
 		}
@@ -277,7 +291,7 @@ func (r *Runner) pickOperations() error {
 		// The first key-required state-changing operation, else the first
 		// state-changing one (its key is then optional, but honoured).
 		for i := range ops {
-			if ops[i].StateChanging && (target == nil || r.requiresKey(ops[i]) && !r.requiresKey(*target)) {
+			if ops[i].StateChanging && (target == nil || ops[i].RequiresKey && !target.RequiresKey) {
 				target = &ops[i]
 			}
 		}
@@ -286,34 +300,39 @@ func (r *Runner) pickOperations() error {
 		}
 	}
 	r.target = r.newOperation(*target, r.cfg.Body)
-	r.bounds.Operation = target.Key.Value
+	r.plan.Bounds.Operation = target.Key
 	for _, op := range ops {
 		switch {
-		case op.Key.Value == target.Key.Value:
+		case op.Key == target.Key:
 		case op.StateChanging && r.second == nil:
 			r.second = r.newOperation(op, nil)
-		case !op.StateChanging && !r.requiresKey(op) && r.readOnly == nil:
+		case !op.StateChanging && !op.RequiresKey && r.readOnly == nil:
 			r.readOnly = r.newOperation(op, nil)
 		}
 	}
 	return nil
 }
 
-func (r *Runner) newOperation(op boundary.Operation, body *jsontree.Node) *operation {
-	o := &operation{Operation: op, header: http.Header{}}
-	if body == nil && op.Example != nil {
-		body = op.Example.Body()
+// newOperation prepares op's requests: body (nil: the example's) is the
+// object its probes extend. An example body that is not an object is
+// replaced by {} (spec 6.6), with a note saying so.
+func (r *Runner) newOperation(op operation, body *jsontree.Node) *operation {
+	o := op
+	o.header = http.Header{}
+	if body == nil {
+		body = op.body
 	}
 	switch {
 	case body == nil:
 		o.base = &jsontree.Node{Kind: jsontree.Object}
 	case body.Kind == jsontree.Object:
 		o.base = body
+	default:
+		o.base = &jsontree.Node{Kind: jsontree.Object}
+		r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("the example body of %s is not a JSON object; conform sends {} plus its probe fields instead", op.Key))
 	}
-	if op.Example != nil {
-		for name, v := range op.Example.Headers {
-			o.header.Set(name, v)
-		}
+	for name, v := range op.exampleHeaders {
+		o.header.Set(name, v)
 	}
 	if op.StateChanging && o.header.Get("Content-Type") == "" {
 		o.header.Set("Content-Type", "application/json")
@@ -321,19 +340,26 @@ func (r *Runner) newOperation(op boundary.Operation, body *jsontree.Node) *opera
 	for _, own := range r.ownHeaders() {
 		o.header.Del(own)
 	}
-	return o
+	return &o
 }
 
 func (r *Runner) computeBounds() Bounds {
-	b := r.bounds
+	b := r.plan.Bounds
 	b.Probes = len(probes)
 	b.Concurrency = r.cfg.Concurrency
 	b.Timeout = r.cfg.Timeout
 	b.WaitTimeout = r.cfg.Timeout
-	if in := r.policy.Inflight; in.Policy.Value == "wait" {
-		b.WaitTimeout = max(r.cfg.Timeout, time.Duration(in.WaitTimeoutMS.Value)*time.Millisecond+waitSlack)
+	if in := r.policy.inflight; in != nil && in.policy == "wait" {
+		b.WaitTimeout = max(r.cfg.Timeout, time.Duration(in.waitTimeoutMS)*time.Millisecond+waitSlack)
 	}
 	b.Deadline = r.cfg.MaxDuration
+	b.MaxBodyBytes = bodyLimit(r.cfg.Concurrency)
+	if r.cfg.Handler == nil {
+		b.MaxRequests = len(r.bases) // the pre-flight check
+		if r.cfg.EffectsURL != "" {
+			b.MaxRequests++
+		}
+	}
 	for i := range probes {
 		p := &probes[i]
 		if p.skip(r) != "" {
@@ -351,7 +377,7 @@ func (r *Runner) computeBounds() Bounds {
 }
 
 // Bounds returns the limits of a run.
-func (r *Runner) Bounds() Bounds { return r.bounds }
+func (r *Runner) Bounds() Bounds { return r.plan.Bounds }
 
 // Status is the outcome of a probe.
 type Status string
@@ -360,18 +386,21 @@ type Status string
 const (
 	Pass Status = "pass"
 	Fail Status = "fail"
-	Skip Status = "skip" // the policy makes the probe inapplicable
+	// Skip: the policy makes the probe inapplicable, or what the target
+	// did leaves it unjudgeable; Reason says which.
+	Skip Status = "skip"
 )
 
 // Result is the outcome of one probe. Every text in it is redacted.
 type Result struct {
-	ID       string // CF01...CF13
+	ID       string // CF01...CF18
 	Name     string // what the probe sends
 	Checks   string // the policy rule it checks
 	Status   Status
 	Reason   string // why it was skipped
 	Expected string // what the policy demands, for a probe that ran
 	Got      string // what came back, on failure
+	Hint     string // where the answer may have gone wrong, on failure
 	Diff     string // how a body differs from the one expected, on failure
 	Requests int    // requests sent, the effects counter's included
 	Duration time.Duration
@@ -379,7 +408,7 @@ type Result struct {
 
 // Report is the outcome of a run.
 type Report struct {
-	Bounds   Bounds
+	Plan
 	Results  []Result
 	Requests int
 	Duration time.Duration
@@ -396,21 +425,26 @@ func (r *Report) Count(s Status) int {
 	return n
 }
 
-// Run sends the probes one after another (only CF07 sends at once) and
-// reports each to out as it ends (out may be nil). The error is out's.
+// Run checks that the targets answer at all, then sends the probes one
+// after another (only CF07 and CF18 send at once) and reports each to out
+// as it ends (out may be nil). Its errors are out's, or a target or
+// effects URL that does not answer: nothing was probed.
 func (r *Runner) Run(ctx context.Context, out Writer) (*Report, error) {
 	if out == nil {
 		out = nopWriter{}
-	}
-	if err := out.Begin(r.bounds); err != nil {
-		return nil, err
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, r.cfg.MaxDuration, fmt.Errorf("the run deadline of %s passed", r.cfg.MaxDuration))
 	defer cancel()
 	st := r.newRun()
 	defer st.close()
 	start := time.Now()
-	rep := &Report{Bounds: r.bounds, Results: make([]Result, 0, len(probes))}
+	if err := st.preflight(ctx); err != nil {
+		return nil, err
+	}
+	if err := out.Begin(&r.plan); err != nil {
+		return nil, err
+	}
+	rep := &Report{Plan: r.plan, Results: make([]Result, 0, len(probes))}
 	for i := range probes {
 		rep.Results = append(rep.Results, st.probe(ctx, &probes[i]))
 		if err := out.Probe(&rep.Results[i]); err != nil {
@@ -422,8 +456,8 @@ func (r *Runner) Run(ctx context.Context, out Writer) (*Report, error) {
 	return rep, out.End(rep)
 }
 
-// run is the state of one Run: the client, and what CF02 and CF03 leave
-// for the probes after them.
+// run is the state of one Run: the client, and what earlier probes leave
+// for later ones.
 type run struct {
 	*Runner
 	client *client
@@ -433,24 +467,38 @@ type run struct {
 	firstResp  *response // and its answer; nil when CF02 did not run
 	replayResp *response // CF03's answer
 	resourceID string    // the "id" of CF02's answer, to fill path parameters
+	// refusals are the answers CF14 checks: CF01's and CF05's refusals.
+	refusals []refusalSeen
+	// replaySeen records that the target replayed an answer at least once:
+	// until it has, a fresh answer where a replay would be wrong (CF11,
+	// CF13, CF17) proves nothing.
+	replaySeen bool
+	fresh      int // fresh requests sent, to spread them over the targets
+}
+
+// refusalSeen is a refusal one probe received, for CF14.
+type refusalSeen struct {
+	probe string
+	resp  *response
 }
 
 func (r *Runner) newRun() *run {
 	c := &client{
-		base:         r.base,
+		bases:        r.bases,
 		extra:        http.Header{},
 		keyHeader:    r.keyHeader(),
-		tenantHeader: r.policy.ScopeSources.TenantHeader(),
-		actorHeader:  r.policy.ScopeSources.ActorHeader(),
-		actor:        Actor,
-		timeout:      r.bounds.Timeout,
-		waitTimeout:  r.bounds.WaitTimeout,
+		tenantHeader: r.policy.tenantHeader,
+		actorHeader:  r.policy.actorHeader,
+		timeout:      r.plan.Bounds.Timeout,
+		waitTimeout:  r.plan.Bounds.WaitTimeout,
+		bodyLimit:    r.plan.Bounds.MaxBodyBytes,
+		redact:       r.redact,
 	}
 	for _, h := range r.cfg.Headers {
 		c.extra.Add(h.Name, h.Value)
 	}
 	if r.cfg.Verbose != nil {
-		c.log = &lineLog{w: r.cfg.Verbose, redact: r.redact}
+		c.log = &requestLog{w: r.cfg.Verbose, redact: r.redact, targets: len(r.bases)}
 	}
 	st := &run{Runner: r, client: c}
 	if r.cfg.Handler != nil {
@@ -470,6 +518,37 @@ func (r *Runner) newRun() *run {
 	return st
 }
 
+// preflight checks that every target and the effects URL answer at all,
+// whatever they answer: an address that does not would otherwise fail
+// every probe, each after a timeout.
+func (st *run) preflight(ctx context.Context) error {
+	if st.cfg.Handler != nil {
+		return nil
+	}
+	check := func(what, u, shown string) error {
+		ctx, cancel := context.WithTimeoutCause(ctx, st.cfg.Timeout, fmt.Errorf("no answer within %s", st.cfg.Timeout))
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		req.Header = st.client.extra.Clone()
+		if _, _, _, err := st.client.exchange(ctx, req); err != nil && errors.Is(err, errNoAnswer) {
+			return fmt.Errorf("the %s %s does not answer: %s", what, shown, st.redact.text(err.Error()))
+		}
+		return nil
+	}
+	for i, base := range st.bases {
+		if err := check("target", base+"/", st.plan.Bounds.Targets[i]); err != nil {
+			return err
+		}
+	}
+	if st.cfg.EffectsURL != "" {
+		return check("effects URL", st.cfg.EffectsURL, st.plan.Bounds.Effects)
+	}
+	return nil
+}
+
 // probe runs one probe, with the effects counter around it when there is
 // one and the probe says how much it must grow.
 func (st *run) probe(ctx context.Context, p *probe) (res Result) {
@@ -482,8 +561,8 @@ func (st *run) probe(ctx context.Context, p *probe) (res Result) {
 	defer func() {
 		res.Duration = time.Since(start)
 		res.Requests = int(st.client.sent.Load() - sent)
-		for _, s := range []*string{&res.Expected, &res.Got, &res.Diff} {
-			*s = st.redact.Replace(*s)
+		for _, s := range []*string{&res.Reason, &res.Expected, &res.Got, &res.Hint, &res.Diff} {
+			*s = st.redact.text(*s)
 		}
 	}()
 	t := &trial{ctx: ctx, run: st, res: &res}
@@ -502,10 +581,17 @@ func (st *run) probe(ctx context.Context, p *probe) (res Result) {
 		}
 	}
 	p.run(t)
-	if !counted || res.Status != Pass {
+	if !counted || res.Status == Skip {
 		return res
 	}
 	after, err := st.client.effects(ctx)
+	if res.Status == Fail {
+		// What really ran tells a replay from a re-execution.
+		if err == nil {
+			res.Got += fmt.Sprintf("; the effects counter grew by %d, %d expected (%s)", after-before, p.effects, p.effectsWhy)
+		}
+		return res
+	}
 	switch {
 	case err != nil:
 		t.failWith("a readable effects counter", "effects counter: %v", err)
@@ -546,20 +632,35 @@ func (t *trial) failWith(expected, format string, args ...any) {
 	t.fail(format, args...)
 }
 
+// skip ends a probe that what the target did leaves unjudgeable.
+func (t *trial) skip(reason string) {
+	t.res.Status, t.res.Reason = Skip, reason
+	t.res.Expected = ""
+}
+
 func (t *trial) send(r *request) *response {
 	r.probe = t.res.ID
 	return t.client.do(t.ctx, r)
 }
 
-// newRequest is a request for op with key (bare), from tenant A, with
-// body (nil sends none). Path parameters are filled with CF02's resource
-// id.
+// newRequest is a fresh request for op with key (bare), from tenant A and
+// the first actor, with body (nil sends none), to the next target in turn.
+// Path parameters are filled with CF02's resource id.
 func (t *trial) newRequest(op *operation, key string, body *jsontree.Node) *request {
-	r := &request{op: op, path: t.fillPath(op.Path.Value), key: key, tenant: TenantA}
+	r := &request{op: op, path: t.fillPath(op.Path), key: key, tenant: TenantA, actor: ActorA, target: t.fresh % len(t.bases)}
+	t.fresh++
 	if body != nil {
 		r.body = encode(body)
 	}
 	return r
+}
+
+// again returns a copy of r for another target than r's, when there are
+// several: a duplicate must reach another replica (spec 6.6).
+func (t *trial) again(r *request) *request {
+	dup := *r
+	dup.target = (r.target + 1) % len(t.bases)
+	return &dup
 }
 
 // fillPath fills the {parameters} of a path template: with the id CF02's

@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,14 +19,11 @@ import (
 	"github.com/idemlint/idemlint/reference"
 )
 
-// allProbes are the ids of every probe, none of which testdata/orders.json
-// makes inapplicable.
-var allProbes = []string{"CF01", "CF02", "CF03", "CF04", "CF05", "CF06", "CF07", "CF08", "CF09", "CF10", "CF11", "CF12", "CF13"}
-
 // Each target below is wrong in one way, and exactly the probes that see
-// that way must fail. The ones built on the reference engine serve its
-// Demo's effects counter too, so the counter checks run on every probe
-// that has one.
+// that way must fail (wantFail), the others pass or skip (wantSkip,
+// {"CF18"} unless given: one target). The ones built on the reference
+// engine serve its Demo's effects counter too, so the counter checks run
+// on every probe that has one.
 func TestWrongTargets(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -35,29 +34,35 @@ func TestWrongTargets(t *testing.T) {
 		timeout  time.Duration
 		deadline time.Duration
 		wantFail []string
+		wantSkip []string
 		wantGot  map[string]string // what some failing probes got
+		wantHint map[string]string
 	}{
 		{
 			name: "the reference engine itself",
-			base: engineTarget(nil),
+			base: engineTarget(nil, nil),
 		},
 		{
 			// A store without an atomic create-if-absent: duplicates
 			// arriving together all find no record and all execute.
 			name:     "executes twice under concurrency",
-			base:     engineTarget(nil, reference.WithStore(racyStore{reference.NewMemoryStore(nil)})),
+			base:     engineTarget(nil, nil, reference.WithStore(racyStore{reference.NewMemoryStore(nil)})),
 			wantFail: []string{"CF07"},
 		},
 		{
 			name:     "ignores the fingerprint",
-			base:     engineTarget(nil, reference.WithStore(blindStore{reference.NewMemoryStore(nil)})),
+			base:     engineTarget(nil, nil, reference.WithStore(blindStore{reference.NewMemoryStore(nil)})),
 			wantFail: []string{"CF05", "CF10", "CF11"},
+			wantGot: map[string]string{
+				"CF05": `201 Created, body {"id":"`,
+				"CF10": "a replay of the first answer (same body), so the change went unnoticed; the effects counter grew by 1, 1 expected",
+			},
 		},
 		{
 			// The stored body goes through a JSON re-encoder on replay:
 			// the same value, but not the same bytes.
 			name: "replays another body",
-			base: engineTarget(rewrite(func(status int, h http.Header, body []byte) (int, []byte) {
+			base: engineTarget(nil, rewrite(func(r *http.Request, status int, h http.Header, body []byte) (int, []byte) {
 				if h.Get("Idempotent-Replayed") != "true" {
 					return status, body
 				}
@@ -68,21 +73,26 @@ func TestWrongTargets(t *testing.T) {
 				return status, out.Bytes()
 			})),
 			wantFail: []string{"CF03", "CF06", "CF07", "CF12"},
+			wantGot:  map[string]string{"CF03": "the same JSON value spelt otherwise: 201 Created"},
 		},
 		{
 			name: "answers a missing key with 422",
-			base: engineTarget(rewrite(func(status int, h http.Header, body []byte) (int, []byte) {
-				if code, _ := errorCode(body); code == "idempotency_key_required" {
+			base: engineTarget(nil, rewrite(func(r *http.Request, status int, h http.Header, body []byte) (int, []byte) {
+				if len(r.Header.Values("X-Idempotency-Key")) == 0 && status == http.StatusBadRequest {
 					return http.StatusUnprocessableEntity, body
 				}
 				return status, body
 			})),
-			wantFail: []string{"CF01"},
-			wantGot:  map[string]string{"CF01": `422 Unprocessable Entity, error_code "idempotency_key_required"`},
+			// The problem's status member still says 400: CF14 sees that.
+			wantFail: []string{"CF01", "CF14"},
+			wantGot: map[string]string{
+				"CF01": `422 Unprocessable Entity, error_code "idempotency_key_required"`,
+				"CF14": "CF01's answer status member 400 for HTTP 422",
+			},
 		},
 		{
 			name: "drops the echoed key header",
-			base: engineTarget(rewrite(func(status int, h http.Header, body []byte) (int, []byte) {
+			base: engineTarget(nil, rewrite(func(r *http.Request, status int, h http.Header, body []byte) (int, []byte) {
 				h.Del("X-Idempotency-Key")
 				return status, body
 			})),
@@ -109,15 +119,18 @@ func TestWrongTargets(t *testing.T) {
 				t.Cleanup(srv.Close)
 				return srv.URL, true
 			},
-			wantFail: []string{"CF02", "CF05", "CF06", "CF07", "CF08", "CF10", "CF12", "CF13"},
+			wantFail: []string{"CF02", "CF05", "CF06", "CF07", "CF08", "CF10", "CF12", "CF13", "CF17"},
 			wantGot:  map[string]string{"CF02": "it grew by 2, from 0 to 2"},
 		},
 		{
-			// Every request times out; CF07, whose requests may wait
-			// 3s, is cut by the run deadline, and the probes after it
-			// do not run.
+			// Every probe request times out; CF07, whose requests may
+			// wait 3s, is cut by the run deadline, and the probes after
+			// it do not run. The pre-flight GET is answered.
 			name: "hangs",
 			base: handlerTarget(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/" {
+					return
+				}
 				// With the body read, the server watches the connection
 				// and ends the context when the client gives up.
 				io.Copy(io.Discard, r.Body)
@@ -125,7 +138,7 @@ func TestWrongTargets(t *testing.T) {
 			}),
 			timeout:  100 * time.Millisecond,
 			deadline: time.Second,
-			wantFail: allProbes,
+			wantFail: []string{"CF01", "CF02", "CF03", "CF04", "CF05", "CF06", "CF07", "CF08", "CF09", "CF10", "CF11", "CF12", "CF13", "CF14", "CF15", "CF16", "CF17"},
 			wantGot: map[string]string{
 				"CF01": "no answer: timed out after 100ms",
 				"CF07": "no answer x16; no answer: the run deadline of 1s passed",
@@ -133,38 +146,107 @@ func TestWrongTargets(t *testing.T) {
 			},
 		},
 		{
-			name: "resets every connection",
-			base: handlerTarget(func(w http.ResponseWriter, r *http.Request) {
-				conn, _, err := http.NewResponseController(w).Hijack()
-				if err != nil {
-					panic(err)
-				}
-				conn.(*net.TCPConn).SetLinger(0) // close with RST
-				conn.Close()
-			}),
-			wantFail: allProbes,
-		},
-		{
 			// 200 with random bytes: the probes that need a refusal, a
 			// replay or one body fail; those that need a 2xx that is not
-			// a replay, or anything but 400, pass.
+			// a replay, or anything but 400, pass or cannot be judged.
 			name: "answers garbage",
 			base: handlerTarget(func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/html")
 				w.Write([]byte("<html>\x00\xff" + rand.Text()))
 			}),
-			wantFail: []string{"CF01", "CF03", "CF04", "CF05", "CF06", "CF07", "CF10", "CF12"},
+			wantFail: []string{"CF01", "CF03", "CF04", "CF05", "CF06", "CF07", "CF10", "CF12", "CF15", "CF16"},
+			wantSkip: []string{"CF11", "CF13", "CF14", "CF17", "CF18"},
 		},
 		{
-			name:     "does not speak HTTP",
-			base:     notHTTP,
-			wantFail: allProbes,
+			// The refusals are plain JSON, with their code under "code".
+			name: "refuses with plain JSON",
+			base: engineTarget(nil, rewrite(func(r *http.Request, status int, h http.Header, body []byte) (int, []byte) {
+				if status < 400 {
+					return status, body
+				}
+				h.Set("Content-Type", "application/json")
+				return status, bytes.Replace(body, []byte(`"error_code"`), []byte(`"code"`), 1)
+			})),
+			wantFail: []string{"CF01", "CF05", "CF14"},
+			wantGot: map[string]string{
+				"CF05": "422 Unprocessable Entity, body {",
+				"CF14": `CF01's answer Content-Type "application/json", no error_code; CF05's answer Content-Type "application/json", no error_code`,
+			},
+			wantHint: map[string]string{"CF05": "the body has the code under /code; the spec wants it in a top-level error_code member"},
+		},
+		{
+			name: "accepts keys longer than max_length",
+			base: engineTarget(func(doc map[string]any) {
+				section(doc, "http_idempotency")["key_format"] = map[string]any{"max_length": 255}
+			}, nil),
+			wantFail: []string{"CF15"},
+		},
+		{
+			name: "sends no replay marker",
+			base: engineTarget(nil, rewrite(func(r *http.Request, status int, h http.Header, body []byte) (int, []byte) {
+				h.Del("Idempotent-Replayed")
+				return status, body
+			})),
+			wantFail: []string{"CF16"},
+		},
+		{
+			name:     "shares records across actors",
+			base:     engineTarget(nil, setHeader("X-Actor-Id", "everyone")),
+			wantFail: []string{"CF17"},
+		},
+		{
+			name:     "shares records across tenants",
+			base:     engineTarget(nil, setHeader("X-Tenant-Id", "everyone")),
+			wantFail: []string{"CF13"},
+		},
+		{
+			// Every write is filed under orders.create: the same key on
+			// orders.cancel is a payload mismatch.
+			name: "shares records across operations",
+			base: engineTarget(nil, func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method == http.MethodPost {
+						r.URL.Path = "/orders"
+					}
+					next.ServeHTTP(w, r)
+				})
+			}),
+			wantFail: []string{"CF08"},
+			wantGot:  map[string]string{"CF08": `422 Unprocessable Entity, error_code "idempotency_key_reused"`},
+		},
+		{
+			name: "requires the key on reads",
+			base: engineTarget(func(doc map[string]any) {
+				section(doc, "http_idempotency")["require_key"] = map[string]any{"methods": []any{"GET", "POST"}}
+			}, nil),
+			wantFail: []string{"CF09"},
+		},
+		{
+			name: "fingerprints the raw bytes",
+			base: engineTarget(func(doc map[string]any) {
+				section(doc, "idempotency_fingerprint")["canonicalization"] = "raw_bytes"
+			}, nil),
+			wantFail: []string{"CF06"},
+		},
+		{
+			// A target that does not parse Structured Field Strings: the
+			// quoted key is another key.
+			name: "takes the quoted key for another",
+			base: engineTarget(nil, func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if k := r.Header.Get("X-Idempotency-Key"); strings.HasPrefix(k, `"`) {
+						r.Header.Set("X-Idempotency-Key", strings.Trim(k, `"`)+"-quoted")
+					}
+					next.ServeHTTP(w, r)
+				})
+			}),
+			wantFail: []string{"CF12"},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			base, counts := tt.base(t)
-			cfg := Config{Target: base, Timeout: tt.timeout, MaxDuration: tt.deadline}
+			cfg := Config{Targets: []string{base}, Timeout: tt.timeout, MaxDuration: tt.deadline}
 			if counts {
 				cfg.EffectsURL = base + reference.EffectsPath
 			}
@@ -174,12 +256,21 @@ func TestWrongTargets(t *testing.T) {
 				t.Errorf("failing probes (-want +got):\n%s\nfailures:%s", diff, describe(rep))
 			}
 			for id, want := range tt.wantGot {
-				if got := result(t, rep, id).Got; got != want {
-					t.Errorf("%s got %q, want %q", id, got, want)
+				if got := result(t, rep, id).Got; !strings.Contains(got, want) {
+					t.Errorf("%s got %q, want %q in it", id, got, want)
 				}
 			}
-			if skipped := ids(rep, Skip); skipped != nil {
-				t.Errorf("skipped %v", skipped)
+			for id, want := range tt.wantHint {
+				if got := result(t, rep, id).Hint; got != want {
+					t.Errorf("%s hint %q, want %q", id, got, want)
+				}
+			}
+			wantSkip := tt.wantSkip
+			if wantSkip == nil {
+				wantSkip = []string{"CF18"}
+			}
+			if diff := cmp.Diff(wantSkip, ids(rep, Skip)); diff != "" {
+				t.Errorf("skipped probes (-want +got):\n%s", diff)
 			}
 			if bound := rep.Bounds.Deadline + time.Second; time.Since(start) > bound {
 				t.Errorf("the run took %s, beyond its deadline of %s", time.Since(start), rep.Bounds.Deadline)
@@ -188,11 +279,23 @@ func TestWrongTargets(t *testing.T) {
 	}
 }
 
-// engineTarget serves testdata/orders.json's engine, built with opts, in
-// front of a Demo, wrapped by wrap.
-func engineTarget(wrap func(http.Handler) http.Handler, opts ...reference.Option) func(t *testing.T) (string, bool) {
+// setHeader returns a wrapper that sets a request header before the
+// handler sees it, as a service that ignores the caller's value does.
+func setHeader(name, value string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			r.Header.Set(name, value)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// engineTarget serves the engine of testdata/orders.json after edit (nil:
+// none), built with opts, in front of a Demo, wrapped by wrap (nil: none).
+// Conform probes it against the unedited policy.
+func engineTarget(edit func(doc map[string]any), wrap func(http.Handler) http.Handler, opts ...reference.Option) func(t *testing.T) (string, bool) {
 	return func(t *testing.T) (string, bool) {
-		return serveEngine(t, engine(t, nil, opts...), wrap), true
+		return serveEngine(t, engine(t, edit, opts...), wrap), true
 	}
 }
 
@@ -204,8 +307,8 @@ func handlerTarget(h http.HandlerFunc) func(t *testing.T) (string, bool) {
 	}
 }
 
-// notHTTP accepts connections, greets them as an SSH server would and
-// hangs up.
+// notHTTP accepts connections, answers a request as an SSH server greets
+// and hangs up.
 func notHTTP(t *testing.T) (string, bool) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -218,6 +321,9 @@ func notHTTP(t *testing.T) (string, bool) {
 			if err != nil {
 				return
 			}
+			// Greeting only once the request arrived, so the client is
+			// reading when the answer comes.
+			http.ReadRequest(bufio.NewReader(conn)) //nolint:errcheck // any request will do
 			conn.Write([]byte("SSH-2.0-OpenSSH_9.6\r\n"))
 			conn.Close()
 		}
@@ -226,13 +332,13 @@ func notHTTP(t *testing.T) (string, bool) {
 }
 
 // rewrite returns a wrapper that lets edit change each answer of the
-// handler it wraps (its header in place).
-func rewrite(edit func(status int, h http.Header, body []byte) (int, []byte)) func(http.Handler) http.Handler {
+// handler it wraps (its header in place), knowing the request.
+func rewrite(edit func(r *http.Request, status int, h http.Header, body []byte) (int, []byte)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rec := httptest.NewRecorder()
 			next.ServeHTTP(rec, r)
-			status, body := edit(rec.Code, rec.Header(), rec.Body.Bytes())
+			status, body := edit(r, rec.Code, rec.Header(), rec.Body.Bytes())
 			for k, v := range rec.Header() {
 				w.Header()[k] = v
 			}

@@ -1,0 +1,69 @@
+package conform
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemlint/idemlint/reference"
+)
+
+// serveReplicas serves one replica of testdata/orders.json's engine per
+// store, each on its own 127.0.0.1 port, all in front of one Demo: the
+// business service the replicas share, so that its effects counter (at
+// the returned URL) counts executions across replicas. Pass one store
+// several times for replicas that share it.
+func serveReplicas(t testing.TB, stores ...reference.Store) (bases []string, effectsURL string) {
+	t.Helper()
+	demo := reference.NewDemo(engine(t, nil).Policy())
+	for _, s := range stores {
+		srv := httptest.NewServer(engine(t, nil, reference.WithStore(s)).Middleware(demo))
+		t.Cleanup(srv.Close)
+		bases = append(bases, srv.URL)
+	}
+	return bases, bases[0] + reference.EffectsPath
+}
+
+// probeReplicas runs every probe against replicas, spreading duplicates
+// over them, and checks CF18 ended with want.
+func probeReplicas(t testing.TB, bases []string, effectsURL string, want Status) *Report {
+	t.Helper()
+	rep := probeTarget(t, Config{Targets: bases, EffectsURL: effectsURL})
+	if got := result(t, rep, "CF18"); got.Status != want {
+		t.Errorf("CF18 %s, want %s: %s%s", got.Status, want, got.Got, describe(rep))
+	}
+	return rep
+}
+
+// Replicas on one shared store are one service: every probe passes.
+func TestReplicasOnOneStore(t *testing.T) {
+	t.Parallel()
+	shared := reference.NewMemoryStore(nil)
+	bases, effects := serveReplicas(t, shared, shared, shared)
+	rep := probeReplicas(t, bases, effects, Pass)
+	if failed, skipped := ids(rep, Fail), ids(rep, Skip); failed != nil || skipped != nil {
+		t.Errorf("failed %v, skipped %v:%s", failed, skipped, describe(rep))
+	}
+}
+
+// Replicas on separate stores (the shared-store issue): a key completed
+// on one replica executes again on the next. CF18 fails, and so does
+// every probe that sends a duplicate to another replica; those that need
+// a replay seen cannot be judged.
+func TestReplicasOnSeparateStores(t *testing.T) {
+	t.Parallel()
+	bases, effects := serveReplicas(t, reference.NewMemoryStore(nil), reference.NewMemoryStore(nil))
+	rep := probeReplicas(t, bases, effects, Fail)
+	wantFail := []string{"CF03", "CF05", "CF06", "CF07", "CF10", "CF12", "CF16", "CF18"}
+	if diff := cmp.Diff(wantFail, ids(rep, Fail)); diff != "" {
+		t.Errorf("failing probes (-want +got):\n%s%s", diff, describe(rep))
+	}
+	if got, want := result(t, rep, "CF05").Got, "a re-execution (a new body); the effects counter grew by 2, 1 expected"; !strings.Contains(got, want) {
+		t.Errorf("CF05 got %q, want %q in it", got, want)
+	}
+	if diff := cmp.Diff([]string{"CF11", "CF13", "CF17"}, ids(rep, Skip)); diff != "" {
+		t.Errorf("skipped probes (-want +got):\n%s", diff)
+	}
+}
