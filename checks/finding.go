@@ -2,6 +2,7 @@ package checks
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/idemlint/idemlint/checks/boundary"
@@ -38,6 +39,17 @@ type Location struct {
 func (f *Finding) Relate(doc *boundary.Document, at boundary.Pos, message string) {
 	pl := doc.Place(at)
 	f.Related = append(f.Related, Location{File: doc.Path, Line: pl.Line, Column: pl.Column, Pointer: pl.Pointer, Message: message})
+}
+
+// String writes f on one line, as the text format does without colour:
+// "file:line:column: severity RULE message" (no position for a file that
+// could not be read).
+func (f Finding) String() string {
+	loc := f.File
+	if f.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column)
+	}
+	return fmt.Sprintf("%s: %s %s %s", loc, f.Severity, f.Rule, f.Message)
 }
 
 // SortFindings orders findings by file, position, rule and message, so

@@ -1,8 +1,9 @@
 package checks
 
 import (
-	"github.com/idemlint/idemlint/schemas"
 	"testing"
+
+	"github.com/idemlint/idemlint/schemas"
 
 	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/fixtures"

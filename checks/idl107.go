@@ -1,9 +1,10 @@
 package checks
 
 import (
-	"github.com/idemlint/idemlint/checks/boundary"
 	"strconv"
 	"strings"
+
+	"github.com/idemlint/idemlint/checks/boundary"
 )
 
 // requiredScope is the uniqueness tuple of an idempotency record, in the

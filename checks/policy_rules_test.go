@@ -3,11 +3,12 @@ package checks
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/idemlint/idemlint/schemas"
 	"io/fs"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idemlint/idemlint/schemas"
 
 	"github.com/google/go-cmp/cmp"
 

@@ -117,18 +117,9 @@ func (e *InvalidPolicyError) Error() string {
 	b.WriteByte(')')
 	for _, f := range e.Findings {
 		b.WriteString("\n")
-		b.WriteString(formatFinding(f))
+		b.WriteString(f.String())
 	}
 	return b.String()
-}
-
-// formatFinding writes f as "idemlint check" does in text form.
-func formatFinding(f checks.Finding) string {
-	loc := f.File
-	if f.Line > 0 {
-		loc = fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column)
-	}
-	return fmt.Sprintf("%s: %s %s %s", loc, f.Severity, f.Rule, f.Message)
 }
 
 // Load reads the policy file at path, as "idemlint check" reads files, and
@@ -164,7 +155,7 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 	}
 	e.configure(doc)
 	for _, f := range findings {
-		e.log.Warn("policy warning", "finding", formatFinding(f))
+		e.log.Warn("policy warning", "finding", f.String())
 	}
 	return e, nil
 }

@@ -205,7 +205,7 @@ func runConform(cmd *cobra.Command, f conformFlags) error {
 func findingLines(findings []checks.Finding) string {
 	var b strings.Builder
 	for _, f := range findings {
-		b.WriteString("\n" + conform.FormatFinding(f))
+		b.WriteString("\n" + f.String())
 	}
 	return b.String()
 }

@@ -76,18 +76,9 @@ func writePlan(w io.Writer, p *Plan) error {
 		writeWrapped(bw, "note: ", n, "  ")
 	}
 	for _, f := range p.PolicyFindings {
-		writeWrapped(bw, "note: the policy as written: ", FormatFinding(f), "  ")
+		writeWrapped(bw, "note: the policy as written: ", f.String(), "  ")
 	}
 	return bw.Flush()
-}
-
-// FormatFinding writes f as "idemlint check" does in text form.
-func FormatFinding(f checks.Finding) string {
-	loc := f.File
-	if f.Line > 0 {
-		loc = fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column)
-	}
-	return fmt.Sprintf("%s: %s %s %s", loc, f.Severity, f.Rule, f.Message)
 }
 
 // checksWidth aligns the probe names after the longest rule text.
