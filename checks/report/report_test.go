@@ -41,7 +41,7 @@ var sampleRules = []*checks.Rule{
 // sampleReport exercises what formats must get right: escaping (a space,
 // ":", "," and "%" in names and messages), an absolute path, a finding
 // without a position, a chain, both severities, a file with no findings,
-// and a finding of a rule missing from Rules.
+// a related location, and a finding of a rule missing from Rules.
 func sampleReport() *Report {
 	return &Report{
 		Version: "v1.2.3",
@@ -56,7 +56,8 @@ func sampleReport() *Report {
 				Message: "100% of requests lose the key: add it, then retry"},
 			{Rule: "IDL208", Severity: checks.Warning, File: "set/02,gw:v2.json", Line: 20, Column: 20, Pointer: "/http_retry/max_attempts",
 				Chain:   "orders.create: web -> checkout-bff -> edge-gw -> orders-adapter",
-				Message: "orders.create: web -> checkout-bff -> edge-gw -> orders-adapter: 12 attempts exceed 10"},
+				Message: "orders.create: web -> checkout-bff -> edge-gw -> orders-adapter: 12 attempts exceed 10",
+				Related: []checks.Location{{File: "set/01 browser.json", Line: 18, Column: 27, Pointer: "/http_retry/max_attempts", Message: "IDL102 reports this list too"}}},
 		},
 	}
 }
