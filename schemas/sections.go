@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"hash/maphash"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,19 +43,54 @@ type sectionKey struct {
 // growing.
 const (
 	maxCachedRaw      = 8 << 10
-	maxCachedSections = 1 << 16
+	maxCachedSections = 1 << 18
 )
 
 // A Validator validates the documents of one boundary set, validating each
 // distinct section once. It is safe for concurrent use; make one per set,
 // so the cache goes when the set is done.
+//
+// A section is remembered by a 128-bit digest of its key, not its text:
+// most sections are valid and most are seen once, so the cache holds
+// little more than digests (about 40 bytes a section, where keeping the
+// text and a sync.Map entry cost several hundred). Two seeded 64-bit
+// hashes make a collision, which could hide a violation, practically
+// impossible (about 2^-64 for a million sections).
 type Validator struct {
-	cache sync.Map // sectionKey -> []Violation
+	seeds  [2]maphash.Seed
+	shards [16]struct {
+		sync.Mutex
+		found map[digest][]Violation // nil for a valid section
+	}
 	count atomic.Int64
 }
 
+// digest identifies a section key; see Validator.
+type digest [2]uint64
+
 // NewValidator returns a Validator with an empty cache.
-func NewValidator() *Validator { return new(Validator) }
+func NewValidator() *Validator {
+	v := &Validator{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+	for i := range v.shards {
+		v.shards[i].found = map[digest][]Violation{}
+	}
+	return v
+}
+
+func (val *Validator) digest(key sectionKey) digest {
+	var d digest
+	for i, seed := range val.seeds {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		h.WriteString(key.kind)
+		h.WriteByte(0)
+		h.WriteString(key.name)
+		h.WriteByte(0)
+		h.WriteString(key.raw)
+		d[i] = h.Sum64()
+	}
+	return d
+}
 
 // compileSections compiles each kind's shell and property schemas. The
 // shell is the kind's schema document with every property schema replaced
@@ -135,14 +171,25 @@ func (val *Validator) Validate(root *jsontree.Node, src string) []Violation {
 
 // cached returns the violations of key, validating with validate once.
 func (val *Validator) cached(key sectionKey, validate func() []Violation) []Violation {
-	if found, ok := val.cache.Load(key); ok {
-		return found.([]Violation)
+	if len(key.raw) > maxCachedRaw {
+		return validate()
 	}
-	found := validate()
-	if len(key.raw) <= maxCachedRaw && val.count.Load() < maxCachedSections {
-		if _, loaded := val.cache.LoadOrStore(key, found); !loaded {
+	d := val.digest(key)
+	shard := &val.shards[d[0]%uint64(len(val.shards))]
+	shard.Lock()
+	found, ok := shard.found[d]
+	shard.Unlock()
+	if ok {
+		return found
+	}
+	found = validate()
+	if val.count.Load() < maxCachedSections {
+		shard.Lock()
+		if _, ok := shard.found[d]; !ok {
+			shard.found[d] = found
 			val.count.Add(1)
 		}
+		shard.Unlock()
 	}
 	return found
 }
