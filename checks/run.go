@@ -91,6 +91,10 @@ func Check(paths []string, opts Options) (*Result, error) {
 		files = slices.DeleteFunc(files, opts.Ignore)
 		skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return opts.Ignore(s.Path) })
 	}
+	if opts.API != nil {
+		// The description beside the documents is no boundary document.
+		files = slices.DeleteFunc(files, opts.API.Is)
+	}
 	return checkFiles(files, skipped, opts), nil
 }
 

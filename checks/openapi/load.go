@@ -42,6 +42,13 @@ type API struct {
 	Operations  []*Operation // sorted by path template, then method
 
 	routes map[string][]*Operation // by Route, see Find
+	abs    string                  // Path made absolute, for Is
+}
+
+// Is reports whether path names the description's file.
+func (api *API) Is(path string) bool {
+	abs, err := filepath.Abs(path)
+	return err == nil && abs == api.abs
 }
 
 // Operation is one operation of the description.
@@ -157,6 +164,9 @@ func Load(path string) (*API, error) {
 		return nil, fmt.Errorf(`%s: the OpenAPI description has no "paths"`, path)
 	}
 	api := &API{Path: path, Version: doc.OpenAPI}
+	if api.abs, err = filepath.Abs(path); err != nil {
+		return nil, err
+	}
 	if doc.Info != nil {
 		api.InfoVersion = doc.Info.Version
 	}
