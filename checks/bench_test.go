@@ -2,16 +2,21 @@ package checks_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/fileset"
+	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/fixtures/corpus"
 )
 
@@ -172,5 +177,51 @@ func BenchmarkCheckDocument(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkOpenAPIRules10k is the OpenAPI rules alone (IDL301-IDL304, with
+// the chain graph they read built once per iteration) on the corpus held
+// to a description of every browser operation of it: compare with
+// BenchmarkCheckSet10k. Loading the description is not timed
+// (checks/openapi's BenchmarkLoad measures it).
+func BenchmarkOpenAPIRules10k(b *testing.B) {
+	dir, _, _ := corpusFiles(b)
+	opts := checks.DefaultOptions()
+	res, err := checks.Check([]string{dir}, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	methods := map[string][]string{} // path -> methods
+	for _, d := range res.Documents {
+		if d.Kind != boundary.BrowserToBFF {
+			continue
+		}
+		for _, op := range d.Operations.Items {
+			if !slices.Contains(methods[op.Path.Value], op.Method.Value) {
+				methods[op.Path.Value] = append(methods[op.Path.Value], op.Method.Value)
+			}
+		}
+	}
+	var spec strings.Builder
+	spec.WriteString("openapi: 3.0.3\ninfo: {title: corpus, version: '1'}\npaths:\n")
+	for _, p := range slices.Sorted(maps.Keys(methods)) {
+		fmt.Fprintf(&spec, "  '%s':\n", p)
+		for _, m := range methods[p] {
+			fmt.Fprintf(&spec, "    %s:\n      parameters: [{$ref: '#/components/parameters/Key'}]\n", strings.ToLower(m))
+			spec.WriteString("      responses: {'201': {description: ok}, '4XX': {description: refused}}\n")
+		}
+	}
+	spec.WriteString("components:\n  parameters:\n    Key: {name: x-idempotency-key, in: header, required: true, schema: {type: string}}\n")
+	path := filepath.Join(b.TempDir(), "api.yaml")
+	if err := os.WriteFile(path, []byte(spec.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if opts.API, err = openapi.Load(path); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.ReportMetric(float64(len(checks.CheckAPI(res.Sets, &opts))), "findings")
 	}
 }

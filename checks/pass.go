@@ -6,6 +6,7 @@ import (
 
 	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/openapi"
 )
 
 // Limits are the tunable limits of the rules: the only settings a rule
@@ -66,10 +67,13 @@ func (p *DocumentPass) add(f Finding) { *p.findings = append(*p.findings, f) }
 type SetPass struct {
 	Rule   *Rule
 	Docs   []*boundary.Document // every decoded document of the set, sorted by path
-	Graph  *chain.Graph         // Docs linked into chains, built once for every rule
+	Graph  *chain.Graph         // Docs linked into chains, built once for every rule; nil for OpenAPI rules
 	Limits *Limits
+	// API is the description an OpenAPI rule holds Docs (every set's) to.
+	API *openapi.API
 
 	findings *[]Finding
+	bridge   *bridge // what the OpenAPI rules share
 }
 
 // Report reports, at the rule's severity, the value at `at` in doc as a

@@ -65,6 +65,10 @@ type Rule struct {
 	// rule (IDL001), in which case neither is.
 	CheckDocument func(*DocumentPass)
 	CheckSet      func(*SetPass)
+	// OpenAPI rules are set rules that hold the boundary sets to an API
+	// description (Options.API). They run once over every set, and only
+	// with a description.
+	OpenAPI bool
 }
 
 // CrossDocument reports whether the rule runs on the whole set.

@@ -10,6 +10,7 @@ import (
 	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/fileset"
 	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/schemas"
 )
 
@@ -32,8 +33,22 @@ type Options struct {
 	// SetOf, when set, names the boundary set a file belongs to: chains
 	// link documents of one set only. "" is the default set.
 	SetOf func(path string) string
+	// API is the OpenAPI description the OpenAPI rules (IDL301-IDL304)
+	// hold the sets to; nil for a plain check, where they do not run.
+	API *openapi.API
 
 	decodeOnly bool // Load: no schema, no rules
+}
+
+// skips reports whether the rule id does not run: turned off, or an
+// OpenAPI rule without a description. Its findings are dropped and its
+// suppressions are not called unused.
+func (o *Options) skips(id string) bool {
+	if o.Disabled[id] {
+		return true
+	}
+	r, ok := registry[id]
+	return ok && r.OpenAPI && o.API == nil
 }
 
 // DefaultOptions returns every rule on with the spec's limits.
@@ -75,6 +90,10 @@ func Check(paths []string, opts Options) (*Result, error) {
 	if opts.Ignore != nil {
 		files = slices.DeleteFunc(files, opts.Ignore)
 		skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return opts.Ignore(s.Path) })
+	}
+	if opts.API != nil {
+		// The description beside the documents is no boundary document.
+		files = slices.DeleteFunc(files, opts.API.Is)
 	}
 	return checkFiles(files, skipped, opts), nil
 }
@@ -151,12 +170,18 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 	}
 	slices.Sort(setNames)
 	res.Sets = make([][]*boundary.Document, len(setNames))
+	graphs := make([]*chain.Graph, len(setNames))
 	for i, name := range setNames {
 		res.Sets[i] = sets[name]
 		if opts.decodeOnly {
 			continue
 		}
-		res.Findings = append(res.Findings, checkSet(sets[name], lost[name], &opts)...)
+		var found []Finding
+		found, graphs[i] = checkSet(sets[name], lost[name], &opts)
+		res.Findings = append(res.Findings, found...)
+	}
+	if opts.API != nil && !opts.decodeOnly {
+		res.Findings = append(res.Findings, checkAPI(res.Documents, graphs, &opts)...)
 	}
 	res.Findings = applyOverrides(res.Findings, sup, &opts)
 	SortFindings(res.Findings)
@@ -222,17 +247,46 @@ func checkDocument(path string, src []byte, validator *schemas.Validator, opts *
 }
 
 // CheckSet runs the cross-document rules over one set of documents.
-func CheckSet(docs []*boundary.Document, opts *Options) []Finding { return checkSet(docs, 0, opts) }
+func CheckSet(docs []*boundary.Document, opts *Options) []Finding {
+	findings, _ := checkSet(docs, 0, opts)
+	return findings
+}
 
 // checkSet is CheckSet for a set in which unreadable files did not decode
 // into a document: the chain rules must know that a link may be missing.
-func checkSet(docs []*boundary.Document, unreadable int, opts *Options) []Finding {
+// It returns the set's chain graph for the OpenAPI rules.
+func checkSet(docs []*boundary.Document, unreadable int, opts *Options) ([]Finding, *chain.Graph) {
 	var findings []Finding
 	graph := chain.Build(docs)
 	graph.Unreadable = unreadable
 	for _, r := range Rules() {
-		if r.CheckSet != nil && !opts.Disabled[r.ID] {
+		if r.CheckSet != nil && !r.OpenAPI && !opts.Disabled[r.ID] {
 			r.CheckSet(&SetPass{Rule: r, Docs: docs, Graph: graph, Limits: &opts.Limits, findings: &findings})
+		}
+	}
+	return findings, graph
+}
+
+// CheckAPI runs the OpenAPI rules with opts.API over sets of documents.
+func CheckAPI(sets [][]*boundary.Document, opts *Options) []Finding {
+	var docs []*boundary.Document
+	graphs := make([]*chain.Graph, len(sets))
+	for i, set := range sets {
+		docs = append(docs, set...)
+		graphs[i] = chain.Build(set)
+	}
+	return checkAPI(docs, graphs, opts)
+}
+
+// checkAPI runs the OpenAPI rules once over every document of every set,
+// graphs being the sets' chains: the description is one contract,
+// whichever set carries each of its operations.
+func checkAPI(docs []*boundary.Document, graphs []*chain.Graph, opts *Options) []Finding {
+	var findings []Finding
+	shared := &bridge{graphs: graphs}
+	for _, r := range Rules() {
+		if r.OpenAPI && !opts.Disabled[r.ID] {
+			r.CheckSet(&SetPass{Rule: r, Docs: docs, Limits: &opts.Limits, API: opts.API, findings: &findings, bridge: shared})
 		}
 	}
 	return findings

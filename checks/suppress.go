@@ -57,7 +57,7 @@ func applyOverrides(findings []Finding, sup *suppressions, opts *Options) []Find
 	entries, idl003 := sup.entries, sup.malformed
 	out := findings[:0]
 	for _, f := range findings {
-		if !opts.Disabled[f.Rule] && !hide(entries[f.File], f.Rule) {
+		if !opts.skips(f.Rule) && !hide(entries[f.File], f.Rule) {
 			out = append(out, f)
 		}
 	}
@@ -65,14 +65,14 @@ func applyOverrides(findings []Finding, sup *suppressions, opts *Options) []Find
 		for _, s := range list {
 			// A disabled rule did not run: whether its suppression is still
 			// needed is unknown, so it is not called unused.
-			if !s.used && !opts.Disabled[s.rule] {
+			if !s.used && !opts.skips(s.rule) {
 				f := s.at
 				f.Message = fmt.Sprintf("the suppression of %s hides no finding in this file; remove it", s.rule)
 				idl003 = append(idl003, f)
 			}
 		}
 	}
-	if !opts.Disabled[IDL003.ID] {
+	if !opts.skips(IDL003.ID) {
 		out = append(out, idl003...)
 	}
 

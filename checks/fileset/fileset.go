@@ -231,11 +231,15 @@ func inside(p, root string) bool {
 	return strings.HasPrefix(p, root)
 }
 
-// Read reads a file of at most MaxFileSize bytes. Like os.ReadFile it
-// sizes the buffer from the file's size, so a file costs one allocation;
-// the limit is enforced on what is read, not on what Stat claims. Only
-// regular files are read (see notRegular).
-func Read(path string) ([]byte, error) {
+// Read reads a boundary document of at most MaxFileSize bytes.
+func Read(path string) ([]byte, error) { return ReadLimited(path, MaxFileSize, "a boundary document") }
+
+// ReadLimited reads a file of at most limit bytes; what names the kind of
+// file in the error. Like os.ReadFile it sizes the buffer from the file's
+// size, so a file costs one allocation; the limit is enforced on what is
+// read, not on what Stat claims. Only regular files are read (see
+// notRegular).
+func ReadLimited(path string, limit int, what string) ([]byte, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, unwrapPathError(err)
@@ -251,13 +255,13 @@ func Read(path string) ([]byte, error) {
 		return nil, unwrapPathError(err)
 	}
 	defer f.Close()
-	size := int(min(info.Size(), MaxFileSize)) + 1 // +1 to see EOF or excess
+	size := int(min(info.Size(), int64(limit))) + 1 // +1 to see EOF or excess
 	data := make([]byte, 0, size)
 	for {
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
-		if len(data) > MaxFileSize {
-			return nil, fmt.Errorf("file is larger than the %d MiB limit for a boundary document", MaxFileSize>>20)
+		if len(data) > limit {
+			return nil, fmt.Errorf("file is larger than the %d MiB limit for %s", limit>>20, what)
 		}
 		if err == io.EOF {
 			return data, nil

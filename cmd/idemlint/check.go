@@ -9,17 +9,12 @@ import (
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/config"
+	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
 )
 
 func newCheckCmd() *cobra.Command {
-	var (
-		format, configPath, failOn string
-		noConfig, allowEmpty       bool
-		maxAmplification           int
-		maxWarnings                int
-		flags                      config.Flags
-	)
+	var flags checkFlags
 	cmd := &cobra.Command{
 		Use:   "check PATH...",
 		Short: "Check a boundary set: schemas, per-document rules and chains",
@@ -44,56 +39,81 @@ otherwise; 2 on a usage error, an invalid configuration file or a named path
 that does not exist.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := report.New(format, report.Options{Color: colorEnabled(cmd.OutOrStdout())})
-			if err != nil {
-				return err
-			}
-			threshold, err := checks.ParseSeverity(failOn)
-			if err != nil {
-				return fmt.Errorf("--fail-on: %w", err)
-			}
-			if cmd.Flags().Changed("max-retry-amplification") {
-				if maxAmplification < 1 {
-					return fmt.Errorf("--max-retry-amplification must be at least 1, got %d", maxAmplification)
-				}
-				flags.MaxRetryAmplification = &maxAmplification
-			}
-			cfg, err := loadConfig(configPath, noConfig, args[0])
-			if err != nil {
-				return err
-			}
-			res, err := checks.Check(args, config.Options(cfg, flags))
-			if err != nil {
-				return err
-			}
-			if len(res.Documents) == 0 && !allowEmpty {
-				return errNoDocuments(args)
-			}
-			rep := &report.Report{Findings: res.Findings, Files: res.Files, Unreadable: res.Unreadable, NotBoundary: res.NotBoundary,
-				Rules: checks.Rules(), Version: buildVersion(), FailOn: threshold}
-			for _, d := range res.Documents {
-				rep.Paths = append(rep.Paths, d.Path)
-			}
-			if err := f.Format(cmd.OutOrStdout(), rep); err != nil {
-				return err
-			}
-			return verdict(cmd.ErrOrStderr(), res.Findings, threshold, maxWarnings)
+			return flags.run(cmd, args, nil)
 		},
 	}
+	flags.register(cmd)
+	return cmd
+}
+
+// checkFlags are the flags of "check", which "openapi check" shares.
+type checkFlags struct {
+	format, configPath, failOn string
+	noConfig, allowEmpty       bool
+	maxAmplification           int
+	maxWarnings                int
+	config                     config.Flags
+}
+
+func (c *checkFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVarP(&format, "format", "f", "text", "output format: "+joinNames(report.Names()))
-	fl.IntVar(&maxAmplification, "max-retry-amplification", checks.DefaultLimits().MaxRetryAmplification, "IDL208: largest allowed product of max_attempts along a chain")
-	fl.StringVar(&configPath, "config", "", "configuration file (default: the nearest "+config.FileName+")")
-	fl.BoolVar(&noConfig, "no-config", false, "use no configuration file")
-	fl.BoolVar(&flags.FollowSymlinks, "follow-symlinks", false, "follow symbolic links that lead outside the checked paths and the configuration's directory")
-	fl.BoolVar(&allowEmpty, "allow-empty", false, "exit 0 when no boundary document is found (by default that is a usage error, exit 2)")
-	fl.StringVar(&failOn, "fail-on", "error", "least severity that fails the check: error or warning")
-	fl.IntVar(&maxWarnings, "max-warnings", -1, "fail when there are more warnings than this (-1: no limit)")
+	fl.StringVarP(&c.format, "format", "f", "text", "output format: "+joinNames(report.Names()))
+	fl.IntVar(&c.maxAmplification, "max-retry-amplification", checks.DefaultLimits().MaxRetryAmplification, "IDL208: largest allowed product of max_attempts along a chain")
+	fl.StringVar(&c.configPath, "config", "", "configuration file (default: the nearest "+config.FileName+")")
+	fl.BoolVar(&c.noConfig, "no-config", false, "use no configuration file")
+	fl.BoolVar(&c.config.FollowSymlinks, "follow-symlinks", false, "follow symbolic links that lead outside the checked paths and the configuration's directory")
+	fl.BoolVar(&c.allowEmpty, "allow-empty", false, "exit 0 when no boundary document is found (by default that is a usage error, exit 2)")
+	fl.StringVar(&c.failOn, "fail-on", "error", "least severity that fails the check: error or warning")
+	fl.IntVar(&c.maxWarnings, "max-warnings", -1, "fail when there are more warnings than this (-1: no limit)")
 	cmd.MarkFlagsMutuallyExclusive("config", "no-config")
 	completeFlag(cmd, "format", report.Names()...)
 	completeFlag(cmd, "fail-on", "error", "warning")
 	_ = cmd.MarkFlagFilename("config", "json")
-	return cmd
+}
+
+// run checks the sets at paths, held to the API description when api is
+// not nil, writes the report and returns the verdict.
+func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) error {
+	f, err := report.New(c.format, report.Options{Color: colorEnabled(cmd.OutOrStdout())})
+	if err != nil {
+		return err
+	}
+	threshold, err := checks.ParseSeverity(c.failOn)
+	if err != nil {
+		return fmt.Errorf("--fail-on: %w", err)
+	}
+	if cmd.Flags().Changed("max-retry-amplification") {
+		if c.maxAmplification < 1 {
+			return fmt.Errorf("--max-retry-amplification must be at least 1, got %d", c.maxAmplification)
+		}
+		c.config.MaxRetryAmplification = &c.maxAmplification
+	}
+	cfg, err := loadConfig(c.configPath, c.noConfig, paths[0])
+	if err != nil {
+		return err
+	}
+	opts := config.Options(cfg, c.config)
+	opts.API = api
+	res, err := checks.Check(paths, opts)
+	if err != nil {
+		return err
+	}
+	if len(res.Documents) == 0 && !c.allowEmpty {
+		return errNoDocuments(paths)
+	}
+	rep := &report.Report{Findings: res.Findings, Files: res.Files, Unreadable: res.Unreadable, NotBoundary: res.NotBoundary,
+		Rules: checks.Rules(), Version: buildVersion(), FailOn: threshold}
+	for _, d := range res.Documents {
+		rep.Paths = append(rep.Paths, d.Path)
+	}
+	if api != nil {
+		rep.Files++
+		rep.Paths = append(rep.Paths, api.Path)
+	}
+	if err := f.Format(cmd.OutOrStdout(), rep); err != nil {
+		return err
+	}
+	return verdict(cmd.ErrOrStderr(), res.Findings, threshold, c.maxWarnings)
 }
 
 // errNoDocuments is the usage error of a run that found no boundary

@@ -21,7 +21,8 @@ func newRulesCmd() *cobra.Command {
 		Use:   "rules",
 		Short: "List every rule: id, severity, scope and summary",
 		Long: `Rules lists every rule idemlint checks: its id, default severity, whether it
-looks at one document or at the chains across documents, and what it requires.
+looks at one document, at the chains across documents, or at the sets against
+an OpenAPI description ("openapi check"), and what it requires.
 "idemlint explain ID" shows why a rule matters, how to fix a finding, and a bad
 and a good example.
 
@@ -49,7 +50,10 @@ linking to the rule's fixtures, the examples explain shows).`,
 
 // scope names what a rule looks at.
 func scope(r *checks.Rule) string {
-	if r.CrossDocument() {
+	switch {
+	case r.OpenAPI:
+		return "openapi"
+	case r.CrossDocument():
 		return "cross-document"
 	}
 	return "document"

@@ -1,0 +1,57 @@
+package checks
+
+import (
+	"strconv"
+
+	"github.com/idemlint/idemlint/checks/openapi"
+)
+
+// IDL303 makes the API description list the answers of the idempotency
+// layer, so clients handle them instead of treating them as failures.
+var IDL303 = register(&Rule{
+	ID:       "IDL303",
+	Name:     "openapi-declares-refusals",
+	Severity: Warning,
+	OpenAPI:  true,
+	Summary:  "the refusals the chain's owner policy can answer are declared as responses of the OpenAPI operation",
+	Doc: `An idempotent API answers more than success and validation errors: the owner
+policy refuses a request without a valid key (http_idempotency.on_missing),
+a reused key with another payload (idempotency_conflict.on_payload_mismatch)
+and, with "policy": "reject", a duplicate of a request still running
+(idempotency_inflight.status). A client that does not know these statuses
+treats a 409 "still processing" as a failure and gives up, or retries a 422
+forever; the IETF idempotency-key draft asks a resource to publish them.
+
+Reported at the "responses" of an OpenAPI operation reached by a
+browser_to_bff operation whose chain is complete and whose owner requires
+the key, once per status the owner can answer that the operation does not
+declare. A response of the status's class ("4XX") counts; "default" does
+not, because it says nothing about the case.
+
+Fix: add the responses, typically as shared components/responses with a
+problem+json body, e.g. "409": {$ref: "#/components/responses/InFlight"}.`,
+	CheckSet: func(p *SetPass) {
+		type seen struct {
+			op     *openapi.Operation
+			status int
+		}
+		reported := map[seen]bool{}
+		for _, b := range p.browserOperations() {
+			if len(b.described) == 0 {
+				continue
+			}
+			refusals := p.ownerRefusals(b)
+			for _, o := range b.described {
+				for _, r := range refusals {
+					s := seen{o, r.status}
+					if reported[s] || o.Declares(r.status) {
+						continue
+					}
+					reported[s] = true
+					p.ReportAt(o.ResponsesAt, o.Pointer+"/responses", "%s: declare response %s: %s answers it %s",
+						o.Name(), strconv.Itoa(r.status), r.owner, r.why)
+				}
+			}
+		}
+	},
+})

@@ -1,0 +1,267 @@
+package openapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// StarterFile is one document of a starter set.
+type StarterFile struct {
+	Path string // slash-separated, relative to the set's directory: "orders/01-browser-to-bff.json"
+	Data []byte
+}
+
+// Starter builds a starter boundary set from api (spec section 7): one
+// flow of four documents per tag, named after it in lower case with "-"
+// for other characters than letters and digits (an operation goes to its
+// first tag's flow; untagged operations, and all of them when no operation
+// has a tag, to the flow "api"). template holds the four documents of a valid flow by
+// file name, keyed on "boundary": each flow is a copy with its own
+// components ("web" -> "<flow>-bff" -> "<flow>-gw" -> "<flow>-adapter"),
+// the API's operations, info.version as contract_version and the key
+// header the API declares; every other field is the template's, as written.
+// skipped names the operations whose method a boundary document cannot
+// carry (TRACE).
+func Starter(api *API, template map[string][]byte) (files []StarterFile, skipped []string, err error) {
+	header := keyHeader(api)
+	flows := map[string][]*Operation{}
+	for _, o := range api.Operations {
+		if !boundaryMethod(o.Method) {
+			skipped = append(skipped, o.Method+" "+o.Template)
+			continue
+		}
+		flow := "api"
+		if len(o.Tags) > 0 {
+			flow = componentID(o.Tags[0]) // tags that differ only in case or punctuation share a flow
+		}
+		flows[flow] = append(flows[flow], o)
+	}
+	if len(flows) == 0 {
+		return nil, skipped, fmt.Errorf("%s: no operation a boundary document can carry", api.Path)
+	}
+	names := make([]string, 0, len(flows))
+	for name := range flows {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	fileNames := make([]string, 0, len(template))
+	for name := range template {
+		fileNames = append(fileNames, name)
+	}
+	sort.Strings(fileNames)
+	for _, name := range names {
+		for _, file := range fileNames {
+			data, err := starterDocument(template[file], name, api, flows[name], header)
+			if err != nil {
+				return nil, nil, fmt.Errorf("starter template %s: %w", file, err)
+			}
+			files = append(files, StarterFile{Path: path.Join(name, file), Data: data})
+		}
+	}
+	return files, skipped, nil
+}
+
+// member is a top-level member of a template document, its value as written.
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// starterDocument rewrites one template document for the flow id.
+func starterDocument(src []byte, id string, api *API, ops []*Operation, header string) ([]byte, error) {
+	members, err := topLevel(src)
+	if err != nil {
+		return nil, err
+	}
+	var kind string
+	for _, m := range members {
+		if m.key == "boundary" {
+			_ = json.Unmarshal(m.value, &kind)
+		}
+	}
+	components := map[string]string{"browser_to_bff": "web", "bff_to_gateway": id + "-bff", "gateway_to_adapter": id + "-gw", "adapter": id + "-adapter"}
+	next := map[string]string{"browser_to_bff": id + "-bff", "bff_to_gateway": id + "-gw", "gateway_to_adapter": id + "-adapter"}
+	if components[kind] == "" {
+		return nil, fmt.Errorf("unknown boundary %q", kind)
+	}
+	quotedKey, _ := json.Marshal(header)
+	var out bytes.Buffer
+	out.WriteString("{\n")
+	for i, m := range members {
+		value := m.value
+		switch m.key {
+		case "from":
+			value = quote(components[kind])
+		case "to":
+			value = quote(next[kind])
+		case "service":
+			value = quote(components[kind])
+		case "contract_version":
+			if api.InfoVersion != "" {
+				value = quote(api.InfoVersion)
+			}
+		case "operations":
+			value = operations(ops, kind == "browser_to_bff")
+		default:
+			value = bytes.ReplaceAll(value, []byte(`"x-idempotency-key"`), quotedKey)
+		}
+		fmt.Fprintf(&out, "  %s: %s", quote(m.key), value)
+		if i < len(members)-1 {
+			out.WriteByte(',')
+		}
+		out.WriteByte('\n')
+	}
+	out.WriteString("}\n")
+	return out.Bytes(), nil
+}
+
+// topLevel splits a JSON object into its members, keeping each value's
+// bytes (and so its layout) as written.
+func topLevel(src []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(src))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	var members []member
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var m member
+		m.key, _ = t.(string)
+		if err := dec.Decode(&m.value); err != nil {
+			return nil, err
+		}
+		members = append(members, m)
+	}
+	return members, nil
+}
+
+// operations is the "operations" array of a flow, one operation a line;
+// the browser edge's paths are those the browser calls (with the first
+// server's base path), the later hops' the API's own templates.
+func operations(ops []*Operation, browser bool) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteString("[\n")
+	keys := map[string]bool{}
+	for i, o := range ops {
+		p := o.Template
+		if browser {
+			p = o.BasePaths[0] + o.Template
+		}
+		fmt.Fprintf(&b, `    {"operation_key": %s, "method": %s, "path": %s}`, quote(unique(OperationKey(o), keys)), quote(o.Method), quote(p))
+		if i < len(ops)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("  ]")
+	return b.Bytes()
+}
+
+// OperationKey names an operation as spec section 7 says: its operationId
+// lower-cased, every character outside [a-z0-9._:-] as "-"; without one
+// (or with one that leaves no letter or digit to start with), its method
+// and path: "post.orders.orderid.refunds".
+func OperationKey(o *Operation) string {
+	if key := strings.TrimLeft(sanitize(o.ID), "._:-"); key != "" {
+		return key
+	}
+	key := strings.ToLower(o.Method)
+	for _, seg := range strings.Split(o.Template, "/") {
+		if seg = strings.Trim(sanitize(strings.Trim(seg, "{}")), "._:-"); seg != "" {
+			key += "." + seg
+		}
+	}
+	return key
+}
+
+// sanitize lower-cases s and replaces every character an operation_key
+// cannot hold with "-".
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == ':', r == '-':
+			return r
+		}
+		return '-'
+	}, strings.ToLower(s))
+}
+
+// componentID turns a tag into the stem of a component id
+// ([a-z0-9][a-z0-9._-]{0,62}), short enough for "<stem>-adapter".
+func componentID(tag string) string {
+	id := strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(tag)), "-")
+	if len(id) > 40 {
+		id = strings.TrimRight(id[:40], "-")
+	}
+	if id == "" {
+		return "api"
+	}
+	return id
+}
+
+// unique returns name, or name-2, name-3... when it is taken, and takes it.
+func unique(name string, taken map[string]bool) string {
+	candidate := name
+	for n := 2; taken[candidate]; n++ {
+		candidate = name + "-" + strconv.Itoa(n)
+	}
+	taken[candidate] = true
+	return candidate
+}
+
+// keyHeader is the idempotency key header the API declares: the first
+// required header parameter of a state-changing operation whose name
+// mentions "idempotency" and is a valid header name; else the default.
+func keyHeader(api *API) string {
+	for _, o := range api.Operations {
+		if !o.StateChanging() {
+			continue
+		}
+		for _, p := range o.HeaderParams {
+			if p.Required && strings.Contains(strings.ToLower(p.Name), "idempotency") && isToken(p.Name) {
+				return p.Name
+			}
+		}
+	}
+	return "x-idempotency-key"
+}
+
+// isToken reports whether s is an RFC 9110 token, what a header name is.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// boundaryMethod reports whether a boundary document can carry method.
+func boundaryMethod(method string) bool {
+	switch method {
+	case "GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE":
+		return true
+	}
+	return false
+}
+
+func quote(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}

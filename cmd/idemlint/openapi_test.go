@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idemlint/idemlint/fixtures"
+)
+
+// TestInitFromOpenAPIPassesCheck holds "init --from-openapi" to its promise
+// on every OpenAPI description of the fixtures: the set it writes passes
+// "check" with no error finding.
+func TestInitFromOpenAPIPassesCheck(t *testing.T) {
+	cases, err := fixtures.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := 0
+	for _, c := range cases {
+		if c.Spec == "" {
+			continue
+		}
+		specs++
+		t.Run(c.Dir, func(t *testing.T) {
+			set := filepath.Join(t.TempDir(), "set")
+			if err := c.Materialize(set); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"init", "--from-openapi", filepath.Join(set, c.Spec), out}, &stdout, &stderr); code != 0 {
+				t.Fatalf("init exited %d: %s", code, stderr.String())
+			}
+			stdout.Reset()
+			code := run([]string{"check", "--no-config", out}, &stdout, &stderr)
+			if code != 0 || !strings.Contains(stdout.String(), " 0 errors") {
+				t.Errorf("check of the starter set exited %d:\n%s%s", code, stdout.String(), stderr.String())
+			}
+		})
+	}
+	if specs == 0 {
+		t.Fatal("no fixture set has an OpenAPI description")
+	}
+}
