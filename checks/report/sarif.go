@@ -1,8 +1,6 @@
 package report
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/url"
@@ -131,7 +129,7 @@ func (SARIF) Format(w io.Writer, r *Report) error {
 		index[rule.ID] = i
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleOf(rule))
 	}
-	seen := map[string]int{} // fingerprint input -> occurrences so far
+	seen := map[string]int{} // fingerprint -> occurrences so far
 	for _, f := range r.Findings {
 		res := sarifResult{
 			RuleID:     f.Rule,
@@ -151,10 +149,9 @@ func (SARIF) Format(w io.Writer, r *Report) error {
 		// Identical identities (rare: two findings of one rule at one
 		// value) are told apart by their order, as GitHub's own line
 		// hashes are.
-		identity := strings.Join([]string{f.Rule, loc.ArtifactLocation.URI, f.Pointer, f.Chain}, "\x00")
-		seen[identity]++
-		sum := sha256.Sum256([]byte(identity))
-		res.PartialFingerprints = map[string]string{fingerprintKey: hex.EncodeToString(sum[:16]) + ":" + strconv.Itoa(seen[identity])}
+		fp := checks.Fingerprint(f.Rule, loc.ArtifactLocation.URI, f.Pointer, f.Chain)
+		seen[fp]++
+		res.PartialFingerprints = map[string]string{fingerprintKey: fp + ":" + strconv.Itoa(seen[fp])}
 		run.Results = append(run.Results, res)
 	}
 	enc := json.NewEncoder(w)
