@@ -63,6 +63,7 @@ type sarifRule struct {
 	ShortDescription     sarifText      `json:"shortDescription"`
 	FullDescription      sarifText      `json:"fullDescription"`
 	Help                 sarifText      `json:"help"`
+	HelpURI              string         `json:"helpUri"`
 	DefaultConfiguration sarifRuleLevel `json:"defaultConfiguration"`
 	Properties           sarifRuleProps `json:"properties"`
 }
@@ -171,10 +172,18 @@ func sarifRuleOf(r *checks.Rule) sarifRule {
 		ShortDescription:     sarifText{Text: r.Summary},
 		FullDescription:      sarifText{Text: r.Doc},
 		Help:                 sarifText{Text: r.Doc, Markdown: helpMarkdown(r)},
+		HelpURI:              HelpURI(r.ID),
 		DefaultConfiguration: sarifRuleLevel{Level: r.Severity.String()},
 		Properties:           sarifRuleProps{Tags: []string{"idempotency", scope}},
 	}
 }
+
+// RuleAnchor is the HTML id of a rule's row in README's rule table.
+func RuleAnchor(id string) string { return strings.ToLower(id) }
+
+// HelpURI is where a rule is documented: its row in the README's rule
+// table, on the project page, which links on to its fixtures.
+func HelpURI(id string) string { return InformationURI + "#" + RuleAnchor(id) }
 
 // helpMarkdown renders a rule's Doc as Markdown: the prose stays as it is
 // (hard-wrapped lines join into paragraphs), and each run of lines indented

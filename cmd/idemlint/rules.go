@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/report"
 )
 
 // ruleFormats are the formats of "rules", sorted.
@@ -93,7 +94,8 @@ func rulesMarkdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("| Rule | Severity | Scope | Requires |\n|---|---|---|---|\n")
 	for _, r := range checks.Rules() {
-		fmt.Fprintf(&b, "| [%s](fixtures/rules/%s/) | %s | %s | %s |\n", r.ID, r.ID, r.Severity, scope(r), cell.Replace(r.Summary))
+		// The anchor is what SARIF's helpUri points at.
+		fmt.Fprintf(&b, "| <a id=\"%s\"></a>[%s](fixtures/rules/%s/) | %s | %s | %s |\n", report.RuleAnchor(r.ID), r.ID, r.ID, r.Severity, scope(r), cell.Replace(r.Summary))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
