@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -34,6 +36,23 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// toolInstalled is the condition [tool:NAME] of the scripts: whether the
+// program NAME, which an end-to-end script drives, is installed. Under
+// CI=true a missing one is an error, so CI cannot skip what it installs.
+func toolInstalled(cond string) (bool, error) {
+	name, ok := strings.CutPrefix(cond, "tool:")
+	if !ok {
+		return false, fmt.Errorf("unknown condition %q", cond)
+	}
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") == "true" {
+			return false, fmt.Errorf("CI=true but %s is not installed (.ci/run installs it)", name)
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
 func TestScripts(t *testing.T) {
 	// Scripts see every fixture set as a directory, overlays applied.
 	sets := t.TempDir()
@@ -55,5 +74,6 @@ func TestScripts(t *testing.T) {
 			env.Setenv("FIXTURES", sets)
 			return nil
 		},
+		Condition: toolInstalled,
 	})
 }
