@@ -53,6 +53,15 @@ func toolInstalled(cond string) (bool, error) {
 	return true, nil
 }
 
+// goEnv is "go env NAME", "" when go cannot say.
+func goEnv(name string) string {
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
 func TestScripts(t *testing.T) {
 	// Scripts see every fixture set as a directory, overlays applied.
 	sets := t.TempDir()
@@ -65,6 +74,11 @@ func TestScripts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goCaches := map[string]string{"GOMODCACHE": goEnv("GOMODCACHE"), "GOCACHE": goEnv("GOCACHE")}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		// IDEMLINT_UPDATE_SCRIPTS=1 rewrites the files "cmp" compares
@@ -72,6 +86,12 @@ func TestScripts(t *testing.T) {
 		UpdateScripts: os.Getenv("IDEMLINT_UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FIXTURES", sets)
+			env.Setenv("REPO", repo)
+			// Scripts that build Go (the pre-commit golang hook) share
+			// this process's caches instead of downloading modules again.
+			for name, value := range goCaches {
+				env.Setenv("HOST_"+name, value)
+			}
 			return nil
 		},
 		Condition: toolInstalled,
