@@ -73,6 +73,13 @@ func Serve(in io.Reader, out io.Writer, opts Options) error {
 		if err := s.handle(m); err != nil {
 			return err
 		}
+		// Typing sends a change per keystroke: check once the burst that
+		// is already here has been read, not once per change.
+		if s.conn.r.Buffered() == 0 {
+			if err := s.checkIfChanged(); err != nil {
+				return err
+			}
+		}
 	}
 }
 
@@ -82,6 +89,7 @@ type server struct {
 
 	initialized bool
 	shutdown    bool
+	changed     bool               // documents changed since the last check
 	encoding    string             // of LSP positions
 	root        string             // absolute directory of the checked set
 	open        map[string]*buffer // by absolute path
@@ -114,7 +122,8 @@ func (s *server) handle(m *message) error {
 		}
 		return s.conn.reply(m.ID, s.initialize(p))
 	case "initialized":
-		return s.check()
+		s.changed = true
+		return nil
 	case "shutdown":
 		s.shutdown = true
 		return s.conn.reply(m.ID, nil)
@@ -125,17 +134,24 @@ func (s *server) handle(m *message) error {
 			return nil
 		}
 		s.track(m.Method, p)
-		return s.check()
+		s.changed = true
+		return nil
 	case "textDocument/hover":
 		var p positionParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			return s.conn.replyError(m.ID, codeInvalidParams, "hover: %v", err)
+		}
+		if err := s.checkIfChanged(); err != nil {
+			return err
 		}
 		return s.conn.reply(m.ID, s.hover(p))
 	case "textDocument/codeAction":
 		var p codeActionParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			return s.conn.replyError(m.ID, codeInvalidParams, "codeAction: %v", err)
+		}
+		if err := s.checkIfChanged(); err != nil {
+			return err
 		}
 		return s.conn.reply(m.ID, s.codeActions(p))
 	}
@@ -219,6 +235,16 @@ func (s *server) track(method string, p didParams) {
 	case "textDocument/didClose":
 		delete(s.open, path)
 	}
+}
+
+// checkIfChanged checks the set if a document changed since the last check;
+// hover and code actions need findings of the text they are asked about.
+func (s *server) checkIfChanged() error {
+	if !s.changed {
+		return nil
+	}
+	s.changed = false
+	return s.check()
 }
 
 // check checks the whole set, open buffers overlaid, and publishes the

@@ -349,3 +349,52 @@ func TestSessionRules(t *testing.T) {
 		t.Errorf("EOF without shutdown: %v", err)
 	}
 }
+
+// A burst of changes that arrives together is checked once, with the last
+// text.
+func TestBurstOfChangesIsCheckedOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.json")
+	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t)
+	initialize(c, dir)
+	c.diagnostics()
+	uri := uriOf(path)
+	var burst strings.Builder
+	frame := func(m map[string]any) {
+		m["jsonrpc"] = "2.0"
+		body, _ := json.Marshal(m)
+		fmt.Fprintf(&burst, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	}
+	frame(map[string]any{"method": "textDocument/didOpen", "params": map[string]any{"textDocument": map[string]any{"uri": uri, "text": "{"}}})
+	for _, text := range []string{"{\"a", "{\"a\":", `{"boundary": "adapter"}`} {
+		frame(map[string]any{"method": "textDocument/didChange", "params": map[string]any{"textDocument": map[string]any{"uri": uri}, "contentChanges": []map[string]string{{"text": text}}}})
+	}
+	if _, err := io.WriteString(c.in, burst.String()); err != nil {
+		t.Fatal(err)
+	}
+	c.request("textDocument/hover", map[string]any{"textDocument": map[string]string{"uri": uri}, "position": position{}})
+	count := 0
+	var last published
+	for _, n := range c.notes {
+		if n.Method == "textDocument/publishDiagnostics" {
+			count++
+			if err := json.Unmarshal(n.Params, &last); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if count != 1 {
+		t.Errorf("published %d times for one burst, want once", count)
+	}
+	for _, d := range last.Diagnostics {
+		if d.Code == "IDL001" {
+			t.Errorf("diagnostics of an intermediate text: %+v", d)
+		}
+	}
+	if len(last.Diagnostics) == 0 {
+		t.Error("no diagnostics for the last text, an adapter without its fields")
+	}
+}
