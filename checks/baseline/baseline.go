@@ -123,6 +123,12 @@ func (b *Baseline) Save() error {
 		return fmt.Errorf("baseline %s: %w", b.Path, err)
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
+	// A baseline is committed and shared: readable like any file, not
+	// private like a temporary one.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("baseline %s: %w", b.Path, err)
+	}
 	if _, err := tmp.Write(append(data, '\n')); err != nil {
 		tmp.Close()
 		return fmt.Errorf("baseline %s: %w", b.Path, err)

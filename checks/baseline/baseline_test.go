@@ -32,6 +32,13 @@ func TestRecordSaveLoadFilter(t *testing.T) {
 	if err := b.Save(); err != nil {
 		t.Fatal(err)
 	}
+	info, err := os.Stat(b.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o644 {
+		t.Errorf("saved baseline has mode %v, want 0644", info.Mode())
+	}
 	loaded, err := Load(b.Path)
 	if err != nil {
 		t.Fatal(err)
