@@ -7,13 +7,21 @@ import (
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/fixtures"
 )
 
 // A chain finding is kept when any hop of its chain changed, even though it
 // is located in a file that did not; a per-document finding only when its
 // own file changed.
 func TestFilterKeepsChainsThroughChangedFiles(t *testing.T) {
-	dir := filepath.Join("..", "..", "fixtures", "rules", "IDL202", "adapter-inbound-drops-key")
+	set, err := fixtures.Lookup("rules/IDL202/adapter-inbound-drops-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := set.Materialize(dir); err != nil {
+		t.Fatal(err)
+	}
 	res, err := checks.Check([]string{dir}, checks.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
