@@ -95,5 +95,35 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Condition: toolInstalled,
+		Cmds:      map[string]func(*testscript.TestScript, bool, []string){"action-step": actionStep},
 	})
+}
+
+// actionStep is the script command "action-step NAME FILE": it writes the
+// shell script of the step NAME of the composite action to FILE, so a
+// script can run it as the runner would. The action file is plain enough
+// to read by indentation: "    - name: NAME", then "      run: |" and the
+// lines indented below it.
+func actionStep(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: action-step NAME FILE")
+	}
+	action := ts.ReadFile(filepath.Join(ts.Getenv("REPO"), ".github", "actions", "idemlint", "action.yml"))
+	_, step, ok := strings.Cut(action, "\n    - name: "+args[0]+"\n")
+	if !ok {
+		ts.Fatalf("the action has no step %q", args[0])
+	}
+	step, _, _ = strings.Cut(step, "\n    - name: ")
+	_, script, ok := strings.Cut(step, "      run: |\n")
+	if !ok {
+		ts.Fatalf("step %q has no run block", args[0])
+	}
+	var lines []string
+	for _, line := range strings.Split(script, "\n") {
+		if line != "" && !strings.HasPrefix(line, "        ") {
+			break
+		}
+		lines = append(lines, strings.TrimPrefix(line, "        "))
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")), 0o644))
 }
