@@ -2,8 +2,11 @@ package checks
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/idemlint/idemlint/checks/boundary"
 )
@@ -77,4 +80,13 @@ func Count(fs []Finding) (errors, warnings int) {
 		}
 	}
 	return errors, warnings
+}
+
+// Fingerprint identifies a finding across runs by what it is about rather
+// than where it is: a hash of its rule, file (as the caller names it), JSON
+// Pointer and chain. SARIF's partialFingerprints and baselines use it, so
+// an entry survives edits that only move lines.
+func Fingerprint(rule, file, pointer, chain string) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{rule, file, pointer, chain}, "\x00")))
+	return hex.EncodeToString(sum[:16])
 }

@@ -36,6 +36,9 @@ type Options struct {
 	// API is the OpenAPI description the OpenAPI rules (IDL301-IDL304)
 	// hold the sets to; nil for a plain check, where they do not run.
 	API *openapi.API
+	// ReadFile, when set, reads a file of the set instead of the disk, so
+	// an editor's unsaved buffer or standard input can stand in for it.
+	ReadFile func(path string) ([]byte, error)
 
 	decodeOnly bool // Load: no schema, no rules
 }
@@ -192,7 +195,11 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 // parse and decode (IDL001), the schema (IDL002), the per-document rules
 // and its suppressions. The parse tree lives only while it runs.
 func load(path string, validator *schemas.Validator, opts *Options) loaded {
-	src, err := fileset.Read(path)
+	read := opts.ReadFile
+	if read == nil {
+		read = fileset.Read
+	}
+	src, err := read(path)
 	if err != nil {
 		return loaded{findings: []Finding{unreadable(path, err)}, unreadable: true}
 	}

@@ -275,6 +275,19 @@ func ReadLimited(path string, limit int, what string) ([]byte, error) {
 	}
 }
 
+// ReadAll reads r to its end, at most MaxFileSize bytes: for a document
+// given on standard input.
+func ReadAll(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("file is larger than the %d MiB limit for a boundary document", MaxFileSize>>20)
+	}
+	return data, nil
+}
+
 // notRegular says why a file of mode is not read: opening a named pipe
 // would block until someone writes to it, and a device such as /dev/zero
 // never ends.

@@ -83,7 +83,7 @@ func writeText(w io.Writer, g *chain.Graph) {
 	if shown > 0 {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "%s, %d broken\n", plural(shown, "state-changing chain"), broken)
+	fmt.Fprintf(w, "%s, %d broken\n", Plural(shown, "state-changing chain"), broken)
 	if len(readOnly) > 0 {
 		fmt.Fprintf(w, "read-only operations, not shown: %s\n", strings.Join(readOnly, ", "))
 	}

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/url"
@@ -65,6 +63,7 @@ type sarifRule struct {
 	ShortDescription     sarifText      `json:"shortDescription"`
 	FullDescription      sarifText      `json:"fullDescription"`
 	Help                 sarifText      `json:"help"`
+	HelpURI              string         `json:"helpUri"`
 	DefaultConfiguration sarifRuleLevel `json:"defaultConfiguration"`
 	Properties           sarifRuleProps `json:"properties"`
 }
@@ -131,7 +130,7 @@ func (SARIF) Format(w io.Writer, r *Report) error {
 		index[rule.ID] = i
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleOf(rule))
 	}
-	seen := map[string]int{} // fingerprint input -> occurrences so far
+	seen := map[string]int{} // fingerprint -> occurrences so far
 	for _, f := range r.Findings {
 		res := sarifResult{
 			RuleID:     f.Rule,
@@ -151,10 +150,9 @@ func (SARIF) Format(w io.Writer, r *Report) error {
 		// Identical identities (rare: two findings of one rule at one
 		// value) are told apart by their order, as GitHub's own line
 		// hashes are.
-		identity := strings.Join([]string{f.Rule, loc.ArtifactLocation.URI, f.Pointer, f.Chain}, "\x00")
-		seen[identity]++
-		sum := sha256.Sum256([]byte(identity))
-		res.PartialFingerprints = map[string]string{fingerprintKey: hex.EncodeToString(sum[:16]) + ":" + strconv.Itoa(seen[identity])}
+		fp := checks.Fingerprint(f.Rule, loc.ArtifactLocation.URI, f.Pointer, f.Chain)
+		seen[fp]++
+		res.PartialFingerprints = map[string]string{fingerprintKey: fp + ":" + strconv.Itoa(seen[fp])}
 		run.Results = append(run.Results, res)
 	}
 	enc := json.NewEncoder(w)
@@ -174,10 +172,18 @@ func sarifRuleOf(r *checks.Rule) sarifRule {
 		ShortDescription:     sarifText{Text: r.Summary},
 		FullDescription:      sarifText{Text: r.Doc},
 		Help:                 sarifText{Text: r.Doc, Markdown: helpMarkdown(r)},
+		HelpURI:              HelpURI(r.ID),
 		DefaultConfiguration: sarifRuleLevel{Level: r.Severity.String()},
 		Properties:           sarifRuleProps{Tags: []string{"idempotency", scope}},
 	}
 }
+
+// RuleAnchor is the HTML id of a rule's row in README's rule table.
+func RuleAnchor(id string) string { return strings.ToLower(id) }
+
+// HelpURI is where a rule is documented: its row in the README's rule
+// table, on the project page, which links on to its fixtures.
+func HelpURI(id string) string { return InformationURI + "#" + RuleAnchor(id) }
 
 // helpMarkdown renders a rule's Doc as Markdown: the prose stays as it is
 // (hard-wrapped lines join into paragraphs), and each run of lines indented

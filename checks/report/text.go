@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/fatih/color"
 
@@ -47,7 +48,7 @@ func (t Text) Format(w io.Writer, r *Report) error {
 // must never look cleaner than what it saw.
 func summary(r *Report) string {
 	errs, warns := checks.Count(r.Findings)
-	line := fmt.Sprintf("%s checked, %s, %s", plural(r.Files, "file"), plural(errs, "error"), plural(warns, "warning"))
+	line := fmt.Sprintf("%s checked, %s, %s", Plural(r.Files, "file"), Plural(errs, "error"), Plural(warns, "warning"))
 	if r.Unreadable > 0 {
 		line += fmt.Sprintf(", %d unreadable", r.Unreadable)
 	}
@@ -57,9 +58,13 @@ func summary(r *Report) string {
 	return line
 }
 
-func plural(n int, noun string) string {
-	if n == 1 {
+// Plural counts n of noun in English: "1 file", "2 files", "3 entries".
+func Plural(n int, noun string) string {
+	switch {
+	case n == 1:
 		return fmt.Sprintf("1 %s", noun)
+	case strings.HasSuffix(noun, "y"):
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -1,14 +1,22 @@
 package main
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/baseline"
+	"github.com/idemlint/idemlint/checks/changed"
 	"github.com/idemlint/idemlint/checks/config"
+	"github.com/idemlint/idemlint/checks/fileset"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
 )
@@ -21,10 +29,13 @@ func newCheckCmd() *cobra.Command {
 		Long: `Check loads every *.json file under the given files and directories as one
 boundary set (skipping dot-files and dot-directories), validates each document
 against the JSON Schema of its kind, runs the per-document rules, then the
-cross-boundary chain rules, and reports findings as file:line:column.
+cross-boundary chain rules, and reports findings as file:line:column. "check -"
+reads one document from standard input (--stdin-filename names it).
 
 Formats: text (default), json, sarif (SARIF 2.1.0 for code scanning), junit
-(JUnit XML test results) and github (GitHub Actions annotations).
+(JUnit XML test results) and github (GitHub Actions annotations). --output
+FORMAT=PATH writes a format to a file, and can be repeated, so one run feeds
+both annotations and code scanning.
 
 Settings come from the flags, then the project configuration file, then the
 defaults. The configuration file is --config FILE, or else the nearest
@@ -33,10 +44,15 @@ skips it): rule levels ("off", "error", "warning"), files to ignore and the
 rules' limits. A document can hide one rule's findings in that file with
 "x-idemlint-ignore": [{"rule": "IDL112", "reason": "..."}].
 
+To adopt idemlint on an existing set, record today's findings with
+--write-baseline FILE and check with --baseline FILE: only new findings are
+reported. --new-from-rev REV reports only findings in files changed since the
+git revision REV, and chain findings whose chain passes through one.
+
 Exit status: 1 when a finding reaches --fail-on (error by default; warning
 fails on warnings too) or there are more warnings than --max-warnings; 0
-otherwise; 2 on a usage error, an invalid configuration file or a named path
-that does not exist.`,
+otherwise; 2 on a usage error, an invalid configuration or baseline file or a
+named path that does not exist.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return flags.run(cmd, args, nil)
@@ -48,16 +64,20 @@ that does not exist.`,
 
 // checkFlags are the flags of "check", which "openapi check" shares.
 type checkFlags struct {
-	format, configPath, failOn string
-	noConfig, allowEmpty       bool
-	maxAmplification           int
-	maxWarnings                int
-	config                     config.Flags
+	format, configPath, failOn  string
+	outputs                     []string
+	baselinePath, writeBaseline string
+	newFromRev, stdinName       string
+	noConfig, allowEmpty        bool
+	maxAmplification            int
+	maxWarnings                 int
+	config                      config.Flags
 }
 
 func (c *checkFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVarP(&c.format, "format", "f", "text", "output format: "+joinNames(report.Names()))
+	fl.StringVarP(&c.format, "format", "f", "text", "output format on standard output: "+joinNames(report.Names()))
+	fl.StringArrayVarP(&c.outputs, "output", "o", nil, "FORMAT or FORMAT=PATH: write FORMAT to standard output or to PATH; repeatable")
 	fl.IntVar(&c.maxAmplification, "max-retry-amplification", checks.DefaultLimits().MaxRetryAmplification, "IDL208: largest allowed product of max_attempts along a chain")
 	fl.StringVar(&c.configPath, "config", "", "configuration file (default: the nearest "+config.FileName+")")
 	fl.BoolVar(&c.noConfig, "no-config", false, "use no configuration file")
@@ -65,16 +85,29 @@ func (c *checkFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&c.allowEmpty, "allow-empty", false, "exit 0 when no boundary document is found (by default that is a usage error, exit 2)")
 	fl.StringVar(&c.failOn, "fail-on", "error", "least severity that fails the check: error or warning")
 	fl.IntVar(&c.maxWarnings, "max-warnings", -1, "fail when there are more warnings than this (-1: no limit)")
+	fl.StringVar(&c.baselinePath, "baseline", "", "hide the findings recorded in this baseline file; report only new ones")
+	fl.StringVar(&c.writeBaseline, "write-baseline", "", "record every finding of this run in this baseline file")
+	fl.StringVar(&c.newFromRev, "new-from-rev", "", "report only findings in files changed since this git revision, and chains through them")
+	fl.StringVar(&c.stdinName, "stdin-filename", "", `with "-": the path the document on standard input has, for positions and the configuration`)
 	cmd.MarkFlagsMutuallyExclusive("config", "no-config")
 	completeFlag(cmd, "format", report.Names()...)
 	completeFlag(cmd, "fail-on", "error", "warning")
 	_ = cmd.MarkFlagFilename("config", "json")
+	_ = cmd.MarkFlagFilename("baseline", "json")
+	_ = cmd.MarkFlagFilename("write-baseline", "json")
 }
 
 // run checks the sets at paths, held to the API description when api is
 // not nil, writes the report and returns the verdict.
 func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) error {
-	f, err := report.New(c.format, report.Options{Color: colorEnabled(cmd.OutOrStdout())})
+	specs := c.outputs
+	if len(specs) == 0 || cmd.Flags().Changed("format") {
+		if _, err := report.New(c.format, report.Options{}); err != nil {
+			return err // named as --format, not as an --output
+		}
+		specs = append([]string{c.format}, specs...)
+	}
+	outs, err := report.ParseOutputs(specs, report.Options{Color: colorEnabled(cmd.OutOrStdout())})
 	if err != nil {
 		return err
 	}
@@ -88,20 +121,60 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		}
 		c.config.MaxRetryAmplification = &c.maxAmplification
 	}
-	cfg, err := loadConfig(c.configPath, c.noConfig, paths[0])
+	fromStdin := slices.Contains(paths, "-")
+	switch {
+	case fromStdin && len(paths) > 1:
+		return errors.New(`"-" (standard input) must be the only PATH`)
+	case c.stdinName != "" && !fromStdin:
+		return errors.New(`--stdin-filename needs "-" as the PATH`)
+	case c.baselinePath != "" && c.writeBaseline != "":
+		return errors.New("--baseline and --write-baseline: give one (--write-baseline records the findings a later --baseline hides)")
+	}
+	start := paths[0]
+	if fromStdin {
+		start = cmp.Or(c.stdinName, ".")
+	}
+	var base *baseline.Baseline
+	if c.baselinePath != "" {
+		if base, err = baseline.Load(c.baselinePath); err != nil {
+			return err
+		}
+	}
+	var changedFiles changed.Set
+	if c.newFromRev != "" {
+		if changedFiles, err = changed.Since(gitDir(start), c.newFromRev); err != nil {
+			return err
+		}
+	}
+	cfg, err := loadConfig(c.configPath, c.noConfig, start)
 	if err != nil {
 		return err
 	}
 	opts := config.Options(cfg, c.config)
 	opts.API = api
-	res, err := checks.Check(paths, opts)
+	var res *checks.Result
+	if fromStdin {
+		res, err = checkStdin(cmd.InOrStdin(), cmp.Or(c.stdinName, "<stdin>"), opts)
+	} else {
+		res, err = checks.Check(paths, opts)
+	}
 	if err != nil {
 		return err
 	}
-	if len(res.Documents) == 0 && !c.allowEmpty {
+	switch {
+	case len(res.Documents) > 0 || c.allowEmpty:
+	case fromStdin && res.Unreadable > 0:
+		// Not JSON: its IDL001 finding says why, as for a file.
+	case fromStdin:
+		return fmt.Errorf("standard input is not a boundary document (a JSON object with spec_version or boundary)")
+	default:
 		return errNoDocuments(paths)
 	}
-	rep := &report.Report{Findings: res.Findings, Files: res.Files, Unreadable: res.Unreadable, NotBoundary: res.NotBoundary,
+	findings, err := narrow(cmd.ErrOrStderr(), res, base, c.writeBaseline, changedFiles, c.newFromRev)
+	if err != nil {
+		return err
+	}
+	rep := &report.Report{Findings: findings, Files: res.Files, Unreadable: res.Unreadable, NotBoundary: res.NotBoundary,
 		Rules: checks.Rules(), Version: buildVersion(), FailOn: threshold}
 	for _, d := range res.Documents {
 		rep.Paths = append(rep.Paths, d.Path)
@@ -110,10 +183,62 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		rep.Files++
 		rep.Paths = append(rep.Paths, api.Path)
 	}
-	if err := f.Format(cmd.OutOrStdout(), rep); err != nil {
+	if err := report.WriteAll(outs, cmd.OutOrStdout(), rep); err != nil {
 		return err
 	}
-	return verdict(cmd.ErrOrStderr(), res.Findings, threshold, c.maxWarnings)
+	return verdict(cmd.ErrOrStderr(), findings, threshold, c.maxWarnings)
+}
+
+// checkStdin checks the one document on r as the file name.
+func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, error) {
+	src, err := fileset.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("standard input: %w", err)
+	}
+	opts.ReadFile = func(string) ([]byte, error) { return src, nil }
+	return checks.CheckFiles([]string{name}, opts), nil
+}
+
+// gitDir is the directory git runs in for --new-from-rev: the first path's,
+// or the path itself when it is a directory.
+func gitDir(start string) string {
+	if info, err := os.Stat(start); err == nil && info.IsDir() {
+		return start
+	}
+	return filepath.Dir(start)
+}
+
+// narrow applies --write-baseline (recording every finding), then
+// --baseline and --new-from-rev (hiding some), saying on w what each did,
+// because no finding shows it.
+func narrow(w io.Writer, res *checks.Result, base *baseline.Baseline, writePath string, changedFiles changed.Set, rev string) ([]checks.Finding, error) {
+	findings := res.Findings
+	if writePath != "" {
+		var err error
+		if base, err = baseline.New(writePath); err != nil {
+			return nil, err
+		}
+		base.Record(findings)
+		if err := base.Save(); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(w, "idemlint: recorded %s in baseline %s\n", report.Plural(len(findings), "finding"), writePath)
+	}
+	if base != nil {
+		out := base.Filter(findings)
+		findings = out.New
+		fmt.Fprintf(w, "idemlint: baseline %s hid %s", base.Path, report.Plural(out.Hidden, "finding"))
+		if out.Stale > 0 {
+			fmt.Fprintf(w, "; %s no longer occur (prune with --write-baseline %s)", report.Plural(out.Stale, "entry"), base.Path)
+		}
+		fmt.Fprintln(w)
+	}
+	if changedFiles != nil {
+		kept := changed.Filter(findings, res.Documents, changedFiles)
+		fmt.Fprintf(w, "idemlint: %s outside the files changed since %s not shown\n", report.Plural(len(findings)-len(kept), "finding"), rev)
+		findings = kept
+	}
+	return findings, nil
 }
 
 // errNoDocuments is the usage error of a run that found no boundary

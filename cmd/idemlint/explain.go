@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/checks/explain"
 )
 
 func newExplainCmd() *cobra.Command {
@@ -34,66 +30,7 @@ RULE is an id such as IDL102 (any case); "idemlint rules" lists them.`,
 			if !ok {
 				return fmt.Errorf(`unknown rule %q; "idemlint rules" lists the rule ids`, args[0])
 			}
-			ex, err := fixtures.ExampleOf(r.ID)
-			if err != nil {
-				return err
-			}
-			return explain(cmd.OutOrStdout(), r, ex)
+			return explain.Write(cmd.OutOrStdout(), r)
 		},
-	}
-}
-
-// snippetContext is how many lines an example shows either side of its line.
-const snippetContext = 3
-
-// explain writes the explanation of r with its examples.
-func explain(w io.Writer, r *checks.Rule, ex fixtures.Example) error {
-	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%s %s: %s, %s rule\n%s\n\n%s\n", r.ID, r.Name, r.Severity, scope(r), r.Summary, r.Doc)
-	if ex.Bad == nil {
-		fmt.Fprintf(bw, "\nNo examples: fixtures/rules/%s/ has no fixture set that triggers it.\n", r.ID)
-		return bw.Flush()
-	}
-	fmt.Fprintf(bw, "\nBad: %s of the set fixtures/%s\n  %s\n\n", ex.Bad.File, ex.Bad.Set, ex.Finding)
-	writeSnippet(bw, *ex.Bad)
-	switch {
-	case ex.Good != nil:
-		fmt.Fprintf(bw, "\nGood: %s of the set fixtures/%s\n\n", ex.Good.File, ex.Good.Set)
-		writeSnippet(bw, *ex.Good)
-	case ex.NearMiss != "":
-		fmt.Fprintf(bw, "\nGood: the documents of the set fixtures/%s\n", ex.NearMiss)
-	}
-	return bw.Flush()
-}
-
-// writeSnippet prints the lines around e, numbered, marking e's line with
-// ">" and its column with a caret.
-func writeSnippet(w io.Writer, e fixtures.Excerpt) {
-	lines := strings.Split(strings.TrimSuffix(e.Text, "\n"), "\n")
-	line := min(max(e.Line, 1), len(lines))
-	lo, hi := max(1, line-snippetContext), min(len(lines), line+snippetContext)
-	width := len(strconv.Itoa(hi))
-	for n := lo; n <= hi; n++ {
-		text := strings.ToValidUTF8(strings.TrimSuffix(lines[n-1], "\r"), "\uFFFD")
-		marker := " "
-		if n == line {
-			marker = ">"
-		}
-		fmt.Fprintf(w, "  %s %*d | %s\n", marker, width, n, text)
-		if n == line && e.Column > 0 {
-			// Keep tabs so the caret lines up under the column.
-			var pad strings.Builder
-			for i, r := range []rune(text) {
-				if i >= e.Column-1 {
-					break
-				}
-				if r == '\t' {
-					pad.WriteRune('\t')
-				} else {
-					pad.WriteByte(' ')
-				}
-			}
-			fmt.Fprintf(w, "    %*s | %s^\n", width, "", pad.String())
-		}
 	}
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing/fstest"
 
@@ -12,6 +16,7 @@ import (
 
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/schemas"
 )
 
 func newInitCmd() *cobra.Command {
@@ -36,6 +41,10 @@ header parameter whose name contains "idempotency"), x-idempotency-key
 otherwise. The result passes "idemlint check"; "idemlint openapi check
 --spec FILE DIR" then relates it to the description.
 
+Each document's "$schema" names its kind's self-contained JSON Schema, which
+init writes to DIR/.schemas/, so editors complete and validate offline (check
+skips dot-directories).
+
 Init never overwrites: if any of the files exists it writes nothing and exits
 with status 2, naming them.`,
 		Args: cobra.MaximumNArgs(1),
@@ -52,6 +61,9 @@ with status 2, naming them.`,
 				if starter, err = openAPIStarter(cmd, fromOpenAPI, starter); err != nil {
 					return err
 				}
+			}
+			if starter, err = withSchemas(starter); err != nil {
+				return err
 			}
 			var files []string
 			err = fs.WalkDir(starter.Files, ".", func(p string, d fs.DirEntry, err error) error {
@@ -124,4 +136,58 @@ func openAPIStarter(cmd *cobra.Command, spec string, base fixtures.Case) (fixtur
 		files[d.Path] = &fstest.MapFile{Data: d.Data, Mode: 0o644}
 	}
 	return fixtures.Case{Files: files}, nil
+}
+
+// starterSchemaDir holds the schemas the starter documents name in
+// "$schema"; a dot-directory, so "check" does not take them for documents.
+const starterSchemaDir = ".schemas"
+
+// withSchemas returns the starter set with a first member "$schema" in
+// each document, naming its kind's schema, and the self-contained schemas
+// of the kinds under starterSchemaDir, so editors complete and validate
+// the documents offline.
+func withSchemas(set fixtures.Case) (fixtures.Case, error) {
+	files := fstest.MapFS{}
+	err := fs.WalkDir(set.Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(set.Files, p)
+		if err != nil {
+			return err
+		}
+		if path.Ext(p) == ".json" {
+			if data, err = withSchema(p, data); err != nil {
+				return err
+			}
+		}
+		files[p] = &fstest.MapFile{Data: data, Mode: 0o644}
+		return nil
+	})
+	for _, kind := range schemas.Kinds() {
+		src, _ := schemas.SelfContained(kind)
+		files[path.Join(starterSchemaDir, schemaFile(kind))] = &fstest.MapFile{Data: src, Mode: 0o644}
+	}
+	set.Files = files
+	return set, err
+}
+
+// withSchema inserts "$schema" into the document at p (slash-separated,
+// relative to the set's directory). The path starts with "./" or "../",
+// which makes editors (VS Code) resolve it against the document's
+// directory.
+func withSchema(p string, data []byte) ([]byte, error) {
+	var doc struct {
+		Boundary string `json:"boundary"`
+	}
+	open := bytes.IndexByte(data, '{')
+	if err := json.Unmarshal(data, &doc); err != nil || open < 0 || doc.Boundary == "" {
+		return nil, fmt.Errorf("starter document %s is not a boundary document", p)
+	}
+	up := "./"
+	if depth := strings.Count(p, "/"); depth > 0 {
+		up = strings.Repeat("../", depth)
+	}
+	member := fmt.Sprintf("\n  \"$schema\": \"%s%s/%s\",", up, starterSchemaDir, schemaFile(doc.Boundary))
+	return slices.Concat(data[:open+1], []byte(member), data[open+1:]), nil
 }

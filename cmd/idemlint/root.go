@@ -26,7 +26,7 @@ rules and "idemlint explain ID" for one of them. Shell completion: see
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newCheckCmd(), newVersionCmd(), newSchemaCmd())
-	root.AddCommand(newRulesCmd(), newExplainCmd(), newInitCmd(), newGraphCmd(), newServeCmd(), newConformCmd(), newOpenAPICmd())
+	root.AddCommand(newRulesCmd(), newExplainCmd(), newInitCmd(), newGraphCmd(), newServeCmd(), newConformCmd(), newOpenAPICmd(), newLSPCmd())
 	return root
 }
 

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/explain"
+	"github.com/idemlint/idemlint/checks/report"
 )
 
 // ruleFormats are the formats of "rules", sorted.
@@ -48,22 +50,11 @@ linking to the rule's fixtures, the examples explain shows).`,
 	return cmd
 }
 
-// scope names what a rule looks at.
-func scope(r *checks.Rule) string {
-	switch {
-	case r.OpenAPI:
-		return "openapi"
-	case r.CrossDocument():
-		return "cross-document"
-	}
-	return "document"
-}
-
 func rulesTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSEVERITY\tSCOPE\tSUMMARY")
 	for _, r := range checks.Rules() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, scope(r), r.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, explain.Scope(r), r.Summary)
 	}
 	return tw.Flush()
 }
@@ -93,7 +84,8 @@ func rulesMarkdown(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("| Rule | Severity | Scope | Requires |\n|---|---|---|---|\n")
 	for _, r := range checks.Rules() {
-		fmt.Fprintf(&b, "| [%s](fixtures/rules/%s/) | %s | %s | %s |\n", r.ID, r.ID, r.Severity, scope(r), cell.Replace(r.Summary))
+		// The anchor is what SARIF's helpUri points at.
+		fmt.Fprintf(&b, "| <a id=\"%s\"></a>[%s](fixtures/rules/%s/) | %s | %s | %s |\n", report.RuleAnchor(r.ID), r.ID, r.ID, r.Severity, explain.Scope(r), cell.Replace(r.Summary))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

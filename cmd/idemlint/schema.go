@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,30 +13,64 @@ import (
 )
 
 func newSchemaCmd() *cobra.Command {
-	return &cobra.Command{
+	var outDir string
+	cmd := &cobra.Command{
 		Use:   "schema [KIND]",
-		Short: "Print the JSON Schema of a boundary kind (or list the kinds)",
+		Short: "Print the JSON Schema of a boundary kind (or list the kinds), or write them all",
 		Long: `Schema prints the JSON Schema (draft 2020-12) that "check" validates a
 document of KIND against, so an editor can use it: save it and point the
-document's "$schema" field at the file. Shared definitions are in "common"; "config" is the schema of .idemlint.json.
-Without KIND it lists the names it can print.`,
+document's "$schema" field at the file ("./schemas/adapter.schema.json"). Every
+schema is self-contained: the shared definitions are included, so a saved file
+resolves offline. "config" is the schema of .idemlint.json. Without KIND it
+lists the names it can print.
+
+--out DIR writes every schema (or KIND's only) to DIR/NAME.schema.json,
+replacing files of those names.`,
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: schemaNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			names := schemaNames()
-			if len(args) == 0 {
+			if len(args) == 1 {
+				if _, ok := schemas.SelfContained(args[0]); !ok {
+					return fmt.Errorf("unknown schema %q (want one of %s)", args[0], joinNames(names))
+				}
+				names = args
+			}
+			switch {
+			case outDir != "":
+				if err := os.MkdirAll(outDir, 0o755); err != nil {
+					return err
+				}
+				return writeSchemas(cmd.OutOrStdout(), outDir, names)
+			case len(args) == 0:
 				fmt.Fprintln(cmd.OutOrStdout(), strings.Join(names, "\n"))
 				return nil
 			}
-			src, ok := schemas.Source(args[0])
-			if !ok {
-				return fmt.Errorf("unknown schema %q (want one of %s)", args[0], joinNames(names))
-			}
+			src, _ := schemas.SelfContained(args[0])
 			_, err := cmd.OutOrStdout().Write(src)
 			return err
 		},
 	}
+	cmd.Flags().StringVar(&outDir, "out", "", "write the schemas to this directory instead of printing")
+	_ = cmd.MarkFlagDirname("out")
+	return cmd
 }
+
+// writeSchemas writes the self-contained schemas names to dir, saying so
+// on w.
+func writeSchemas(w io.Writer, dir string, names []string) error {
+	for _, name := range names {
+		src, _ := schemas.SelfContained(name)
+		target := filepath.Join(dir, schemaFile(name))
+		if err := os.WriteFile(target, src, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "wrote %s\n", target)
+	}
+	return nil
+}
+
+func schemaFile(name string) string { return name + ".schema.json" }
 
 // schemaNames lists what "idemlint schema" prints: the kinds, then the
 // shared definitions, the envelope and the project configuration.

@@ -1,0 +1,37 @@
+package schemas
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// commonRef starts every reference into the shared definitions.
+const commonRef = `"common.schema.json#/$defs/`
+
+// SelfContained returns the schema name as one file that resolves on its
+// own, for editors that validate offline: each reference into
+// common.schema.json becomes a reference into the schema's own "$defs",
+// which holds common's definitions (the schemas that reference common have
+// none of their own). ok=false if name is unknown.
+func SelfContained(name string) (src []byte, ok bool) {
+	src, ok = Source(name)
+	if !ok || !bytes.Contains(src, []byte(commonRef)) {
+		return src, ok
+	}
+	common, _ := Source(commonName)
+	var shared struct {
+		Defs json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal(common, &shared); err != nil {
+		// Embedded and covered by tests: a build defect.
+		panic("schemas: reading common.schema.json: " + err.Error())
+	}
+	out := bytes.ReplaceAll(src, []byte(commonRef), []byte(`"#/$defs/`))
+	// The schema is one object: drop its closing brace, add the
+	// definitions as its last member, close it again.
+	out = bytes.TrimRight(out, " \t\r\n")
+	out = bytes.TrimRight(out[:len(out)-1], " \t\r\n")
+	out = append(out, ",\n  \"$defs\": "...)
+	out = append(out, shared.Defs...)
+	return append(out, "\n}\n"...), true
+}

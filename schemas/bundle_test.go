@@ -1,0 +1,90 @@
+package schemas
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// refuseAll is a loader for a compiler that must resolve everything from
+// the one schema it is given, as an editor without network access would.
+type refuseAll struct{}
+
+func (refuseAll) Load(url string) (any, error) {
+	return nil, fmt.Errorf("would have to load %s", url)
+}
+
+// Each self-contained schema compiles alone, with no loader, and judges
+// documents as the embedded set does.
+func TestSelfContainedResolvesAlone(t *testing.T) {
+	names := append(Kinds(), commonName, envelopeName, "config")
+	for _, name := range names {
+		src, ok := SelfContained(name)
+		if !ok {
+			t.Fatalf("SelfContained(%q) unknown", name)
+		}
+		if bytes.Contains(src, []byte(".schema.json#")) {
+			t.Errorf("%s: still references another file", name)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src))
+		if err != nil {
+			t.Fatalf("%s: not JSON: %v", name, err)
+		}
+		c := jsonschema.NewCompiler()
+		c.UseLoader(refuseAll{})
+		if err := c.AddResource("file:///offline/"+name+".schema.json", doc); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Compile("file:///offline/" + name + ".schema.json"); err != nil {
+			t.Errorf("%s: does not compile alone: %v", name, err)
+		}
+	}
+}
+
+func TestSelfContainedValidatesLikeTheEmbeddedSchemas(t *testing.T) {
+	files, err := filepath.Glob("../fixtures/valid/orders-basic/*.json")
+	if err != nil || len(files) != 4 {
+		t.Fatalf("starter fixtures: %v %v", files, err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind := doc.(map[string]any)["boundary"].(string)
+		src, _ := SelfContained(kind)
+		schemaDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := jsonschema.NewCompiler()
+		c.UseLoader(refuseAll{})
+		if err := c.AddResource("file:///offline/s.json", schemaDoc); err != nil {
+			t.Fatal(err)
+		}
+		sch, err := c.Compile("file:///offline/s.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sch.Validate(doc); err != nil {
+			t.Errorf("%s: the valid document fails its self-contained schema: %v", file, err)
+		}
+		// A misspelt role fails it, through a definition taken from common.
+		broken, err := jsonschema.UnmarshalJSON(strings.NewReader(strings.Replace(string(data), `"role": "`, `"role": "x`, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sch.Validate(broken) == nil && strings.Contains(string(data), `"role"`) {
+			t.Errorf("%s: a document with an unknown role passes its self-contained schema", file)
+		}
+	}
+}
