@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
@@ -228,7 +229,10 @@ func CheckDocument(path string, src []byte) (*boundary.Document, []Finding) {
 }
 
 func checkDocument(path string, src []byte, validator *schemas.Validator, opts *Options) (*boundary.Document, []Finding) {
-	text := string(src)
+	// No copy: nothing built from text keeps it (the model copies every
+	// string it keeps, the schema cache keeps digests), so a caller may
+	// reuse src once this returns.
+	text := unsafe.String(unsafe.SliceData(src), len(src))
 	tree, problems := jsontree.Parse(text)
 	var doc *boundary.Document
 	if tree != nil {

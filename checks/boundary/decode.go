@@ -29,8 +29,9 @@ func Parse(path string, src []byte) (*Document, *jsontree.Node, []jsontree.Probl
 // Decode builds the typed document from the parsed top-level object of
 // src. Strings are copied, so the document does not keep src alive.
 func Decode(path, src string, root *jsontree.Node) *Document {
-	// About one decoded value per 40 bytes of a typical document.
-	dec := &decoder{src: src, places: make([]place, 1, len(src)/40+16)}
+	// A typical document has a decoded value per 20-30 bytes; the table
+	// is cloned to its length at the end.
+	dec := &decoder{src: src, places: make([]place, 1, len(src)/20+16)}
 	dec.index()
 	doc := &Document{Path: path}
 	doc.Root = Field{Pos: dec.at(root, NoPos, "", -1), State: Valid}
