@@ -171,6 +171,11 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 	return e, nil
 }
 
+// MaxWait returns how long a request may wait for an attempt in flight
+// (wait_timeout_ms; 0 under inflight reject), for servers that size
+// their write timeouts.
+func (e *Engine) MaxWait() time.Duration { return e.waitTimeout }
+
 // Policy returns the policy the engine enforces.
 func (e *Engine) Policy() *boundary.Policy { return e.policy }
 

@@ -38,7 +38,7 @@ const startTimeout = 60 * time.Second
 // started. Use it from TestMain: func TestMain(m *testing.M) { testserver.Main(m) }.
 func Main(m *testing.M) {
 	code := m.Run()
-	stopAll()
+	StopAll()
 	os.Exit(code)
 }
 
@@ -54,7 +54,9 @@ var (
 	started []*server
 )
 
-func stopAll() {
+// StopAll stops the servers started so far, for a TestMain that cannot
+// use Main.
+func StopAll() {
 	mu.Lock()
 	defer mu.Unlock()
 	for _, s := range started {
