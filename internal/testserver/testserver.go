@@ -5,8 +5,8 @@
 //
 // Without the server binaries (Debian's redis-server and postgresql
 // packages) a test that asks for one is skipped with a message saying
-// what to install, unless the environment sets RequireEnv: then it fails,
-// so that CI cannot pass by skipping.
+// what to install, unless the environment sets RequireEnv=1 or CI=true
+// (as .ci/run does): then it fails, so that CI cannot pass by skipping.
 package testserver
 
 import (
@@ -28,7 +28,7 @@ import (
 )
 
 // RequireEnv names the environment variable that, set to 1, makes tests
-// fail instead of skip when a server cannot start.
+// fail instead of skip when a server cannot start; CI=true does too.
 const RequireEnv = "IDEMLINT_REQUIRE_STORES"
 
 // startTimeout bounds how long a server may take to accept connections.
@@ -84,8 +84,8 @@ func (s *server) stop() {
 func unavailable(t testing.TB, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)
-	if os.Getenv(RequireEnv) == "1" {
-		t.Fatalf("%s (%s=1 requires it)", msg, RequireEnv)
+	if os.Getenv(RequireEnv) == "1" || os.Getenv("CI") == "true" {
+		t.Fatalf("%s (%s=1 or CI=true requires it)", msg, RequireEnv)
 	}
 	t.Skipf("%s; skipping (set %s=1 to fail instead)", msg, RequireEnv)
 }
