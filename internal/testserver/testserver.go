@@ -95,17 +95,16 @@ func unavailable(t testing.TB, format string, args ...any) {
 type once struct {
 	sync.Mutex
 	done bool
-	url  string
 	err  error
 	skip string // a missing binary: what to install
 }
 
-func (o *once) get(t testing.TB, start func() (url string, skip string, err error)) string {
+func (o *once) get(t testing.TB, start func() (skip string, err error)) {
 	t.Helper()
 	o.Lock()
 	defer o.Unlock()
 	if !o.done {
-		o.url, o.skip, o.err = start()
+		o.skip, o.err = start()
 		o.done = true
 	}
 	switch {
@@ -114,7 +113,6 @@ func (o *once) get(t testing.TB, start func() (url string, skip string, err erro
 	case o.err != nil:
 		unavailable(t, "%v", o.err)
 	}
-	return o.url
 }
 
 // Redis is a private redis-server.
@@ -125,15 +123,19 @@ type Redis struct {
 
 var (
 	redisOnce   once
-	redisServer Redis
+	redisServer *Redis // set under redisOnce's lock
 )
 
 // StartRedis returns the test binary's Redis server, starting it on
 // first use.
 func StartRedis(t testing.TB) *Redis {
 	t.Helper()
-	redisServer.Socket = redisOnce.get(t, startRedis)
-	return &redisServer
+	redisOnce.get(t, func() (string, error) {
+		sock, skip, err := startRedis()
+		redisServer = &Redis{Socket: sock}
+		return skip, err
+	})
+	return redisServer
 }
 
 // redisDatabases is how many databases a default redis-server has.
@@ -207,15 +209,19 @@ const postgresUser = "idemlint"
 
 var (
 	postgresOnce   once
-	postgresServer Postgres
+	postgresServer *Postgres // set under postgresOnce's lock
 )
 
 // StartPostgres returns the test binary's PostgreSQL cluster, starting it
 // on first use.
 func StartPostgres(t testing.TB) *Postgres {
 	t.Helper()
-	postgresServer.SocketDir = postgresOnce.get(t, startPostgres)
-	return &postgresServer
+	postgresOnce.get(t, func() (string, error) {
+		dir, skip, err := startPostgres()
+		postgresServer = &Postgres{SocketDir: dir}
+		return skip, err
+	})
+	return postgresServer
 }
 
 // URL returns the URL of the database "postgres".
