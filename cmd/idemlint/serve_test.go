@@ -45,7 +45,7 @@ type server struct {
 
 // startServe runs "serve --addr 127.0.0.1:0 args..." until the test ends
 // and returns once it listens.
-func startServe(t *testing.T, args ...string) *server {
+func startServe(t testing.TB, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &server{stderr: &syncBuffer{}, done: make(chan error, 1), stop: cancel}
