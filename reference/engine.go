@@ -315,7 +315,10 @@ func (e *Engine) handle(ctx context.Context, op *operation, req *Request, run Ha
 			case err != nil:
 				return e.storeFailed(ctx, reply, "create", err)
 			case created:
-				return e.execute(e.startAttempt(ctx, id, live.Token, asked, &reply), run)
+				// A copy, so that only an execution puts a Reply on the
+				// heap, not every replay.
+				attemptReply := reply
+				return e.execute(e.startAttempt(ctx, id, live.Token, asked, &attemptReply), run)
 			}
 		}
 		switch {
