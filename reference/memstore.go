@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"maps"
+	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,7 +29,12 @@ type MemoryStore struct {
 	// nextFree is when, as the last sweep saw it, the first held record
 	// stops being live (Unix nanoseconds; 0 before any sweep).
 	nextFree atomic.Int64
-	shards   [memShards]memShard
+	// lastHeader is the response header Finish stored last. Responses of
+	// one operation mostly carry the same header, and a map each costs
+	// about as much as a small record's other fields together, so equal
+	// headers share one map (stored headers are never modified).
+	lastHeader atomic.Pointer[http.Header]
+	shards     [memShards]memShard
 }
 
 // MemoryOptions configures a MemoryStore; the zero value is usable.
@@ -217,9 +225,22 @@ func (s *MemoryStore) Finish(_ context.Context, id, token string, to State, res 
 		return fmt.Errorf("%w: %s -> %s", ErrInvalidTransition, cur.State, to)
 	}
 	cur.State, cur.Response, cur.Error = to, res.Response, res.Error
+	cur.Response.Header = s.shareHeader(cur.Response.Header)
 	cur.UpdatedAt, cur.LeaseUntil, cur.ExpiresAt = now, time.Time{}, now.Add(ttl)
 	sh.records[id] = cur
 	return nil
+}
+
+// shareHeader returns a stored map equal to h when there is one, else h.
+func (s *MemoryStore) shareHeader(h http.Header) http.Header {
+	if len(h) == 0 {
+		return h
+	}
+	if last := s.lastHeader.Load(); last != nil && maps.EqualFunc(*last, h, slices.Equal) {
+		return *last
+	}
+	s.lastHeader.Store(&h)
+	return h
 }
 
 // Release implements Store.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -151,4 +153,29 @@ func mustGetToken(t *testing.T, s Store, id string) string {
 		t.Fatalf("Get(%s) = %v, %v", id, ok, err)
 	}
 	return rec.Token
+}
+
+// TestMemoryStoreSharesEqualHeaders: equal stored headers are one map,
+// and a different one is kept as given.
+func TestMemoryStoreSharesEqualHeaders(t *testing.T) {
+	ctx := context.Background()
+	s := NewMemoryStore(MemoryOptions{})
+	finish := func(id string, h http.Header) http.Header {
+		t.Helper()
+		rec := mustCreate(t, s, id, time.Minute)
+		if err := s.Finish(ctx, id, rec.Token, Completed, Result{Response: Response{Status: 201, Header: h}}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := s.Get(ctx, id)
+		return got.Response.Header
+	}
+	a := finish("a", http.Header{"Content-Type": {"application/json"}})
+	b := finish("b", http.Header{"Content-Type": {"application/json"}})
+	c := finish("c", http.Header{"Content-Type": {"text/plain"}})
+	if reflect.ValueOf(a).UnsafePointer() != reflect.ValueOf(b).UnsafePointer() {
+		t.Error("two equal headers are stored as two maps")
+	}
+	if c.Get("Content-Type") != "text/plain" || a.Get("Content-Type") != "application/json" {
+		t.Errorf("headers changed: %v, %v", a, c)
+	}
 }
