@@ -127,6 +127,7 @@ func (e *Engine) configureReplay(p *boundary.Policy) {
 func (e *Engine) configureInflight(p *boundary.Policy) {
 	in := &p.Inflight
 	status := cmp.Or(int(in.Status.Value), defaultInflightStatus)
+	e.lease = time.Duration(in.Lease()) * time.Millisecond
 	if in.Policy.Value == "wait" && in.WaitTimeoutMS.Value > 0 {
 		ms := in.WaitTimeoutMS.Value
 		e.waitTimeout = time.Duration(ms) * time.Millisecond
@@ -144,6 +145,7 @@ func (e *Engine) configureConflict(p *boundary.Policy) {
 }
 
 func (e *Engine) configureStorage(p *boundary.Policy) {
+	e.maxRecords = int(p.Storage.RecordLimit())
 	e.ttl = defaultTTL
 	if ttl, err := boundary.ParseTTL(p.Storage.TTL.Value); err == nil && ttl > 0 {
 		e.ttl = ttl
@@ -154,6 +156,7 @@ func (e *Engine) configureStorage(p *boundary.Policy) {
 func (e *Engine) prebuildAnswers() {
 	e.tooLarge = newRefusal(http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "the request body is larger than "+strconv.FormatInt(e.maxBody, 10)+" bytes")
 	e.unreadable = newRefusal(http.StatusBadRequest, CodeBodyUnreadable, "the request body could not be read")
+	e.storeFull = newRefusal(http.StatusServiceUnavailable, CodeStoreFull, "the idempotency store is full; the request was not executed, retry later")
 	e.storeDown = newRefusal(http.StatusServiceUnavailable, CodeStoreUnavailable, "the idempotency store is unavailable; the request was not executed, retry later")
 	e.panicked = problem(http.StatusInternalServerError, CodeHandlerPanic, "the handler failed unexpectedly")
 	e.handlerErr = problem(http.StatusInternalServerError, CodeHandlerError, "the handler failed")

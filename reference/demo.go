@@ -3,11 +3,13 @@ package reference
 import (
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/idemlint/idemlint/checks/boundary"
 )
@@ -24,14 +26,21 @@ const EffectsPath = "/_effects"
 //     (the body echoed as JSON, or as a string when it is not JSON);
 //   - a read-only operation whose path ends with a parameter
 //     (/orders/{id}) answers 200 with the resource of that id, or 404;
-//     one without answers 200 with {"items": [...]}, every resource in
-//     creation order;
+//     one without answers 200 with {"items": [...], "total": N}, a page of
+//     the resources in creation order: ?offset= (default 0) and ?limit=
+//     (default 100, at most 1000);
 //   - GET /_effects answers {"count": N}: how many times an operation
 //     really ran, replays excluded, which is what conform counts;
 //   - anything else is 404 problem+json.
 //
-// It keeps everything in memory and is safe for concurrent use.
+// It keeps the last DemoKeeps resources in memory, forgetting older ones,
+// so that a long run stays small, and is safe for concurrent use.
 type Demo struct {
+	// Delay is how long a state-changing operation takes, to try
+	// concurrent duplicates and leases by hand; the operation gives up
+	// with 503 when its context ends first.
+	Delay time.Duration
+
 	router  *router
 	ops     []boundary.Operation
 	effects atomic.Int64
@@ -40,6 +49,15 @@ type Demo struct {
 	resources map[string]json.RawMessage // by id
 	order     []string                   // ids in creation order
 }
+
+// DemoKeeps is how many resources a Demo remembers.
+const DemoKeeps = 10000
+
+// Page sizes of a Demo's list.
+const (
+	demoDefaultLimit = 100
+	demoMaxLimit     = 1000
+)
 
 // NewDemo returns a demo handler for the operations of p.
 func NewDemo(p *boundary.Policy) *Demo {
@@ -76,14 +94,45 @@ func (d *Demo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, res)
 		return
 	}
+	d.list(w, r)
+}
+
+// list answers a page of the resources.
+func (d *Demo) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	offset, err1 := intParam(q.Get("offset"), 0)
+	limit, err2 := intParam(q.Get("limit"), demoDefaultLimit)
+	if err1 != nil || err2 != nil || limit < 1 || limit > demoMaxLimit {
+		writeResponse(w, problem(http.StatusBadRequest, "bad_page", "offset must be an integer >= 0 and limit one from 1 to "+strconv.Itoa(demoMaxLimit)))
+		return
+	}
 	d.mu.Lock()
-	items := make([]json.RawMessage, len(d.order))
-	for j, id := range d.order {
+	total := len(d.order)
+	offset = min(offset, total)
+	page := d.order[offset : offset+min(limit, total-offset)]
+	items := make([]json.RawMessage, len(page))
+	for j, id := range page {
 		items[j] = d.resources[id]
 	}
 	d.mu.Unlock()
-	body, _ := json.Marshal(map[string]any{"items": items}) // cannot fail: RawMessages marshalled before
+	// Cannot fail: RawMessages marshalled before.
+	body, _ := json.Marshal(struct {
+		Items []json.RawMessage `json:"items"`
+		Total int               `json:"total"`
+	}{items, total})
 	writeJSON(w, http.StatusOK, body)
+}
+
+// intParam reads a non-negative query parameter, def when absent.
+func intParam(v string, def int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err == nil && n < 0 {
+		err = errors.New("negative")
+	}
+	return n, err
 }
 
 func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
@@ -100,6 +149,16 @@ func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
 	default:
 		echoed = string(body)
 	}
+	if d.Delay > 0 {
+		t := time.NewTimer(d.Delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			writeResponse(w, problem(http.StatusServiceUnavailable, "shutting_down", "the operation was cut short"))
+			return
+		}
+	}
 	id := rand.Text()
 	// Cannot fail: strings, and a RawMessage that json.Valid accepted.
 	res, _ := json.Marshal(struct {
@@ -110,6 +169,10 @@ func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
 	d.mu.Lock()
 	d.resources[id] = res
 	d.order = append(d.order, id)
+	if len(d.order) > DemoKeeps {
+		delete(d.resources, d.order[0])
+		d.order = d.order[1:] // append copies the live part when it grows
+	}
 	d.mu.Unlock()
 	writeJSON(w, http.StatusCreated, res)
 }

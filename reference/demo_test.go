@@ -1,9 +1,14 @@
 package reference
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -45,4 +50,70 @@ func TestDemo(t *testing.T) {
 	if w := do(d, call{method: "GET", path: "/_effects"}); w.Body.String() != `{"count":4}` || d.Effects() != 4 {
 		t.Errorf("effects: %s, %d; want 4 (three creations and one read)", w.Body, d.Effects())
 	}
+}
+
+// TestDemoListIsBounded: the demo forgets all but the last DemoKeeps
+// resources, and lists them a page at a time.
+func TestDemoListIsBounded(t *testing.T) {
+	e := newEngine(t, nil)
+	d := NewDemo(e.Policy())
+	var first, last string
+	for i := range DemoKeeps + 5 {
+		w := do(d, call{body: strconv.Itoa(i)})
+		switch i {
+		case 0:
+			first = w.Body.String()
+		case DemoKeeps + 4:
+			last = w.Body.String()
+		}
+	}
+	type page struct {
+		Items []json.RawMessage `json:"items"`
+		Total int               `json:"total"`
+	}
+	list := func(query string) (int, page) {
+		t.Helper()
+		w := do(d, call{method: "GET", path: "/orders" + query})
+		var p page
+		if w.Code == http.StatusOK {
+			if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return w.Code, p
+	}
+	if code, p := list(""); code != 200 || p.Total != DemoKeeps || len(p.Items) != 100 || strings.Contains(string(p.Items[0]), `"request":0}`) {
+		t.Errorf("first page: %d, total %d, %d items, first %s; want 100 of %d, the oldest forgotten", code, p.Total, len(p.Items), p.Items[0], DemoKeeps)
+	}
+	if code, p := list("?offset=" + strconv.Itoa(DemoKeeps-1) + "&limit=1000"); code != 200 || len(p.Items) != 1 || string(p.Items[0]) != last {
+		t.Errorf("last page: %d, %d items; want the newest resource alone", code, len(p.Items))
+	}
+	if code, p := list("?offset=9223372036854775807"); code != 200 || len(p.Items) != 0 {
+		t.Errorf("offset past the end: %d, %d items", code, len(p.Items))
+	}
+	for _, bad := range []string{"?limit=0", "?limit=1001", "?offset=-1", "?limit=x"} {
+		if code, _ := list(bad); code != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", bad, code)
+		}
+	}
+	var res struct{ ID string }
+	if err := json.Unmarshal([]byte(first), &res); err != nil {
+		t.Fatal(err)
+	}
+	wantProblem(t, do(d, call{method: "GET", path: "/orders/" + res.ID}), http.StatusNotFound, "not_found")
+}
+
+func TestDemoDelay(t *testing.T) {
+	e := newEngine(t, nil)
+	d := NewDemo(e.Policy())
+	d.Delay = 50 * time.Millisecond
+	start := time.Now()
+	if w := do(d, call{body: "{}"}); w.Code != 201 || time.Since(start) < d.Delay {
+		t.Errorf("create with a delay: %d after %v", w.Code, time.Since(start))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := httptest.NewRecorder()
+	d.ServeHTTP(w, call{body: "{}"}.request().WithContext(ctx))
+	wantProblem(t, w, http.StatusServiceUnavailable, "shutting_down")
 }

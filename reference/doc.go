@@ -20,9 +20,25 @@
 // A record is one logical execution attempt in one of three states,
 // processing, completed or failed, with only processing -> completed and
 // processing -> failed allowed (State.CanBecome). The Store interface
-// offers exactly the atomic primitives this needs: create-if-absent,
-// the transition out of processing, get, and removal of a failed record.
-// MemoryStore is the default Store.
+// offers exactly the atomic primitives this needs: create-if-absent with a
+// fresh attempt token and a lease, renewal of the lease, the transition
+// out of processing, release of a processing record, and get; all but
+// create and get need the current token, so a worker whose attempt was
+// taken over can never change the new attempt's record. Times come from
+// the store's clock. MemoryStore is the default Store; package storetest
+// is the conformance suite every Store passes.
+//
+// # Leases
+//
+// The engine renews the lease (idempotency_inflight.lease_ms) every third
+// of it while the handler runs, so a record lapses only when its worker
+// died; the next duplicate then takes the key over and executes. The
+// handler's context does not end when the client goes away (a client's
+// timeout must not become a stored failure); it ends at shutdown
+// (WithBaseContext) or, with cause ErrLeaseLost, when the lease was lost.
+// A handler that exits without returning (runtime.Goexit) releases the
+// key. If recording the end fails, the engine retries in the background
+// while the lease lasts, answers the client anyway, and logs it.
 //
 // Identity is the policy's idempotency_scope minus "fingerprint": the
 // service, operation_key, contract_version, tenant (read from the
@@ -93,9 +109,12 @@
 // the attempt (a panic is answered 500 handler_panic and logged, never
 // crashing the server); 2xx, 3xx and 4xx complete it. Under on_failed
 // "stored_response" duplicates replay the failure; under "reexecute" the
-// failed record is removed and the next duplicate runs the handler again.
+// failed attempt releases its record and the next duplicate runs the
+// handler again.
 //
-// Records expire ttl (idempotency_storage) after their creation, whatever
-// their state; an expired identity starts afresh. The clock is injectable
-// (WithClock).
+// Records expire ttl (idempotency_storage) after they finished; an
+// expired identity starts afresh. A memory store holding max_records
+// records refuses a new identity with 503 idempotency_store_full and
+// Retry-After, rather than evict a live record. The memory store's clock
+// is injectable (WithClock).
 package reference

@@ -3,12 +3,13 @@ package reference
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +39,10 @@ type Engine struct {
 	reexecute      bool          // on_failed: reexecute
 	replayedHeader string        // canonical; "" when not declared
 	waitTimeout    time.Duration // 0 under inflight reject
+	lease          time.Duration // idempotency_inflight.lease_ms
 	ttl            time.Duration
+	maxRecords     int             // of the default MemoryStore
+	base           context.Context // ends the handlers' contexts; nil: never
 	waiters        waiters
 
 	// Answers prebuilt once, so refusing a request allocates nothing.
@@ -49,6 +53,7 @@ type Engine struct {
 	tooLarge        refusal
 	unreadable      refusal
 	storeDown       refusal
+	storeFull       refusal
 	panicked        Response // the failure recorded for a panic
 	handlerErr      Response // the failure recorded for a Handler error
 }
@@ -67,9 +72,9 @@ type Option func(*Engine)
 // MemoryStore.
 func WithStore(s Store) Option { return func(e *Engine) { e.store = s } }
 
-// WithClock sets the clock that stamps records and, for the default
-// MemoryStore, decides expiry. Waiting for an inflight attempt always uses
-// real time.
+// WithClock sets the clock of the default MemoryStore, which stamps
+// records and decides leases and expiry. Waiting for an inflight attempt
+// and renewing a lease always use real time.
 func WithClock(now func() time.Time) Option {
 	return func(e *Engine) {
 		if now != nil {
@@ -77,6 +82,12 @@ func WithClock(now func() time.Time) Option {
 		}
 	}
 }
+
+// WithBaseContext makes the handlers' contexts end when ctx ends, at
+// shutdown. A handler's context is otherwise never cancelled: a client
+// that goes away must not turn the attempt into a stored failure. It also
+// ends, with cause ErrLeaseLost, when another attempt took the key over.
+func WithBaseContext(ctx context.Context) Option { return func(e *Engine) { e.base = ctx } }
 
 // WithLogger sets where the engine reports handler panics and errors,
 // store failures and, at New, the policy's warnings. Default:
@@ -150,15 +161,20 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 	for _, o := range opts {
 		o(e)
 	}
-	if e.store == nil {
-		e.store = NewMemoryStore(e.now)
-	}
 	e.configure(doc)
+	if e.store == nil {
+		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords})
+	}
 	for _, f := range findings {
 		e.log.Warn("policy warning", "finding", f.String())
 	}
 	return e, nil
 }
+
+// MaxWait returns how long a request may wait for an attempt in flight
+// (wait_timeout_ms; 0 under inflight reject), for servers that size
+// their write timeouts.
+func (e *Engine) MaxWait() time.Duration { return e.waitTimeout }
 
 // Policy returns the policy the engine enforces.
 func (e *Engine) Policy() *boundary.Policy { return e.policy }
@@ -272,60 +288,80 @@ func (e *Engine) handle(ctx context.Context, op *operation, req *Request, run Ha
 		reply.echo = req.Header[e.keyHeader]
 	}
 	id := e.identity(op, req.Header, key)
-	raw := e.fp.rawDigest(req)
-	fp, err := e.fingerprint(ctx, id, req, &raw)
+	live, found, err := e.store.Get(ctx, id)
 	if err != nil {
-		return reply.refuse(newRefusal(http.StatusBadRequest, CodeNotCanonicalizable, "the request cannot be fingerprinted: "+err.Error()))
+		return e.storeFailed(ctx, reply, "get", err)
+	}
+	// A retry usually resends the very inputs of the live record: then it
+	// has the record's fingerprint, and is not canonicalised again.
+	raw := e.fp.rawDigest(req)
+	fp := live.Fingerprint
+	if !found || live.RawDigest != raw {
+		if fp, err = e.fp.fingerprint(req); err != nil {
+			return reply.refuse(newRefusal(http.StatusBadRequest, CodeNotCanonicalizable, "the request cannot be fingerprinted: "+err.Error()))
+		}
 	}
 
 	var deadline waitDeadline
 	defer deadline.stop()
 	for {
-		now := e.now()
-		live, created, err := e.store.Create(ctx, id, Record{
-			Key: key, Operation: op.key, Fingerprint: fp, RawDigest: raw, State: Processing,
-			CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(e.ttl),
-		})
+		if !found {
+			var created bool
+			asked := time.Now()
+			live, created, err = e.store.Create(ctx, id, Record{Key: key, Operation: op.key, Fingerprint: fp, RawDigest: raw}, e.lease)
+			switch {
+			case errors.Is(err, ErrFull):
+				return reply.refuse(fullRefusal(e.storeFull, err))
+			case err != nil:
+				return e.storeFailed(ctx, reply, "create", err)
+			case created:
+				// A copy, so that only an execution puts a Reply on the
+				// heap, not every replay.
+				attemptReply := reply
+				return e.execute(e.startAttempt(ctx, id, live.Token, asked, &attemptReply), run)
+			}
+		}
 		switch {
-		case err != nil:
-			e.log.ErrorContext(ctx, "idempotency store: create failed", "operation", op.key, "idempotency_key", key, "error", err)
-			return reply.refuse(e.storeDown)
-		case created:
-			return e.execute(ctx, reply, id, fp, run)
 		case live.Fingerprint != fp:
 			return reply.refuse(e.mismatch)
-		case live.State == Completed || live.State == Failed && !e.reexecute:
+		case live.State != Processing:
+			// Under reexecute a failed attempt releases its record, so a
+			// failed record found here is replayed either way.
 			reply.Outcome, reply.Response = Replayed, live.Response
 			return reply
-		case live.State == Failed: // reexecute: clear it and compete to run again
-			if err := e.store.Delete(ctx, id); err != nil && !errors.Is(err, ErrInvalidTransition) {
-				e.log.ErrorContext(ctx, "idempotency store: delete failed", "operation", op.key, "idempotency_key", key, "error", err)
-				return reply.refuse(e.storeDown)
-			}
-		case e.waitTimeout == 0: // processing, inflight reject
+		case e.waitTimeout == 0: // inflight reject
 			return reply.refuse(e.inflightReject)
-		default: // processing, inflight wait
-			timedOut, err := e.await(ctx, id, fp, deadline.after(e.waitTimeout))
-			switch {
-			case err != nil:
-				e.log.ErrorContext(ctx, "idempotency store: get failed", "operation", op.key, "idempotency_key", key, "error", err)
-				return reply.refuse(e.storeDown)
-			case timedOut:
-				return reply.refuse(e.inflightTimeout)
-			}
+		}
+		var timedOut bool
+		live, found, timedOut, err = e.await(ctx, id, fp, deadline.after(e.waitTimeout))
+		switch {
+		case err != nil:
+			return e.storeFailed(ctx, reply, "get", err)
+		case timedOut:
+			return reply.refuse(e.inflightTimeout)
 		}
 	}
 }
 
-// fingerprint returns the fingerprint of req, whose raw digest is raw. A
-// duplicate of the live record under id that resends the very same inputs
-// gets the record's fingerprint without being canonicalised. A store error
-// only costs the shortcut: Create reports it next.
-func (e *Engine) fingerprint(ctx context.Context, id string, req *Request, raw *[sha256.Size]byte) (string, error) {
-	if rec, ok, err := e.store.Get(ctx, id); err == nil && ok && rec.RawDigest == *raw {
-		return rec.Fingerprint, nil
+// storeFailed logs a failed store call and refuses the request: without
+// a record the handler cannot run at most once.
+func (e *Engine) storeFailed(ctx context.Context, reply Reply, call string, err error) Reply {
+	e.log.ErrorContext(ctx, "idempotency store: "+call+" failed", "operation", reply.Operation, "idempotency_key", reply.Key, "error", err)
+	return reply.refuse(e.storeDown)
+}
+
+// fullRefusal is the store-full answer with Retry-After from err, in
+// whole seconds, rounded up.
+func fullRefusal(f refusal, err error) refusal {
+	after := time.Second
+	var fe *FullError
+	if errors.As(err, &fe) {
+		after = max(fe.RetryAfter, after)
 	}
-	return e.fp.fingerprint(req)
+	h := maps.Clone(f.Header)
+	h["Retry-After"] = []string{strconv.FormatInt(int64((after+time.Second-1)/time.Second), 10)}
+	f.Header = h
+	return f
 }
 
 func (r Reply) refuse(f refusal) Reply {
@@ -349,10 +385,18 @@ func (e *Engine) identity(op *operation, h http.Header, key string) string {
 	return string(appendField(b, key))
 }
 
-// execute runs the attempt whose record this request created, records
-// how it ended, and wakes its duplicates.
-func (e *Engine) execute(ctx context.Context, reply Reply, id, fp string, run Handler) Reply {
-	resp, cause, abort := e.run(ctx, run, &reply)
+// execute runs the attempt whose record this request created (holding
+// token), records how it ended, and wakes its duplicates.
+func (e *Engine) execute(a *attempt, run Handler) Reply {
+	reply := *a.reply
+	returned := false
+	defer func() {
+		if !returned { // runtime.Goexit: no result to keep, so free the key
+			a.end(Processing, Result{})
+		}
+	}()
+	resp, cause, abort := e.run(a.ctx, run, a.reply)
+	returned = true
 	state := Completed
 	if cause == "" && resp.Status >= 500 {
 		cause = "handler answered " + http.StatusText(resp.Status)
@@ -360,17 +404,7 @@ func (e *Engine) execute(ctx context.Context, reply Reply, id, fp string, run Ha
 	if cause != "" {
 		state = Failed
 	}
-	// The client may be gone, but the record must still leave processing,
-	// or its duplicates would wait for nothing until it expires.
-	sctx := context.WithoutCancel(ctx)
-	err := e.store.Finish(sctx, id, fp, state, Result{Response: storable(resp), Error: cause, At: e.now()})
-	if err == nil && state == Failed && e.reexecute {
-		err = e.store.Delete(sctx, id)
-	}
-	if err != nil {
-		e.log.ErrorContext(ctx, "idempotency store: cannot record the attempt's end", "operation", reply.Operation, "idempotency_key", reply.Key, "state", state, "error", err)
-	}
-	e.waiters.notify(id)
+	a.end(state, Result{Response: storable(resp), Error: cause})
 	if abort != nil {
 		panic(abort) // the handler asked net/http to abort the response
 	}
@@ -429,27 +463,30 @@ const (
 	maxPoll = 200 * time.Millisecond
 )
 
-// await blocks until the processing record under id may have changed: a
-// local notification, or a poll showing it finished, vanished or was
-// replaced. It reports whether deadline fired first.
-func (e *Engine) await(ctx context.Context, id, fp string, deadline <-chan time.Time) (timedOut bool, err error) {
+// await blocks until the processing record under id, with fingerprint
+// fp, may have changed: a local notification, or a poll showing it
+// finished, vanished (its lease lapsed, or it was released) or was
+// replaced. It returns the record it then found, or reports that deadline
+// fired first.
+func (e *Engine) await(ctx context.Context, id, fp string, deadline <-chan time.Time) (rec Record, found, timedOut bool, err error) {
 	w := e.waiters.subscribe(id)
-	defer e.waiters.unsubscribe(id, w)
+	defer func() { e.waiters.unsubscribe(id, w) }()
 	interval := minPoll
 	poll := time.NewTimer(interval)
 	defer poll.Stop()
 	for {
-		rec, ok, err := e.store.Get(ctx, id)
-		if err != nil || !ok || rec.State != Processing || rec.Fingerprint != fp {
-			return false, err
+		rec, found, err = e.store.Get(ctx, id)
+		if err != nil || !found || rec.State != Processing || rec.Fingerprint != fp {
+			return rec, found, false, err
 		}
 		select {
-		case <-w.done:
-			return false, nil
+		case <-w.done: // look again, and listen for the next attempt
+			e.waiters.unsubscribe(id, w)
+			w = e.waiters.subscribe(id)
 		case <-deadline:
-			return true, nil
+			return rec, found, true, nil
 		case <-ctx.Done():
-			return true, nil // the client is gone; the answer goes nowhere
+			return rec, found, true, nil // the client is gone; the answer goes nowhere
 		case <-poll.C:
 			interval = min(2*interval, maxPoll)
 			poll.Reset(interval)

@@ -294,7 +294,7 @@ func TestWaitTimeout(t *testing.T) {
 // share a database. A duplicate on the second engine learns of the end of
 // the first engine's attempt by polling, with no notification.
 func TestWaitAcrossEngines(t *testing.T) {
-	store := NewMemoryStore(nil)
+	store := NewMemoryStore(MemoryOptions{})
 	one, two := newEngine(t, nil, WithStore(store)), newEngine(t, nil, WithStore(store))
 	a := &app{release: make(chan struct{}), started: make(chan struct{}, 1)}
 	first := make(chan *httptest.ResponseRecorder)
@@ -316,19 +316,23 @@ type failingStore struct{}
 
 var errStoreDown = errors.New("connection refused")
 
-func (failingStore) Create(context.Context, string, Record) (Record, bool, error) {
+func (failingStore) Create(context.Context, string, Record, time.Duration) (Record, bool, error) {
 	return Record{}, false, errStoreDown
 }
 
-func (failingStore) Finish(context.Context, string, string, State, Result) error {
+func (failingStore) Renew(context.Context, string, string, time.Duration) error {
 	return errStoreDown
 }
+
+func (failingStore) Finish(context.Context, string, string, State, Result, time.Duration) error {
+	return errStoreDown
+}
+
+func (failingStore) Release(context.Context, string, string) error { return errStoreDown }
 
 func (failingStore) Get(context.Context, string) (Record, bool, error) {
 	return Record{}, false, errStoreDown
 }
-
-func (failingStore) Delete(context.Context, string) error { return errStoreDown }
 
 func TestStoreUnavailable(t *testing.T) {
 	var logs bytes.Buffer

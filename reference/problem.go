@@ -16,6 +16,7 @@ const (
 	CodeHandlerPanic        = "handler_panic"
 	CodeHandlerError        = "handler_error"
 	CodeStoreUnavailable    = "idempotency_store_unavailable"
+	CodeStoreFull           = "idempotency_store_full"
 	defaultMissingKeyStatus = http.StatusBadRequest
 	defaultMissingKeyCode   = "idempotency_key_required"
 	// defaultInflightStatus answers a wait timeout when the policy names

@@ -2,8 +2,10 @@ package reference
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -48,9 +50,8 @@ type Response struct {
 }
 
 // Record is one idempotency record: exactly one logical execution attempt
-// (spec section 4). Key, Operation, Fingerprint, RawDigest, CreatedAt and
-// ExpiresAt never change; State, Response, Error and UpdatedAt are set
-// once, by the transition out of processing.
+// (spec sections 4 and 6.5). Every time in it comes from the store's
+// clock, never the caller's, so replicas with skewed clocks agree.
 type Record struct {
 	Key         string // the idempotency key, bare form
 	Operation   string // operation_key
@@ -61,67 +62,110 @@ type Record struct {
 	// canonicalisation, most of the cost of a replay.
 	RawDigest [sha256.Size]byte
 	State     State
+	// Token is the attempt token the store drew at Create (see
+	// NewToken): Renew, Finish and Release need it, so a worker whose
+	// attempt was taken over can never touch the new attempt's record.
+	Token     string
 	Response  Response // the answer of a finished attempt, replayed to duplicates
 	Error     string   // why a failed attempt failed
 	CreatedAt time.Time
 	UpdatedAt time.Time
-	// ExpiresAt ends the record's life: from then on a store treats it as
-	// absent, so the identity starts afresh. It is CreatedAt plus the
-	// policy's ttl.
+	// LeaseUntil is when a processing record stops holding its key unless
+	// renewed: from then on it is absent, and the next Create takes the
+	// key over with a new token.
+	LeaseUntil time.Time
+	// ExpiresAt ends a finished record's life, ttl after it finished: from
+	// then on the record is absent and the identity starts afresh. Zero
+	// while processing: a record with a live lease never expires.
 	ExpiresAt time.Time
 }
 
-// Live reports whether the record has not expired at now.
-func (r *Record) Live(now time.Time) bool { return now.Before(r.ExpiresAt) }
+// Live reports whether the record holds its key at now: a processing
+// record while its lease lasts, a finished one until it expires.
+func (r *Record) Live(now time.Time) bool {
+	if r.State == Processing {
+		return now.Before(r.LeaseUntil)
+	}
+	return now.Before(r.ExpiresAt)
+}
 
 // Result is how an attempt ended.
 type Result struct {
 	Response Response // what the attempt answered; replayed to duplicates
 	Error    string   // for a failed attempt, why
-	At       time.Time
 }
 
 // Errors a Store returns. Implementations may wrap them; test with
 // errors.Is.
 var (
 	// ErrInvalidTransition refuses a state change the service model does
-	// not allow (see State.CanBecome), or Delete of a record that is not
-	// failed.
+	// not allow (see State.CanBecome).
 	ErrInvalidTransition = errors.New("invalid idempotency record transition")
-	// ErrNotFound means the attempt's record no longer exists: it expired,
-	// or it was replaced by another attempt with another fingerprint.
-	ErrNotFound = errors.New("idempotency record not found")
+	// ErrLeaseLost refuses Renew, Finish or Release by a worker that no
+	// longer holds the record: its lease lapsed, another attempt took the
+	// key over, or the record is gone.
+	ErrLeaseLost = errors.New("idempotency attempt no longer holds its record")
+	// ErrFull refuses Create of a new identity by a store at its capacity
+	// (MemoryOptions.MaxRecords). Evicting a live record instead would
+	// break at-most-once. A *FullError says when to retry.
+	ErrFull = errors.New("idempotency store is full")
 )
+
+// FullError is ErrFull with a hint of when room may free up.
+type FullError struct {
+	RetryAfter time.Duration
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("%v; retry after %v", ErrFull, e.RetryAfter)
+}
+
+func (e *FullError) Unwrap() error { return ErrFull }
+
+// NewToken returns a fresh attempt token: rand.Text's 26 base32
+// characters, 130 random bits (spec 6.5 asks for at least 128). Stores
+// draw one at every Create.
+func NewToken() string { return rand.Text() }
 
 // Store persists idempotency records. It offers exactly the atomic
 // primitives the service model needs and nothing that could bypass it:
 // there is no way to overwrite a live record or to move a record back
-// into processing. A record is live until its ExpiresAt; an expired record
-// behaves as absent in every method.
+// into processing. Leases and expiry are measured with the store's own
+// clock. An expired record, and a processing record whose lease lapsed,
+// behave as absent in every method.
 //
-// Identities are opaque strings chosen by the engine. Implementations must
-// be safe for concurrent use and may share Response values with callers.
+// Identities are opaque byte strings chosen by the engine. Implementations
+// must be safe for concurrent use and may share Response values with
+// callers. The package storetest holds every implementation to this
+// contract.
 type Store interface {
-	// Create stores rec (whose State must be Processing) under id unless a
-	// live record exists there, atomically. It returns the record now live
-	// under id and whether it is rec. An expired record is replaced.
-	Create(ctx context.Context, id string, rec Record) (live Record, created bool, err error)
+	// Create stores a processing record under id unless a live record is
+	// there, atomically. From rec it takes Key, Operation, Fingerprint and
+	// RawDigest; it sets State to Processing, draws a new Token, stamps
+	// CreatedAt and UpdatedAt, and sets LeaseUntil lease from now. It
+	// returns the record now live under id and whether it is the new one.
+	// A store at its capacity may refuse a new record with ErrFull.
+	Create(ctx context.Context, id string, rec Record, lease time.Duration) (live Record, created bool, err error)
 
-	// Finish moves the record under id out of processing, atomically:
-	// to becomes its State and res its Response, Error and UpdatedAt. The
-	// fingerprint fences the call to the attempt that created the record:
-	// when the live record has another one (or there is none) the result
-	// is ErrNotFound. A transition State.CanBecome refuses is
-	// ErrInvalidTransition.
-	Finish(ctx context.Context, id, fingerprint string, to State, res Result) error
+	// Renew extends the lease of the processing record under id held by
+	// token to lease from now. ErrLeaseLost when token does not hold a
+	// live processing record under id.
+	Renew(ctx context.Context, id, token string, lease time.Duration) error
+
+	// Finish moves the processing record under id held by token to state
+	// to, atomically: res becomes its Response and Error, UpdatedAt is
+	// now, and it expires ttl from now. ErrLeaseLost when token does not
+	// hold a live record under id; ErrInvalidTransition for a transition
+	// State.CanBecome refuses.
+	Finish(ctx context.Context, id, token string, to State, res Result, ttl time.Duration) error
+
+	// Release removes the processing record under id held by token, so
+	// that the next duplicate executes: the attempt ended without a result
+	// to keep (the handler exited without returning, or failed under
+	// on_failed "reexecute"). ErrLeaseLost when token does not hold a live
+	// record under id; ErrInvalidTransition when it is finished.
+	Release(ctx context.Context, id, token string) error
 
 	// Get returns the live record under id.
 	Get(ctx context.Context, id string) (rec Record, ok bool, err error)
-
-	// Delete removes the record under id if it is failed, so that the next
-	// duplicate executes again (on_failed: reexecute). It returns nil when
-	// there is no live record and ErrInvalidTransition when the live
-	// record is not failed: a racing request may already have started a
-	// new attempt, which must survive.
-	Delete(ctx context.Context, id string) error
 }

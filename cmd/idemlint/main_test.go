@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/internal/testserver"
 )
 
 // TestMain lets test scripts run idemlint as a real subprocess (so the
@@ -20,7 +21,7 @@ import (
 // if it exits with exactly N, since testscript's "! exec" accepts any
 // non-zero status and our exit codes carry meaning.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(serversStopped{m}, map[string]func(){
 		"idemlint": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
 		"status": func() {
 			want, err := strconv.Atoi(os.Args[1])
@@ -60,6 +61,15 @@ func goEnv(name string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// serversStopped runs the tests, then stops the store servers they
+// started (see internal/testserver).
+type serversStopped struct{ m *testing.M }
+
+func (s serversStopped) Run() int {
+	defer testserver.StopAll()
+	return s.m.Run()
 }
 
 func TestScripts(t *testing.T) {

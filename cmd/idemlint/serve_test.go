@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,11 +45,14 @@ type server struct {
 
 // startServe runs "serve --addr 127.0.0.1:0 args..." until the test ends
 // and returns once it listens.
-func startServe(t *testing.T, args ...string) *server {
+func startServe(t testing.TB, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &server{stderr: &syncBuffer{}, done: make(chan error, 1), stop: cancel}
 	cmd := newServeCmd()
+	// As the root command does: an error is the caller's to report, and
+	// nobody reads stdout after the first line.
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	cmd.SetArgs(append([]string{"--addr", "127.0.0.1:0"}, args...))
 	stdout, w := io.Pipe()
 	cmd.SetOut(w)
@@ -248,6 +252,99 @@ func TestServeUsageErrors(t *testing.T) {
 		stdout, _, err := execServe(tt.args...)
 		if err == nil || err.Error() != tt.want || stdout != "" {
 			t.Errorf("serve %q = %v, stdout %q; want %q", tt.args, err, stdout, tt.want)
+		}
+	}
+}
+
+// TestServeCutsRequestsAtShutdownTimeout: a shutdown that has to cut a
+// request in flight exits 1 and says so.
+func TestServeCutsRequestsAtShutdownTimeout(t *testing.T) {
+	s := startServe(t, "--policy", servePolicy, "--demo-delay", "1m", "--shutdown-timeout", "100ms")
+	go func() {
+		req, _ := http.NewRequest("POST", s.base+"/orders", strings.NewReader(`{}`))
+		req.Header.Set("X-Idempotency-Key", "slow")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.send(t, "GET", "/_effects", "", "").body != `{"count":1}` {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow request never reached the demo")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.stop()
+	if err := s.wait(t); err != exitCode(exitFindings) {
+		t.Errorf("serve = %v after cutting a request, want exit status %d", err, exitFindings)
+	}
+	if !strings.Contains(s.stderr.String(), "shutdown cut requests still in flight") {
+		t.Errorf("stderr does not say requests were cut:\n%s", s.stderr)
+	}
+}
+
+// TestServeConnectionLimit: beyond --max-connections a client waits
+// until a connection closes.
+func TestServeConnectionLimit(t *testing.T) {
+	s := startServe(t, "--policy", servePolicy, "--max-connections", "1")
+	idle, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := &http.Client{Timeout: 300 * time.Millisecond, Transport: &http.Transport{}}
+	if resp, err := waiting.Get(s.base + "/_effects"); err == nil {
+		resp.Body.Close()
+		t.Fatal("a second connection was served while the limit of one was taken")
+	}
+	idle.Close()
+	if got := s.send(t, "GET", "/_effects", "", ""); got.status != http.StatusOK {
+		t.Errorf("after the idle connection closed: %d", got.status)
+	}
+	// A shutdown with every slot taken by an idle connection must not
+	// wait for the connection to time out.
+	s.stop()
+	if err := s.wait(t); err != nil {
+		t.Errorf("serve = %v, want a clean shutdown", err)
+	}
+}
+
+func TestServeRefusesHugeHeaders(t *testing.T) {
+	s := startServe(t, "--policy", servePolicy)
+	req, err := http.NewRequest("GET", s.base+"/_effects", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Filler", strings.Repeat("a", 200<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("200 KiB of headers: %d, want 431", resp.StatusCode)
+	}
+}
+
+// TestServeStoreErrors: a bad --store is a usage error, and a store that
+// cannot be reached is reported without the password of its URL.
+func TestServeStoreErrors(t *testing.T) {
+	const secret = "s3cret-pass-123"
+	for _, tt := range []struct{ store, want string }{
+		{"mysql://db", `--store must be "memory"`},
+		{"redis://user:" + secret + "@127.0.0.1:port/0", "redis"},
+		{"postgres://user:" + secret + "@127.0.0.1:port/db", "postgres store"},
+		{"postgres://user:" + secret + "@[::1/db", "postgres store"},
+		{"redis://user:" + secret + "@127.0.0.1:1/0", "redis"},
+		{"postgres://user:" + secret + "@127.0.0.1:1/db?connect_timeout=5", "postgres store"},
+		{"postgres://user@127.0.0.1:1/db?password=" + secret + "&connect_timeout=5", "postgres store"},
+	} {
+		stdout, stderr, err := execServe("--policy", servePolicy, "--store", tt.store)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || stdout != "" {
+			t.Errorf("--store %s: %v, stdout %q; want an error mentioning %q", tt.store, err, stdout, tt.want)
+			continue
+		}
+		if strings.Contains(err.Error()+stderr, secret) {
+			t.Errorf("--store %s: the password appears in the output: %v %s", tt.store, err, stderr)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func probeReplicas(t testing.TB, bases []string, effectsURL string, want Status)
 // Replicas on one shared store are one service: every probe passes.
 func TestReplicasOnOneStore(t *testing.T) {
 	t.Parallel()
-	shared := reference.NewMemoryStore(nil)
+	shared := reference.NewMemoryStore(reference.MemoryOptions{})
 	bases, effects := serveReplicas(t, shared, shared, shared)
 	rep := probeReplicas(t, bases, effects, Pass)
 	if failed, skipped := ids(rep, Fail), ids(rep, Skip); failed != nil || skipped != nil {
@@ -54,7 +54,7 @@ func TestReplicasOnOneStore(t *testing.T) {
 // a replay seen cannot be judged.
 func TestReplicasOnSeparateStores(t *testing.T) {
 	t.Parallel()
-	bases, effects := serveReplicas(t, reference.NewMemoryStore(nil), reference.NewMemoryStore(nil))
+	bases, effects := serveReplicas(t, reference.NewMemoryStore(reference.MemoryOptions{}), reference.NewMemoryStore(reference.MemoryOptions{}))
 	rep := probeReplicas(t, bases, effects, Fail)
 	wantFail := []string{"CF03", "CF05", "CF06", "CF07", "CF10", "CF12", "CF16", "CF18"}
 	if diff := cmp.Diff(wantFail, ids(rep, Fail)); diff != "" {

@@ -46,12 +46,12 @@ func TestWrongTargets(t *testing.T) {
 			// A store without an atomic create-if-absent: duplicates
 			// arriving together all find no record and all execute.
 			name:     "executes twice under concurrency",
-			base:     engineTarget(nil, nil, reference.WithStore(racyStore{reference.NewMemoryStore(nil)})),
+			base:     engineTarget(nil, nil, reference.WithStore(racyStore{reference.NewMemoryStore(reference.MemoryOptions{})})),
 			wantFail: []string{"CF07"},
 		},
 		{
 			name:     "ignores the fingerprint",
-			base:     engineTarget(nil, nil, reference.WithStore(blindStore{reference.NewMemoryStore(nil)})),
+			base:     engineTarget(nil, nil, reference.WithStore(blindStore{reference.NewMemoryStore(reference.MemoryOptions{})})),
 			wantFail: []string{"CF05", "CF10", "CF11"},
 			wantGot: map[string]string{
 				"CF05": `201 Created, body {"id":"`,
@@ -357,8 +357,8 @@ type racyStore struct{ *reference.MemoryStore }
 
 const processingDelay = 40 * time.Millisecond
 
-func (s racyStore) Create(ctx context.Context, id string, rec reference.Record) (reference.Record, bool, error) {
-	live, created, err := s.MemoryStore.Create(ctx, id, rec)
+func (s racyStore) Create(ctx context.Context, id string, rec reference.Record, lease time.Duration) (reference.Record, bool, error) {
+	live, created, err := s.MemoryStore.Create(ctx, id, rec, lease)
 	switch {
 	case created:
 		time.Sleep(processingDelay)
@@ -373,8 +373,18 @@ func (s racyStore) Create(ctx context.Context, id string, rec reference.Record) 
 // reused key replays whatever payload comes with it.
 type blindStore struct{ *reference.MemoryStore }
 
-func (s blindStore) Create(ctx context.Context, id string, rec reference.Record) (reference.Record, bool, error) {
-	live, created, err := s.MemoryStore.Create(ctx, id, rec)
+func (s blindStore) Create(ctx context.Context, id string, rec reference.Record, lease time.Duration) (reference.Record, bool, error) {
+	live, created, err := s.MemoryStore.Create(ctx, id, rec, lease)
 	live.Fingerprint = rec.Fingerprint
 	return live, created, err
+}
+
+// Get finds nothing, so that every request reaches Create.
+func (blindStore) Get(context.Context, string) (reference.Record, bool, error) {
+	return reference.Record{}, false, nil
+}
+
+// Get finds nothing, so that every request reaches Create.
+func (racyStore) Get(context.Context, string) (reference.Record, bool, error) {
+	return reference.Record{}, false, nil
 }

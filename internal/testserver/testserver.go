@@ -1,0 +1,388 @@
+// Package testserver starts private Redis and PostgreSQL servers for
+// tests: real servers, not mocks, listening only on Unix sockets in a
+// temporary directory, one of each per test binary, stopped and removed
+// by Main.
+//
+// Without the server binaries (Debian's redis-server and postgresql
+// packages) a test that asks for one is skipped with a message saying
+// what to install, unless the environment sets RequireEnv=1 or CI=true
+// (as .ci/run does): then it fails, so that CI cannot pass by skipping.
+package testserver
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// RequireEnv names the environment variable that, set to 1, makes tests
+// fail instead of skip when a server cannot start; CI=true does too.
+const RequireEnv = "IDEMLINT_REQUIRE_STORES"
+
+// startTimeout bounds how long a server may take to accept connections.
+const startTimeout = 60 * time.Second
+
+// Main runs the tests of a package and then stops the servers they
+// started. Use it from TestMain: func TestMain(m *testing.M) { testserver.Main(m) }.
+func Main(m *testing.M) {
+	code := m.Run()
+	StopAll()
+	os.Exit(code)
+}
+
+// server is one started server process and its directory.
+type server struct {
+	cmd    *exec.Cmd
+	dir    string
+	exited chan struct{} // closed once the process was waited for
+}
+
+var (
+	mu      sync.Mutex
+	started []*server
+)
+
+// StopAll stops the servers started so far, for a TestMain that cannot
+// use Main.
+func StopAll() {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range started {
+		s.stop()
+	}
+	started = nil
+}
+
+func (s *server) stop() {
+	if s.cmd.Process != nil {
+		// Both servers shut down cleanly on SIGTERM; nothing they hold
+		// is worth waiting for after a grace period.
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(5 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-s.exited
+		}
+	}
+	os.RemoveAll(s.dir)
+}
+
+// unavailable skips or fails t, as RequireEnv says.
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv(RequireEnv) == "1" || os.Getenv("CI") == "true" {
+		t.Fatalf("%s (%s=1 or CI=true requires it)", msg, RequireEnv)
+	}
+	t.Skipf("%s; skipping (set %s=1 to fail instead)", msg, RequireEnv)
+}
+
+// once starts a server at most once per test binary, remembering a
+// failure so that every test reports it.
+type once struct {
+	sync.Mutex
+	done bool
+	err  error
+	skip string // a missing binary: what to install
+}
+
+func (o *once) get(t testing.TB, start func() (skip string, err error)) {
+	t.Helper()
+	o.Lock()
+	defer o.Unlock()
+	if !o.done {
+		o.skip, o.err = start()
+		o.done = true
+	}
+	switch {
+	case o.skip != "":
+		unavailable(t, "%s", o.skip)
+	case o.err != nil:
+		unavailable(t, "%v", o.err)
+	}
+}
+
+// Redis is a private redis-server.
+type Redis struct {
+	Socket string // its Unix socket
+	nextDB atomic.Int32
+}
+
+var (
+	redisOnce   once
+	redisServer *Redis // set under redisOnce's lock
+)
+
+// StartRedis returns the test binary's Redis server, starting it on
+// first use.
+func StartRedis(t testing.TB) *Redis {
+	t.Helper()
+	redisOnce.get(t, func() (string, error) {
+		sock, skip, err := startRedis()
+		redisServer = &Redis{Socket: sock}
+		return skip, err
+	})
+	return redisServer
+}
+
+// redisDatabases is how many databases a default redis-server has.
+const redisDatabases = 16
+
+// DatabaseURL returns the URL of a database of the server no other call
+// returned, for a test that needs an empty keyspace it cannot prefix
+// (such as the one of a subprocess).
+func (r *Redis) DatabaseURL(t testing.TB) string {
+	t.Helper()
+	n := r.nextDB.Add(1) // database 0 stays for tests that prefix their keys
+	if n >= redisDatabases {
+		t.Fatalf("testserver: all %d Redis databases are taken", redisDatabases)
+	}
+	return "unix://" + r.Socket + "?db=" + strconv.Itoa(int(n))
+}
+
+// URL returns the URL of database 0.
+func (r *Redis) URL() string { return "unix://" + r.Socket }
+
+func startRedis() (string, string, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", "redis-server is not installed (Debian: apt-get install redis-server)", nil
+	}
+	dir, err := os.MkdirTemp("", "idemlint-redis-")
+	if err != nil {
+		return "", "", err
+	}
+	sock := filepath.Join(dir, "redis.sock")
+	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
+		"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
+	srv, err := launch(cmd, dir, nil)
+	if err != nil {
+		return "", "", fmt.Errorf("redis-server: %w", err)
+	}
+	if err := srv.waitReady(func() error { return redisPing(sock) }); err != nil {
+		return "", "", fmt.Errorf("redis-server did not start: %w; its log:\n%s", err, tail(dir))
+	}
+	return sock, "", nil
+}
+
+// redisPing sends PING in the inline protocol, which needs no client.
+func redisPing(sock string) error {
+	c, err := net.DialTimeout("unix", sock, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 7)
+	n, err := c.Read(buf)
+	if string(buf[:n]) != "+PONG\r\n" {
+		return fmt.Errorf("PING answered %q (%v)", buf[:n], err)
+	}
+	return nil
+}
+
+// Postgres is a private PostgreSQL cluster.
+type Postgres struct {
+	SocketDir string
+	nextDB    atomic.Int32
+}
+
+// postgresUser is the cluster's superuser; authentication is trust, over
+// a socket only its owner can reach.
+const postgresUser = "idemlint"
+
+var (
+	postgresOnce   once
+	postgresServer *Postgres // set under postgresOnce's lock
+)
+
+// StartPostgres returns the test binary's PostgreSQL cluster, starting it
+// on first use.
+func StartPostgres(t testing.TB) *Postgres {
+	t.Helper()
+	postgresOnce.get(t, func() (string, error) {
+		dir, skip, err := startPostgres()
+		postgresServer = &Postgres{SocketDir: dir}
+		return skip, err
+	})
+	return postgresServer
+}
+
+// URL returns the URL of the database "postgres".
+func (p *Postgres) URL() string { return p.urlOf("postgres") }
+
+func (p *Postgres) urlOf(db string) string {
+	return "postgres://" + postgresUser + "@/" + db + "?host=" + p.SocketDir + "&sslmode=disable"
+}
+
+// DatabaseURL creates an empty database that no other call returned and
+// returns its URL.
+func (p *Postgres) DatabaseURL(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("test%d", p.nextDB.Add(1))
+	if out, err := exec.Command(postgresBin("psql"), "-X", "-q", "-h", p.SocketDir, "-U", postgresUser, "-d", "postgres", "-c", "CREATE DATABASE "+name).CombinedOutput(); err != nil {
+		t.Fatalf("testserver: creating database %s: %v\n%s", name, err, out)
+	}
+	return p.urlOf(name)
+}
+
+// postgresBinDir is where Debian keeps the server's programs, which are
+// not on the PATH; the newest version wins. Elsewhere they are expected on
+// the PATH.
+func postgresBinDir() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	slices.SortFunc(dirs, func(a, b string) int { return versionOf(a) - versionOf(b) })
+	if len(dirs) > 0 {
+		return dirs[len(dirs)-1]
+	}
+	return ""
+}
+
+func versionOf(binDir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return v
+}
+
+func postgresBin(name string) string {
+	if dir := postgresBinDir(); dir != "" {
+		return filepath.Join(dir, name)
+	}
+	return name
+}
+
+func startPostgres() (string, string, error) {
+	initdb := postgresBin("initdb")
+	if _, err := exec.LookPath(initdb); err != nil {
+		return "", "PostgreSQL is not installed (Debian: apt-get install postgresql)", nil
+	}
+	// PostgreSQL refuses to run as root: run it as an unprivileged user
+	// that owns the directory.
+	cred, err := serverUser()
+	if err != nil {
+		return "", "", err
+	}
+	dir, err := os.MkdirTemp("", "idemlint-postgres-")
+	if err != nil {
+		return "", "", err
+	}
+	if cred != nil {
+		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
+			os.RemoveAll(dir)
+			return "", "", err
+		}
+	}
+	data := filepath.Join(dir, "data")
+	init := exec.Command(initdb, "-D", data, "-U", postgresUser, "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions")
+	init.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := init.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", "", fmt.Errorf("initdb: %w\n%s", err, out)
+	}
+	cmd := exec.Command(postgresBin("postgres"), "-D", data, "-k", dir, "-c", "listen_addresses=",
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200")
+	srv, err := launch(cmd, dir, cred)
+	if err != nil {
+		return "", "", fmt.Errorf("postgres: %w", err)
+	}
+	ready := func() error {
+		out, err := exec.Command(postgresBin("pg_isready"), "-q", "-h", dir, "-U", postgresUser).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("pg_isready: %v %s", err, out)
+		}
+		return nil
+	}
+	if err := srv.waitReady(ready); err != nil {
+		return "", "", fmt.Errorf("postgres did not start: %w; its log:\n%s", err, tail(dir))
+	}
+	return dir, "", nil
+}
+
+// serverUser returns the credentials to run PostgreSQL with: nil when we
+// are not root, else those of the user "postgres" (the Debian package
+// creates it) or "nobody".
+func serverUser() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	for _, name := range []string{"postgres", "nobody"} {
+		u, err := user.Lookup(name)
+		if err != nil {
+			continue
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+	}
+	return nil, errors.New("running as root, and neither user postgres nor nobody exists to run PostgreSQL as")
+}
+
+// launch starts cmd with its output in dir/server.log, to be killed with
+// the test binary should Main never run, and registers it for stopAll.
+func launch(cmd *exec.Cmd, dir string, cred *syscall.Credential) (*server, error) {
+	log, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	defer log.Close()
+	if cred != nil {
+		_ = log.Chown(int(cred.Uid), int(cred.Gid))
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	srv := &server{cmd: cmd, dir: dir, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(srv.exited) }()
+	mu.Lock()
+	started = append(started, srv)
+	mu.Unlock()
+	return srv, nil
+}
+
+// waitReady polls ready until it succeeds, the process exits or
+// startTimeout passes.
+func (s *server) waitReady(ready func() error) error {
+	deadline := time.After(startTimeout)
+	for {
+		err := ready()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("the server exited: %w", err)
+		case <-deadline:
+			return fmt.Errorf("not ready after %v: %w", startTimeout, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// tail returns the end of a server's log, for an error message.
+func tail(dir string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+	s := string(b)
+	if len(s) > 2000 {
+		s = "..." + s[len(s)-2000:]
+	}
+	return strings.TrimSpace(s)
+}

@@ -1,0 +1,211 @@
+package reference
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestClientGoneDoesNotFailTheAttempt: the handler's context survives the
+// client's, so the attempt completes and retries replay its answer.
+func TestClientGoneDoesNotFailTheAttempt(t *testing.T) {
+	e := newEngine(t, nil)
+	a := &app{started: make(chan struct{}, 1), release: make(chan struct{})}
+	var handlerCtxErr atomic.Pointer[error]
+	a.serve = func(w http.ResponseWriter, r *http.Request, run int64) {
+		err := r.Context().Err()
+		handlerCtxErr.Store(&err)
+		w.WriteHeader(http.StatusCreated)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r := call{key: "k", body: `{}`}.request().WithContext(ctx)
+		e.Middleware(a).ServeHTTP(discard{}, r)
+	}()
+	<-a.started
+	cancel() // the client times out while the handler runs
+	close(a.release)
+	<-done
+	if err := *handlerCtxErr.Load(); err != nil {
+		t.Errorf("the handler saw its context end with the client's: %v", err)
+	}
+	if w := do(e.Middleware(a), call{key: "k", body: `{}`}); w.Code != http.StatusCreated || a.runs.Load() != 1 {
+		t.Errorf("retry after the client left: %d, %d runs; want the stored 201", w.Code, a.runs.Load())
+	}
+}
+
+// discard is a ResponseWriter for a client that is gone.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+func (discard) WriteHeader(int)             {}
+
+// TestBaseContextEndsHandlers: at shutdown the handlers' contexts end.
+func TestBaseContextEndsHandlers(t *testing.T) {
+	base, shutdown := context.WithCancelCause(context.Background())
+	e := newEngine(t, nil, WithBaseContext(base))
+	errShutdown := errors.New("shutting down")
+	a := &app{started: make(chan struct{}, 1)}
+	a.serve = func(w http.ResponseWriter, r *http.Request, run int64) {
+		<-r.Context().Done()
+		if cause := context.Cause(r.Context()); cause != errShutdown {
+			t.Errorf("handler context ended with %v, want the base context's cause", cause)
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); do(e.Middleware(a), call{key: "k", body: `{}`}) }()
+	<-a.started
+	shutdown(errShutdown)
+	<-done
+}
+
+// TestGoexitReleasesTheKey: a handler that exits its goroutine without
+// returning leaves no processing record behind; the next duplicate runs.
+func TestGoexitReleasesTheKey(t *testing.T) {
+	e := newEngine(t, map[string]any{"/idempotency_inflight": map[string]any{"policy": "reject", "status": 409}})
+	a := &app{}
+	a.serve = func(w http.ResponseWriter, r *http.Request, run int64) {
+		if run == 1 {
+			runtime.Goexit()
+		}
+		w.WriteHeader(http.StatusCreated)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); do(e.Middleware(a), call{key: "k", body: `{}`}) }()
+	<-done
+	if w := do(e.Middleware(a), call{key: "k", body: `{}`}); w.Code != http.StatusCreated || a.runs.Load() != 2 {
+		t.Errorf("duplicate after runtime.Goexit: %d, %d runs; want a second execution", w.Code, a.runs.Load())
+	}
+}
+
+// TestLeaseRenewedWhileHandlerRuns: a handler running for many leases
+// keeps its key; a duplicate on another engine is told it is in flight.
+func TestLeaseRenewedWhileHandlerRuns(t *testing.T) {
+	store := NewMemoryStore(MemoryOptions{})
+	reject := map[string]any{"/idempotency_inflight": map[string]any{"policy": "reject", "status": 409, "lease_ms": 60}}
+	one, two := newEngine(t, reject, WithStore(store)), newEngine(t, reject, WithStore(store))
+	a := &app{started: make(chan struct{}, 1), release: make(chan struct{})}
+	first := make(chan int)
+	go func() { first <- do(one.Middleware(a), call{key: "k", body: `{}`}).Code }()
+	<-a.started
+	other := &app{} // the second replica's handler, which must not run
+	for range 5 {
+		time.Sleep(60 * time.Millisecond)
+		if w := do(two.Middleware(other), call{key: "k", body: `{}`}); w.Code != http.StatusConflict {
+			t.Errorf("duplicate while the first attempt runs: %d %s, want 409", w.Code, w.Body)
+		}
+	}
+	close(a.release)
+	if code := <-first; code != http.StatusCreated || a.runs.Load() != 1 || other.runs.Load() != 0 {
+		t.Errorf("first: %d; %d runs, %d on the other replica; want one execution", code, a.runs.Load(), other.runs.Load())
+	}
+}
+
+// TestLapsedLeaseIsTakenOver: a record whose worker died (it holds a
+// lease nobody renews) is executed by the next duplicate once the lease
+// lapsed.
+func TestLapsedLeaseIsTakenOver(t *testing.T) {
+	clock := newFakeClock()
+	e := newEngine(t, nil, WithClock(clock.Now))
+	a := &app{}
+	header := http.Header{"X-Idempotency-Key": {"k"}, "X-Tenant-Id": {"tenant-a"}}
+	id := e.identity(&e.ops[0], header, "k")
+	fp, err := e.fp.fingerprint(&Request{Method: "POST", Path: "/orders", Header: header, Body: []byte(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, created, err := e.store.Create(context.Background(), id, Record{Fingerprint: fp}, e.lease); err != nil || !created {
+		t.Fatalf("the dead worker's Create: %v, %v", created, err)
+	}
+	clock.Advance(e.lease)
+	if w := do(e.Middleware(a), call{key: "k", body: `{}`}); w.Code != http.StatusCreated || a.runs.Load() != 1 {
+		t.Errorf("duplicate after the lease lapsed: %d %s; want it executed", w.Code, w.Body)
+	}
+}
+
+// flakyStore fails Finish a number of times, and may report every Renew
+// as a lost lease.
+type flakyStore struct {
+	*MemoryStore
+	finishFailures atomic.Int32
+	leaseLost      bool
+}
+
+func (s *flakyStore) Finish(ctx context.Context, id, token string, to State, res Result, ttl time.Duration) error {
+	if s.finishFailures.Add(-1) >= 0 {
+		return errStoreDown
+	}
+	return s.MemoryStore.Finish(ctx, id, token, to, res, ttl)
+}
+
+func (s *flakyStore) Renew(ctx context.Context, id, token string, lease time.Duration) error {
+	if s.leaseLost {
+		return ErrLeaseLost
+	}
+	return s.MemoryStore.Renew(ctx, id, token, lease)
+}
+
+// TestFinishRetried: a store that fails to record the end is retried
+// while the lease lasts; the client gets its answer at once.
+func TestFinishRetried(t *testing.T) {
+	store := &flakyStore{MemoryStore: NewMemoryStore(MemoryOptions{})}
+	store.finishFailures.Store(3)
+	e := newEngine(t, nil, WithStore(store))
+	a := &app{}
+	if w := do(e.Middleware(a), call{key: "k", body: `{}`}); w.Code != http.StatusCreated {
+		t.Fatalf("first: %d %s", w.Code, w.Body)
+	}
+	eventually(t, "the attempt is recorded", func() bool {
+		rec, ok, _ := store.Get(context.Background(), e.identity(&e.ops[0], call{key: "k"}.request().Header, "k"))
+		return ok && rec.State == Completed
+	})
+	if w := do(e.Middleware(a), call{key: "k", body: `{}`}); w.Code != http.StatusCreated || a.runs.Load() != 1 {
+		t.Errorf("duplicate: %d, %d runs; want a replay", w.Code, a.runs.Load())
+	}
+}
+
+// TestLostLeaseCancelsHandler: once another attempt owns the key, the
+// stale handler's context ends with ErrLeaseLost.
+func TestLostLeaseCancelsHandler(t *testing.T) {
+	store := &flakyStore{MemoryStore: NewMemoryStore(MemoryOptions{}), leaseLost: true}
+	e := newEngine(t, map[string]any{"/idempotency_inflight/lease_ms": 30}, WithStore(store))
+	a := &app{}
+	var cause atomic.Value
+	a.serve = func(w http.ResponseWriter, r *http.Request, run int64) {
+		<-r.Context().Done()
+		cause.Store(context.Cause(r.Context()))
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	do(e.Middleware(a), call{key: "k", body: `{}`})
+	if got, _ := cause.Load().(error); !errors.Is(got, ErrLeaseLost) {
+		t.Errorf("handler context ended with %v, want ErrLeaseLost", got)
+	}
+}
+
+// TestStoreFull: at max_records a new identity is answered 503 with
+// Retry-After, and never executed.
+func TestStoreFull(t *testing.T) {
+	e := newEngine(t, map[string]any{"/idempotency_storage/max_records": 2})
+	a := &app{}
+	for _, key := range []string{"a", "b"} {
+		if w := do(e.Middleware(a), call{key: key, body: `{}`}); w.Code != http.StatusCreated {
+			t.Fatalf("key %s: %d", key, w.Code)
+		}
+	}
+	w := do(e.Middleware(a), call{key: "c", body: `{}`})
+	wantProblem(t, w, http.StatusServiceUnavailable, CodeStoreFull)
+	if got := w.Header().Get("Retry-After"); got != "15" || a.runs.Load() != 2 {
+		t.Errorf("Retry-After %q after %d runs; want 15 (the next sweep) and no execution", got, a.runs.Load())
+	}
+	if w := do(e.Middleware(a), call{key: "a", body: `{}`}); w.Code != http.StatusCreated || w.Header().Get("Idempotent-Replayed") != "true" {
+		t.Errorf("a held key at the cap: %d; want its replay", w.Code)
+	}
+}
