@@ -12,7 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/idemlint/idemlint/fixtures"
-	"github.com/idemlint/idemlint/internal/testserver"
+	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
 // TestMain lets test scripts run idemlint as a real subprocess (so the
@@ -64,7 +64,7 @@ func goEnv(name string) string {
 }
 
 // serversStopped runs the tests, then stops the store servers they
-// started (see internal/testserver).
+// started (see reference/storetest/testserver).
 type serversStopped struct{ m *testing.M }
 
 func (s serversStopped) Run() int {

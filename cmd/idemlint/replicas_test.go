@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemlint/idemlint/internal/testserver"
+	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
 // Replicas are "idemlint serve" processes (the test binary, which

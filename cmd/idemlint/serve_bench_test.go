@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemlint/idemlint/internal/testserver"
+	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
 // BenchmarkServe measures "idemlint serve" over loopback HTTP, client and
@@ -19,7 +19,7 @@ import (
 // 99th percentile latency, on unique keys and on duplicate-heavy load
 // (each key sent 8 times at once). Run it with a fixed count, e.g.
 // -benchtime 20000x; the Redis and PostgreSQL cases need their servers
-// (see internal/testserver).
+// (see reference/storetest/testserver).
 func BenchmarkServe(b *testing.B) {
 	stores := []struct {
 		name string

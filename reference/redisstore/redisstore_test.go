@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemlint/idemlint/internal/testserver"
+	"github.com/idemlint/idemlint/reference/storetest/testserver"
 	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/redisstore"
 	"github.com/idemlint/idemlint/reference/storetest"
