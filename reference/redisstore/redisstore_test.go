@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemlint/idemlint/reference/storetest/testserver"
 	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/redisstore"
 	"github.com/idemlint/idemlint/reference/storetest"
+	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
 func TestMain(m *testing.M) { testserver.Main(m) }
