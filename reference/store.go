@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -93,6 +94,19 @@ func (r *Record) Live(now time.Time) bool {
 type Result struct {
 	Response Response // what the attempt answered; replayed to duplicates
 	Error    string   // for a failed attempt, why
+}
+
+// FinishEncoding checks that a Store may finish a processing record as
+// to, and returns the stored response's header as JSON (nil for none):
+// what every store that keeps records outside the process does first.
+func FinishEncoding(to State, res Result) (header []byte, err error) {
+	if !Processing.CanBecome(to) {
+		return nil, fmt.Errorf("%w: processing -> %s", ErrInvalidTransition, to)
+	}
+	if len(res.Response.Header) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(res.Response.Header)
 }
 
 // Errors a Store returns. Implementations may wrap them; test with

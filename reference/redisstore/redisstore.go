@@ -152,15 +152,9 @@ func (s *Store) Renew(ctx context.Context, id, token string, lease time.Duration
 
 // Finish implements reference.Store.
 func (s *Store) Finish(ctx context.Context, id, token string, to reference.State, res reference.Result, ttl time.Duration) error {
-	if !reference.Processing.CanBecome(to) {
-		return fmt.Errorf("%w: processing -> %s", reference.ErrInvalidTransition, to)
-	}
-	var header []byte
-	if len(res.Response.Header) > 0 {
-		var err error
-		if header, err = json.Marshal(res.Response.Header); err != nil {
-			return fmt.Errorf("redis store: finish: %w", err)
-		}
+	header, err := reference.FinishEncoding(to, res)
+	if err != nil {
+		return fmt.Errorf("redis store: finish: %w", err)
 	}
 	return s.fenced(ctx, "finish", finishScript, id, token, strconv.Itoa(int(to)), ms(ttl),
 		strconv.Itoa(res.Response.Status), string(header), string(res.Response.Body), res.Error)
