@@ -163,8 +163,9 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	}
 	switch {
 	case len(res.Documents) > 0 || c.allowEmpty:
-	case fromStdin && res.Unreadable > 0:
-		// Not JSON: its IDL001 finding says why, as for a file.
+	case res.Unreadable > 0:
+		// Files that are not JSON may be broken boundary documents: their
+		// IDL001 findings say why, and they fail the check.
 	case fromStdin:
 		return fmt.Errorf("standard input is not a boundary document (a JSON object with spec_version or boundary)")
 	default:
