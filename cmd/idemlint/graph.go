@@ -44,6 +44,9 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 			if err != nil {
 				return err
 			}
+			if set.Unreadable > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: cannot read %d of %d files (idemlint check says why); chains that need them are drawn as stopping\n", set.Unreadable, set.Files)
+			}
 			if len(set.Documents) == 0 {
 				return errNoDocuments(args)
 			}
@@ -56,9 +59,6 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 				if err := report.Graph(cmd.OutOrStdout(), g, format); err != nil {
 					return err
 				}
-			}
-			if set.Unreadable > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: cannot read %d of %d files (idemlint check says why); chains that need them are drawn as stopping\n", set.Unreadable, set.Files)
 			}
 			return nil
 		},
