@@ -126,8 +126,9 @@ type schemaSet struct {
 	// ValidateTree.
 	sections map[string]*sectionSchemas
 	// operation is the schema of one item of operations, which every kind
-	// shares.
-	operation *jsonschema.Schema
+	// shares, and operationItem its shell and property schemas.
+	operation     *jsonschema.Schema
+	operationItem *sectionSchemas
 }
 
 var (
@@ -263,9 +264,6 @@ func compile() (*schemaSet, error) {
 	}
 	s.because[cond.Then.Then.Location] = stateChangingReason
 	if err := compileSections(c, s); err != nil {
-		return nil, err
-	}
-	if s.operation, err = c.Compile(schemaURL("common") + "#/$defs/operation"); err != nil {
 		return nil, err
 	}
 	return s, nil

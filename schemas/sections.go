@@ -130,6 +130,46 @@ func compileSections(c *jsonschema.Compiler, s *schemaSet) error {
 		}
 		s.sections[k] = sec
 	}
+	return compileOperationSections(c, s)
+}
+
+// compileOperationSections compiles an item of operations the same way: a
+// shell (the operation $def with every property true, in a copy of the
+// common schema document) and each property's schema.
+func compileOperationSections(c *jsonschema.Compiler, s *schemaSet) error {
+	var err error
+	if s.operation, err = c.Compile(schemaURL("common") + "#/$defs/operation"); err != nil {
+		return err
+	}
+	src, _ := Source("common")
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(src)))
+	if err != nil {
+		return err
+	}
+	root := doc.(map[string]any)
+	shellURL := baseURL + "common.shell.schema.json"
+	root["$id"] = shellURL
+	op := root["$defs"].(map[string]any)["operation"].(map[string]any)
+	props := op["properties"].(map[string]any)
+	for name := range props {
+		props[name] = true
+	}
+	if err := c.AddResource(shellURL, root); err != nil {
+		return err
+	}
+	shell, err := c.Compile(shellURL + "#/$defs/operation")
+	if err != nil {
+		return err
+	}
+	s.byLoc[shell.Location] = s.operation
+	s.operationItem = &sectionSchemas{shell: shell, props: map[string]*jsonschema.Schema{}}
+	for name := range s.operation.Properties {
+		prop, err := c.Compile(schemaURL("common") + "#/$defs/operation/properties/" + jsontree.EscapePointer(name))
+		if err != nil {
+			return err
+		}
+		s.operationItem.props[name] = prop
+	}
 	return nil
 }
 
@@ -216,9 +256,11 @@ func (val *Validator) shell(s *schemaSet, sec *sectionSchemas, kind string, root
 }
 
 // operations validates each item of a non-empty operations array, whose
-// source text is raw, against the operation schema, as the item at index 0
-// (so a cached answer serves any index), then moves the answer to the
-// item's index.
+// source text is raw, as the item at index 0 (so a cached answer serves any
+// index), then moves the answer to the item's index. An object item is
+// split like a document: its shell (its member names) and each member, so
+// that an item whose operation_key and path name its flow still finds its
+// method, example and shape in the cache.
 func (val *Validator) operations(s *schemaSet, list *jsontree.Node, raw, src string, out []Violation) []Violation {
 	end := list.Offset + len(raw) - 1 // the closing bracket
 	for i, it := range list.Items {
@@ -226,11 +268,15 @@ func (val *Validator) operations(s *schemaSet, list *jsontree.Node, raw, src str
 		if i+1 < len(list.Items) {
 			next = list.Items[i+1].Offset
 		}
-		text := strings.TrimRight(src[it.Offset:next], " \t\r\n")
-		text = strings.TrimRight(strings.TrimSuffix(text, ","), " \t\r\n")
-		found := val.cached(sectionKey{"", "operations[]", text}, func() []Violation {
-			return s.translate(s.operation, map[string]any{"operations": []any{it.Any()}}, []string{"operations", "0"})
-		})
+		text := trimSeparator(src[it.Offset:next])
+		var found []Violation
+		if it.Kind == jsontree.Object {
+			found = val.operationItem(s, it, text)
+		} else {
+			found = val.cached(sectionKey{"", "operations[]", text}, func() []Violation {
+				return s.translate(s.operation, map[string]any{"operations": []any{it.Any()}}, []string{"operations", "0"})
+			})
+		}
 		if i == 0 {
 			out = append(out, found...)
 			continue
@@ -245,6 +291,58 @@ func (val *Validator) operations(s *schemaSet, list *jsontree.Node, raw, src str
 		}
 	}
 	return out
+}
+
+// operationItem validates an object item of operations, whose source text
+// is text, at index 0: its shell, then each member it defines.
+func (val *Validator) operationItem(s *schemaSet, item *jsontree.Node, text string) []Violation {
+	sec := s.operationItem
+	names := make([]string, len(item.Members))
+	for i, m := range item.Members {
+		names[i] = m.Key
+	}
+	slices.Sort(names)
+	out := val.cached(sectionKey{"", "operations[]\x00shell", strings.Join(names, "\x00")}, func() []Violation {
+		members := make(map[string]any, len(item.Members))
+		for _, m := range item.Members {
+			members[m.Key] = nil
+		}
+		return s.translate(sec.shell, map[string]any{"operations": []any{members}}, []string{"operations", "0"})
+	})
+	end := item.Offset + len(text) // just past the closing brace
+	for i, m := range item.Members {
+		prop := sec.props[m.Key]
+		if prop == nil {
+			continue // an extension or an unknown field: the shell judged it
+		}
+		raw := memberText(text, item, i, end)
+		out = append(out, val.cached(sectionKey{"", "operations[]." + m.Key, raw}, func() []Violation {
+			item := map[string]any{m.Key: m.Value.Any()}
+			return s.translate(prop, map[string]any{"operations": []any{item}}, []string{"operations", "0", m.Key})
+		})...)
+	}
+	return out
+}
+
+// memberText returns the source text of the value of obj's i-th member,
+// where text is obj's source and end the offset just past obj: up to the
+// next member's key in the source, or to obj's closing brace.
+func memberText(text string, obj *jsontree.Node, i, end int) string {
+	start := obj.Members[i].Value.Offset
+	stop := end - 1 // the closing brace
+	for _, m := range obj.Members {
+		if m.KeyOffset > start && m.KeyOffset < stop {
+			stop = m.KeyOffset
+		}
+	}
+	return trimSeparator(text[start-obj.Offset : stop-obj.Offset])
+}
+
+// trimSeparator drops what may follow a value in its container: white
+// space and one comma.
+func trimSeparator(s string) string {
+	s = strings.TrimRight(s, " \t\r\n")
+	return strings.TrimRight(strings.TrimSuffix(s, ","), " \t\r\n")
 }
 
 // rawValue returns the source text of the value of root's i-th member: from
