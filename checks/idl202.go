@@ -25,12 +25,13 @@ and gateway edges, and the adapter document's header_to_allow_inbound when it
 declares one. A proxy that strips the header turns every retry downstream of
 it into a second execution.
 
-Split with IDL102: IDL102 checks the lists of each edge that carries a
-state-changing operation against the key header that edge itself declares.
-IDL202 reports what only the chain shows: a list of an edge that declares
-another key header than the chain's (IDL203 reports the differing name), of
-an edge on a state-changing chain that declares the operation read-only, and
-the adapter's optional inbound list. So one missing header is reported once.
+Reported at every list that drops the chain's key, once however many chains
+cross it. IDL102 judges each edge's own lists against the header that edge
+declares; where it reports the same list, this finding names it as a related
+location, and turning either rule off leaves the other's finding in place.
+Only the chain shows the rest: a list of an edge that declares another key
+header than the chain's (IDL203 reports the differing name), of an edge that
+declares the operation read-only, and the adapter's optional inbound list.
 
 Fix: add the chain's key header to the list the message names.`,
 	CheckSet: func(p *SetPass) {

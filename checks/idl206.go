@@ -19,11 +19,12 @@ require one, browser code that follows its contract gets a 400 from deep
 inside the system, typically after a change nobody connected to the front
 end.
 
-Split with IDL101: IDL101 already makes the browser edge require the key for
-every state-changing operation. IDL206 reports the operations the browser
-edge declares read-only (a GET, or "state_changing": false) that the adapter
-nevertheless keys, for example by "require_key": {"methods": ["POST"]}
-catching a POST that only computes a quote.
+Reported for every operation whose adapter requires the key while its
+browser edge does not: one the browser edge declares read-only (a GET, or
+"state_changing": false) that the adapter nevertheless keys, for example by
+"require_key": {"methods": ["POST"]} catching a POST that only computes a
+quote, and a state-changing one, for which IDL101 reports the browser edge
+too; that finding is named as a related location.
 
 Fix: add the operation to the browser edge's require_key.operations, or stop
 requiring the key for it at the adapter.`,
