@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
@@ -39,6 +41,24 @@ func BenchmarkServe(b *testing.B) {
 				loadServe(b, s.base, load.duplicates)
 			})
 		}
+	}
+}
+
+// BenchmarkBareDemo is the same load on the demo handler alone, served by
+// net/http without the engine: BenchmarkServe's memory figures over this
+// one are what the engine (and serve's access log) cost.
+func BenchmarkBareDemo(b *testing.B) {
+	e, err := reference.Load(servePolicy)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(reference.NewDemo(e.Policy()))
+	b.Cleanup(srv.Close)
+	for _, load := range []struct {
+		name       string
+		duplicates int
+	}{{"unique", 1}, {"duplicates8", 8}} {
+		b.Run(load.name, func(b *testing.B) { loadServe(b, srv.URL, load.duplicates) })
 	}
 }
 
