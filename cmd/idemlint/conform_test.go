@@ -131,21 +131,10 @@ func TestConformFindsAMismatch(t *testing.T) {
 // its findings are notes, the probes it makes inapplicable are skipped.
 func TestConformProbesPolicyAsWritten(t *testing.T) {
 	s := startServe(t, "--policy", servePolicy)
-	src, err := os.ReadFile(servePolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p map[string]any
-	if err := json.Unmarshal(src, &p); err != nil {
-		t.Fatal(err)
-	}
-	p["idempotency_scope"] = []any{"service", "tenant_id", "actor_id", "fingerprint", "idempotency_key"}
-	delete(p, "observability")
-	asBuilt, _ := json.Marshal(p)
-	policy := filepath.Join(t.TempDir(), "as-built.json")
-	if err := os.WriteFile(policy, asBuilt, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	policy := servePolicyWith(t, func(p map[string]any) {
+		p["idempotency_scope"] = []any{"service", "tenant_id", "actor_id", "fingerprint", "idempotency_key"}
+		delete(p, "observability")
+	})
 	doc, code, stderr := runConformJSON(t, "--policy", policy, "--target", s.base)
 	if code != exitOK {
 		t.Fatalf("conform exited %d; stderr:\n%s", code, stderr)

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,24 +30,9 @@ const replicaLeaseMS = 1000
 // its path.
 func replicaPolicy(t *testing.T) string {
 	t.Helper()
-	src, err := os.ReadFile(servePolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(src, &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["idempotency_inflight"] = map[string]any{"policy": "wait", "status": 409, "wait_timeout_ms": 10000, "lease_ms": replicaLeaseMS}
-	out, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "policy.json")
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return servePolicyWith(t, func(doc map[string]any) {
+		doc["idempotency_inflight"] = map[string]any{"policy": "wait", "status": 409, "wait_timeout_ms": 10000, "lease_ms": replicaLeaseMS}
+	})
 }
 
 type replica struct {

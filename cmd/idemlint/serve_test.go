@@ -212,7 +212,10 @@ func execServe(args ...string) (stdout, stderr string, err error) {
 	return out.String(), errOut.String(), err
 }
 
-func TestServeRefusesInvalidPolicy(t *testing.T) {
+// servePolicyWith writes the serve policy, changed by edit, to a temporary
+// file (on one line) and returns its path.
+func servePolicyWith(t *testing.T, edit func(doc map[string]any)) string {
+	t.Helper()
 	src, err := os.ReadFile(servePolicy)
 	if err != nil {
 		t.Fatal(err)
@@ -221,15 +224,20 @@ func TestServeRefusesInvalidPolicy(t *testing.T) {
 	if err := json.Unmarshal(src, &doc); err != nil {
 		t.Fatal(err)
 	}
-	delete(doc, "idempotency_inflight")
-	bad, err := json.Marshal(doc)
+	edit(doc)
+	out, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "policy.json")
-	if err := os.WriteFile(path, bad, 0o644); err != nil {
+	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+func TestServeRefusesInvalidPolicy(t *testing.T) {
+	path := servePolicyWith(t, func(doc map[string]any) { delete(doc, "idempotency_inflight") })
 
 	stdout, stderr, err := execServe("--policy", path)
 	if err != exitCode(exitFindings) || stdout != "" {
