@@ -6,6 +6,7 @@ import (
 	"github.com/idemlint/idemlint/schemas"
 
 	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/fixtures"
 )
 
@@ -22,7 +23,7 @@ func FuzzCheckDocument(f *testing.F) {
 	}
 	opts := DefaultOptions()
 	f.Fuzz(func(t *testing.T, src []byte) {
-		doc, findings := checkDocument("fuzz.json", src, schemas.NewValidator(), &opts)
+		doc, findings := checkDocument("fuzz.json", src, new(jsontree.Parser), schemas.NewValidator(), &opts)
 		for _, fd := range findings {
 			if _, ok := Lookup(fd.Rule); !ok {
 				t.Fatalf("finding names unknown rule: %+v", fd)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/fixtures"
 )
 
@@ -39,7 +40,7 @@ func checkPolicyEdit(t *testing.T, opts Options, edit func(doc map[string]any)) 
 	if src, err = json.Marshal(doc); err != nil {
 		t.Fatal(err)
 	}
-	_, findings := checkDocument("04-adapter.json", src, schemas.NewValidator(), &opts)
+	_, findings := checkDocument("04-adapter.json", src, new(jsontree.Parser), schemas.NewValidator(), &opts)
 	got = []string{}
 	for _, f := range findings {
 		if f.Rule == IDL002.ID {

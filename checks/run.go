@@ -127,12 +127,13 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var w worker
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(files) {
 					return
 				}
-				results[i] = load(files[i], validator, &opts)
+				results[i] = w.load(files[i], validator, &opts)
 			}
 		}()
 	}
@@ -192,19 +193,30 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 	return res
 }
 
+// A worker takes files through the per-document stages one after another,
+// reusing one read buffer and one parse tree: both live only while a file
+// goes through its stages (the model copies every string it keeps).
+type worker struct {
+	buf    []byte
+	parser jsontree.Parser
+}
+
 // load reads one file and takes it through the per-document stages:
 // parse and decode (IDL001), the schema (IDL002), the per-document rules
-// and its suppressions. The parse tree lives only while it runs.
-func load(path string, validator *schemas.Validator, opts *Options) loaded {
-	read := opts.ReadFile
-	if read == nil {
-		read = fileset.Read
+// and its suppressions.
+func (w *worker) load(path string, validator *schemas.Validator, opts *Options) loaded {
+	var src []byte
+	var err error
+	if opts.ReadFile != nil {
+		src, err = opts.ReadFile(path)
+	} else {
+		src, err = fileset.AppendRead(w.buf[:0], path)
+		w.buf = src
 	}
-	src, err := read(path)
 	if err != nil {
 		return loaded{findings: []Finding{unreadable(path, err)}, unreadable: true}
 	}
-	doc, findings := checkDocument(path, src, validator, opts)
+	doc, findings := checkDocument(path, src, &w.parser, validator, opts)
 	switch {
 	case doc == nil:
 		return loaded{findings: findings, unreadable: true}
@@ -225,15 +237,17 @@ func load(path string, validator *schemas.Validator, opts *Options) loaded {
 // JSON object.
 func CheckDocument(path string, src []byte) (*boundary.Document, []Finding) {
 	opts := DefaultOptions()
-	return checkDocument(path, src, schemas.NewValidator(), &opts)
+	return checkDocument(path, src, new(jsontree.Parser), schemas.NewValidator(), &opts)
 }
 
-func checkDocument(path string, src []byte, validator *schemas.Validator, opts *Options) (*boundary.Document, []Finding) {
+// checkDocument parses src with parser and takes it through the
+// per-document stages.
+func checkDocument(path string, src []byte, parser *jsontree.Parser, validator *schemas.Validator, opts *Options) (*boundary.Document, []Finding) {
 	// No copy: nothing built from text keeps it (the model copies every
 	// string it keeps, the schema cache keeps digests), so a caller may
-	// reuse src once this returns.
+	// reuse src once this returns; the workers do.
 	text := unsafe.String(unsafe.SliceData(src), len(src))
-	tree, problems := jsontree.Parse(text)
+	tree, problems := parser.Parse(text)
 	var doc *boundary.Document
 	if tree != nil {
 		doc = boundary.Decode(path, text, tree)

@@ -234,43 +234,55 @@ func inside(p, root string) bool {
 // Read reads a boundary document of at most MaxFileSize bytes.
 func Read(path string) ([]byte, error) { return ReadLimited(path, MaxFileSize, "a boundary document") }
 
+// AppendRead is Read appending to dst, so that a reader of many files can
+// reuse one buffer; on error dst is returned unchanged.
+func AppendRead(dst []byte, path string) ([]byte, error) {
+	return appendLimited(dst, path, MaxFileSize, "a boundary document")
+}
+
 // ReadLimited reads a file of at most limit bytes; what names the kind of
 // file in the error. Like os.ReadFile it sizes the buffer from the file's
 // size, so a file costs one allocation; the limit is enforced on what is
 // read, not on what Stat claims. Only regular files are read (see
 // notRegular).
 func ReadLimited(path string, limit int, what string) ([]byte, error) {
+	return appendLimited(nil, path, limit, what)
+}
+
+// appendLimited is ReadLimited appending to dst.
+func appendLimited(dst []byte, path string, limit int, what string) ([]byte, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, unwrapPathError(err)
+		return dst, unwrapPathError(err)
 	}
 	switch mode := info.Mode(); {
 	case mode.IsDir():
-		return nil, errors.New("is a directory")
+		return dst, errors.New("is a directory")
 	case !mode.IsRegular():
-		return nil, notRegular(mode)
+		return dst, notRegular(mode)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, unwrapPathError(err)
+		return dst, unwrapPathError(err)
 	}
 	defer f.Close()
 	size := int(min(info.Size(), int64(limit))) + 1 // +1 to see EOF or excess
-	data := make([]byte, 0, size)
+	data := slices.Grow(dst, size)
+	base := len(dst)
 	for {
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
-		if len(data) > limit {
-			return nil, fmt.Errorf("file is larger than the %d MiB limit for %s", limit>>20, what)
+		if len(data)-base > limit {
+			return dst, fmt.Errorf("file is larger than the %d MiB limit for %s", limit>>20, what)
 		}
 		if err == io.EOF {
 			return data, nil
 		}
 		if err != nil {
-			return nil, unwrapPathError(err)
+			return dst, unwrapPathError(err)
 		}
 		if len(data) == cap(data) {
-			data = slices.Grow(data, len(data)) // the file grew after Stat
+			data = slices.Grow(data, len(data)-base) // the file grew after Stat
 		}
 	}
 }

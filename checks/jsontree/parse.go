@@ -53,12 +53,47 @@ func parse(src string, maxValues int) (*Node, []Problem) { return parseValue(src
 
 // parseValue is parse, taking any top-level value when anyValue is set.
 func parseValue(src string, maxValues int, anyValue bool) (*Node, []Problem) {
+	p := parsers.Get().(*parser)
+	defer p.release()
+	return p.parse(src, maxValues, anyValue, nil)
+}
+
+// A Parser parses one document after another into the same memory: the
+// tree Parse returns is valid only until the next call. A check's workers
+// parse thousands of files whose trees live only while each goes through
+// its own stages, and building a new tree per file was a quarter of what a
+// check allocated (and so of its garbage collection).
+type Parser struct {
+	p    parser
+	tree tree
+}
+
+// tree is the memory of a built tree, kept for reuse.
+type tree struct {
+	nodes   []Node
+	members []Member
+	items   []*Node
+}
+
+// Parse is the package's Parse, into p's memory. The previous tree must no
+// longer be used: its nodes are overwritten.
+func (p *Parser) Parse(src string) (*Node, []Problem) {
+	root, problems := p.p.parse(src, MaxValues, false, &p.tree)
+	if !p.p.reset() {
+		// A hostile document grew the scratch beyond what is worth
+		// keeping; so did its tree.
+		p.p, p.tree = parser{}, tree{}
+	}
+	return root, problems
+}
+
+// parse parses src with p, building the tree into reuse when it is not nil
+// (else into new memory).
+func (p *parser) parse(src string, maxValues int, anyValue bool, reuse *tree) (*Node, []Problem) {
 	if len(src) > math.MaxInt32 {
 		// Scratch offsets are 32-bit; no file this large is read anyway.
 		return nil, []Problem{{Line: 1, Column: 1, Message: "file is larger than 2 GiB; a boundary document is a few KB"}}
 	}
-	p := parsers.Get().(*parser)
-	defer p.release()
 	p.s, p.maxValues, p.anyValue = src, maxValues, anyValue
 	p.reserve()
 	if strings.HasPrefix(p.s, "\uFEFF") {
@@ -69,7 +104,10 @@ func parseValue(src string, maxValues int, anyValue bool) (*Node, []Problem) {
 	if rootIdx, err := p.document(); err != nil {
 		p.problems = append(p.problems, *err)
 	} else {
-		root = p.build(rootIdx)
+		if reuse == nil {
+			reuse = &tree{}
+		}
+		root = p.build(rootIdx, reuse)
 	}
 	if len(p.problems) == 0 {
 		return root, nil
@@ -143,13 +181,21 @@ var parsers = sync.Pool{New: func() any { return new(parser) }}
 // release empties p and returns it to the pool, unless a hostile document
 // grew its scratch beyond what is worth keeping.
 func (p *parser) release() {
-	if cap(p.nodes) > 1<<16 || cap(p.members) > 1<<16 || cap(p.items) > 1<<16 {
-		return
+	if p.reset() {
+		parsers.Put(p)
 	}
-	// Clear the strings so the pool does not pin the last document.
+}
+
+// reset empties p for the next document, keeping its scratch memory, and
+// reports whether that memory is worth keeping.
+func (p *parser) reset() bool {
+	if cap(p.nodes) > 1<<16 || cap(p.members) > 1<<16 || cap(p.items) > 1<<16 {
+		return false
+	}
+	// Clear the strings so the scratch does not pin the last document.
 	clear(p.escaped)
 	*p = parser{nodes: p.nodes[:0], members: p.members[:0], items: p.items[:0], openM: p.openM[:0], openI: p.openI[:0], problems: p.problems[:0], escaped: p.escaped[:0]}
-	parsers.Put(p)
+	return true
 }
 
 // reserve sizes the node scratch for the most values the source can hold,
@@ -182,20 +228,16 @@ func (p *parser) newNode(kind Kind, off int, at slot) (int32, *Problem) {
 	return int32(len(p.nodes) - 1), nil
 }
 
-// build turns the scratch tree into Nodes and returns the root.
-func (p *parser) build(root int32) *Node {
-	nodes := make([]Node, len(p.nodes))
-	var members []Member
-	if len(p.members) > 0 {
-		members = make([]Member, len(p.members))
-	}
-	var items []*Node
-	if len(p.items) > 0 {
-		items = make([]*Node, len(p.items))
-	}
+// build turns the scratch tree into Nodes in t, growing its arrays to the
+// exact size when they are too small, and returns the root.
+func (p *parser) build(root int32, t *tree) *Node {
+	t.nodes = resize(t.nodes, len(p.nodes))
+	t.members = resize(t.members, len(p.members))
+	t.items = resize(t.items, len(p.items))
+	nodes, members, items := t.nodes, t.members, t.items
 	for i, sn := range p.nodes {
 		n := &nodes[i]
-		n.Kind, n.True, n.Offset = sn.kind, sn.truth, int(sn.offset)
+		*n = Node{Kind: sn.kind, True: sn.truth, Offset: int(sn.offset)}
 		if sn.kind == String || sn.kind == Number {
 			n.Text = p.text(sn.text)
 		}
@@ -219,6 +261,18 @@ func (p *parser) build(root int32) *Node {
 		items[i] = &nodes[v]
 	}
 	return &nodes[root]
+}
+
+// resize returns s with length n: s itself when it has the room, else a
+// new array of exactly n (nil for none).
+func resize[T any](s []T, n int) []T {
+	if n == 0 {
+		return s[:0]
+	}
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
 }
 
 func (p *parser) fail(off int, format string, args ...any) *Problem {
