@@ -203,7 +203,8 @@ func (val *Validator) Validate(root *jsontree.Node, src string) []Violation {
 		}
 		key := sectionKey{kind.Text, m.Key, raw}
 		out = append(out, val.cached(key, func() []Violation {
-			return s.translate(prop, map[string]any{m.Key: m.Value.Any()}, []string{m.Key})
+			v := m.Value.Any()
+			return s.translateAt(prop, v, func() (any, []string) { return map[string]any{m.Key: v}, []string{m.Key} })
 		})...)
 	}
 	return finish(out)
@@ -236,15 +237,19 @@ func (val *Validator) cached(key sectionKey, validate func() []Violation) []Viol
 
 // shell validates the document's members against its kind's shell.
 func (val *Validator) shell(s *schemaSet, sec *sectionSchemas, kind string, root *jsontree.Node) []Violation {
-	members := make(map[string]any, len(root.Members))
-	for _, m := range root.Members {
-		members[m.Key] = nil // the shell does not look at values but the operations
-	}
-	validate := func() []Violation { return s.translate(sec.shell, members, nil) }
-	if root.Get("http_idempotency") == nil {
-		if ops := root.Get("operations"); ops != nil {
-			members["operations"] = ops.Any()
+	validate := func() []Violation {
+		members := make(map[string]any, len(root.Members))
+		for _, m := range root.Members {
+			members[m.Key] = nil // the shell does not look at values but the operations
 		}
+		if root.Get("http_idempotency") == nil {
+			if ops := root.Get("operations"); ops != nil {
+				members["operations"] = ops.Any()
+			}
+		}
+		return s.translate(sec.shell, members, nil)
+	}
+	if root.Get("http_idempotency") == nil {
 		return validate()
 	}
 	names := make([]string, 0, len(root.Members))
@@ -274,7 +279,10 @@ func (val *Validator) operations(s *schemaSet, list *jsontree.Node, raw, src str
 			found = val.operationItem(s, it, text)
 		} else {
 			found = val.cached(sectionKey{"", "operations[]", text}, func() []Violation {
-				return s.translate(s.operation, map[string]any{"operations": []any{it.Any()}}, []string{"operations", "0"})
+				v := it.Any()
+				return s.translateAt(s.operation, v, func() (any, []string) {
+					return map[string]any{"operations": []any{v}}, []string{"operations", "0"}
+				})
 			})
 		}
 		if i == 0 {
@@ -317,8 +325,10 @@ func (val *Validator) operationItem(s *schemaSet, item *jsontree.Node, text stri
 		}
 		raw := memberText(text, item, i, end)
 		out = append(out, val.cached(sectionKey{"", "operations[]." + m.Key, raw}, func() []Violation {
-			item := map[string]any{m.Key: m.Value.Any()}
-			return s.translate(prop, map[string]any{"operations": []any{item}}, []string{"operations", "0", m.Key})
+			v := m.Value.Any()
+			return s.translateAt(prop, v, func() (any, []string) {
+				return map[string]any{"operations": []any{map[string]any{m.Key: v}}}, []string{"operations", "0", m.Key}
+			})
 		})...)
 	}
 	return out

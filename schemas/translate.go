@@ -33,10 +33,19 @@ func (s *schemaSet) translate(sch *jsonschema.Schema, doc any, prefix []string) 
 	if len(prefix) > 0 {
 		instance = valueAt(doc, prefix)
 	}
+	return s.translateAt(sch, instance, func() (any, []string) { return doc, prefix })
+}
+
+// translateAt is translate for an instance whose document and place in it
+// within returns: called only when there are errors, so the document a
+// member is wrapped in for messages is built only for the few invalid
+// members (most are valid, and the wrapping was much of their cost).
+func (s *schemaSet) translateAt(sch *jsonschema.Schema, instance any, within func() (doc any, prefix []string)) []Violation {
 	err := sch.Validate(instance)
 	if err == nil {
 		return nil
 	}
+	doc, prefix := within()
 	verr, ok := err.(*jsonschema.ValidationError)
 	if !ok {
 		// Not produced by the library for a compiled schema; keep it one line
