@@ -37,7 +37,9 @@ func Decode(path, src string, root *jsontree.Node) *Document {
 	doc.Root = Field{Pos: dec.at(root, NoPos, "", -1), State: Valid}
 	dec.document(doc, root)
 	doc.places = slices.Clone(dec.places) // exactly sized: a set keeps every document's
-	doc.names = dec.names
+	if dec.names != nil || dec.wide != nil {
+		doc.extra = &extra{names: dec.names, wide: dec.wide}
+	}
 	return doc
 }
 
@@ -47,7 +49,8 @@ type decoder struct {
 	lines  []int32 // byte offset of the start of each line
 	ascii  bool    // no multi-byte characters: columns are byte distances
 	places []place
-	names  []string // member names beyond memberNames (see place.ref)
+	wide   []wide   // places that do not pack (see place)
+	names  []string // member names beyond memberNames (see wide.ref)
 }
 
 func (d *decoder) index() {
@@ -92,8 +95,15 @@ func (d *decoder) atOffset(off int, parent Pos, name string, index int) Pos {
 		}
 		ref = -i - 1
 	}
-	d.places = append(d.places, place{line: int32(l + 1), col: int32(col + 1), parent: parent, ref: ref})
-	return Pos(len(d.places) - 1)
+	self := Pos(len(d.places))
+	w := wide{line: int32(l + 1), col: int32(col + 1), parent: parent, ref: ref}
+	pl, ok := w.pack(self)
+	if !ok {
+		pl = place{link: uint32(len(d.wide))}
+		d.wide = append(d.wide, w)
+	}
+	d.places = append(d.places, pl)
+	return self
 }
 
 // field returns the member name of obj (at parent) and its Field: Valid

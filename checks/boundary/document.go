@@ -70,8 +70,8 @@ type Document struct {
 	// Suppressions is the x-idemlint-ignore member, read by the runner.
 	Suppressions Suppressions
 
-	places []place  // indexed by Pos; places[0] is unused
-	names  []string // member names that are not memberNames (see place.ref)
+	places []place // indexed by Pos; places[0] is unused
+	extra  *extra  // nil unless a name or a place needs it
 }
 
 // Operations is the "operations" array; items that are not objects are

@@ -101,12 +101,22 @@ func (l StringList) FindFold(s string) (String, bool) {
 	return String{}, false
 }
 
-// place is where a value of the model was written: its line and column
+// A place is where a value of the model was written: its line and column
 // (computed while the source was at hand) and its JSON Pointer, kept as
 // the parent's place and this value's member name or array index, so a
-// pointer is built only for the few values a finding names. Sixteen bytes:
-// a set keeps one per decoded value of every document.
+// pointer is built only for the few values a finding names. A set keeps
+// one per decoded value of every document, so the common case is packed
+// into 8 bytes: lineCol is line<<colBits | column, and link is the
+// distance back to the parent's place <<refBits | the ref (see wide).
+// A place that does not fit (a line past a million, a column past 4095,
+// an index past 32767) has lineCol 0, which no packed place has since
+// lines count from 1, and link indexes the document's wide places.
 type place struct {
+	lineCol, link uint32
+}
+
+// wide is a place unpacked.
+type wide struct {
 	line, col int32
 	parent    Pos
 	// ref is the array index when >= 0; else the member name is
@@ -114,8 +124,52 @@ type place struct {
 	ref int32
 }
 
+// The packed layout of a place.
+const (
+	colBits  = 12
+	refBits  = 16
+	refIndex = 1 << (refBits - 1) // a packed ref with this bit is an array index
+)
+
+// pack returns w packed, and false when it does not fit; self is the
+// place's own Pos.
+func (w wide) pack(self Pos) (place, bool) {
+	back := uint32(self - w.parent)
+	if w.line < 1 || w.col < 1 || w.line >= 1<<(32-colBits) || w.col >= 1<<colBits ||
+		w.parent >= self || back >= 1<<(32-refBits) || w.ref >= refIndex || -w.ref > refIndex {
+		return place{}, false
+	}
+	ref := uint32(-w.ref - 1) // a name
+	if w.ref >= 0 {
+		ref = refIndex | uint32(w.ref)
+	}
+	return place{lineCol: uint32(w.line)<<colBits | uint32(w.col), link: back<<refBits | ref}, true
+}
+
+// placeAt returns the place at p unpacked.
+func (d *Document) placeAt(p Pos) wide {
+	pl := d.places[p]
+	if pl.lineCol == 0 {
+		return d.extra.wide[pl.link]
+	}
+	w := wide{line: int32(pl.lineCol >> colBits), col: int32(pl.lineCol & (1<<colBits - 1)), parent: p - Pos(pl.link>>refBits)}
+	if ref := pl.link & (1<<refBits - 1); ref&refIndex != 0 {
+		w.ref = int32(ref &^ refIndex)
+	} else {
+		w.ref = -int32(ref) - 1
+	}
+	return w
+}
+
+// extra is what few documents need beside their places, kept behind one
+// pointer.
+type extra struct {
+	names []string // member names that are not memberNames (see wide.ref)
+	wide  []wide   // places that do not pack
+}
+
 // memberNames are the member names the decoder reads, so that a place
-// names one by a small index (see place.ref).
+// names one by a small index (see wide.ref).
 var memberNames = []string{
 	"action", "actor_id", "adapter", "algorithm", "backend", "boundary", "canonicalization",
 	"contract_version", "cors_allowed_headers", "declared", "echo_key_header", "enabled",
@@ -146,7 +200,7 @@ func (d *Document) name(ref int32) string {
 	if i < len(memberNames) {
 		return memberNames[i]
 	}
-	return d.names[i-len(memberNames)]
+	return d.extra.names[i-len(memberNames)]
 }
 
 // Place is a resolved Pos.
@@ -161,7 +215,7 @@ func (d *Document) Place(p Pos) Place {
 	if p <= 0 || int(p) >= len(d.places) {
 		return Place{Line: 1, Column: 1}
 	}
-	pl := d.places[p]
+	pl := d.placeAt(p)
 	return Place{Line: int(pl.line), Column: int(pl.col), Pointer: d.Pointer(p)}
 }
 
@@ -171,8 +225,10 @@ func (d *Document) Pointer(p Pos) string {
 		return ""
 	}
 	var segs []string
-	for q := p; q > 1; q = d.places[q].parent {
-		if ref := d.places[q].ref; ref >= 0 {
+	for q := p; q > 1; {
+		pl := d.placeAt(q)
+		q = pl.parent
+		if ref := pl.ref; ref >= 0 {
 			segs = append(segs, strconv.Itoa(int(ref)))
 		} else {
 			segs = append(segs, jsontree.EscapePointer(d.name(ref)))
