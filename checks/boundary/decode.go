@@ -311,14 +311,16 @@ func (d *decoder) operations(root *jsontree.Node, top Pos) Operations {
 				op.Example.BodyJSON = string(body.AppendJSON(nil))
 			}
 			if hf, hs := d.object(ex, ef.Pos, "headers"); hs != nil {
-				op.Example.Headers = make(map[string]string, len(hs.Members))
+				if len(hs.Members) > 0 {
+					op.Example.Headers = make([]ExampleHeader, 0, len(hs.Members))
+				}
 				for _, m := range hs.Members {
 					name := intern(m.Key)
 					if !IsToken(name) {
 						op.Example.BadHeaderNames = append(op.Example.BadHeaderNames, UnknownMember{Pos: d.atOffset(m.KeyOffset, hf.Pos, name, -1), Name: name})
 					}
 					if m.Value.Kind == jsontree.String {
-						op.Example.Headers[name] = intern(m.Value.Text)
+						op.Example.Headers = append(op.Example.Headers, ExampleHeader{Name: name, Value: intern(m.Value.Text)})
 					}
 				}
 			}

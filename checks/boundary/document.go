@@ -98,10 +98,18 @@ type Example struct {
 	// BodyJSON is the example body as compact JSON, "" when absent: as
 	// text it costs a tenth of a tree, and only conform reads it.
 	BodyJSON string
-	Headers  map[string]string
+	// Headers are the headers with a string value, in the order written: a
+	// list, because a map of one or two entries costs several times its
+	// strings in every document a set keeps.
+	Headers []ExampleHeader
 	// BadHeaderNames are the header names that are not RFC 9110 tokens,
 	// placed at their keys (IDL002 reports them).
 	BadHeaderNames []UnknownMember
+}
+
+// ExampleHeader is one header of an example request.
+type ExampleHeader struct {
+	Name, Value string
 }
 
 // Body parses the example body; nil when there is none.

@@ -70,7 +70,7 @@ type operation struct {
 	// or {} when there is none or it is not an object (see bodyNote).
 	base *jsontree.Node
 	// exampleHeaders are the example's headers as declared.
-	exampleHeaders map[string]string
+	exampleHeaders []boundary.ExampleHeader
 }
 
 // readContract reads p. It is the only place conform reads the model; a

@@ -331,8 +331,8 @@ func (r *Runner) newOperation(op operation, body *jsontree.Node) *operation {
 		o.base = &jsontree.Node{Kind: jsontree.Object}
 		r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("the example body of %s is not a JSON object; conform sends {} plus its probe fields instead", op.Key))
 	}
-	for name, v := range op.exampleHeaders {
-		o.header.Set(name, v)
+	for _, h := range op.exampleHeaders {
+		o.header.Set(h.Name, h.Value)
 	}
 	if op.StateChanging && o.header.Get("Content-Type") == "" {
 		o.header.Set("Content-Type", "application/json")
