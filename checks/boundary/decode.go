@@ -54,7 +54,7 @@ type decoder struct {
 }
 
 func (d *decoder) index() {
-	d.lines = append(d.lines, 0)
+	d.lines = make([]int32, 1, strings.Count(d.src, "\n")+1)
 	for i := 0; ; {
 		j := strings.IndexByte(d.src[i:], '\n')
 		if j < 0 {
