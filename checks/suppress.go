@@ -99,10 +99,10 @@ func hide(list []*suppression, rule string) bool {
 // malformed entry as an IDL003 finding through p.
 func readSuppressions(p *DocumentPass) []*suppression {
 	field := p.Doc.Suppressions
-	switch field.State {
-	case boundary.Absent:
+	switch {
+	case field == nil:
 		return nil
-	case boundary.Invalid:
+	case field.State == boundary.Invalid:
 		p.Report(field.Pos, `%q must be an array of {"rule": "IDLnnn", "reason": "..."} objects, found %s`, SuppressionField, field.Kind)
 		return nil
 	}

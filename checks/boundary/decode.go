@@ -296,7 +296,6 @@ func (d *decoder) operations(root *jsontree.Node, top Pos) Operations {
 		at := d.at(it, f.Pos, "", i)
 		op := Operation{
 			Field:  Field{Pos: at, State: Valid},
-			Index:  i,
 			Key:    d.str(it, at, "operation_key"),
 			Method: d.str(it, at, "method"),
 			Path:   d.str(it, at, "path"),
@@ -440,12 +439,12 @@ func (d *decoder) policy(n *jsontree.Node, self Field) *Policy {
 // SuppressionField is the top-level member holding suppressions.
 const SuppressionField = "x-idemlint-ignore"
 
-func (d *decoder) suppressions(root *jsontree.Node, top Pos) Suppressions {
+func (d *decoder) suppressions(root *jsontree.Node, top Pos) *Suppressions {
 	n := root.Get(SuppressionField)
 	if n == nil {
-		return Suppressions{}
+		return nil
 	}
-	s := Suppressions{Field: Field{Pos: d.at(n, top, SuppressionField, -1), State: Invalid}, Kind: n.Kind}
+	s := &Suppressions{Field: Field{Pos: d.at(n, top, SuppressionField, -1), State: Invalid}, Kind: n.Kind}
 	if n.Kind != jsontree.Array {
 		return s
 	}

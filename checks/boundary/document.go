@@ -67,15 +67,16 @@ type Document struct {
 	// embedded "adapter" object of a gateway_to_adapter edge, else nil.
 	Policy *Policy
 
-	// Suppressions is the x-idemlint-ignore member, read by the runner.
-	Suppressions Suppressions
+	// Suppressions is the x-idemlint-ignore member, read by the runner;
+	// nil when absent (most documents), so it costs them one word.
+	Suppressions *Suppressions
 
 	places []place // indexed by Pos; places[0] is unused
 	extra  *extra  // nil unless a name or a place needs it
 }
 
 // Operations is the "operations" array; items that are not objects are
-// left out (the schema reports them), so an Operation keeps its Index.
+// left out (the schema reports them); an Operation's place names its index.
 type Operations struct {
 	Field
 	Items []Operation
@@ -84,7 +85,6 @@ type Operations struct {
 // Operation is one entry of "operations".
 type Operation struct {
 	Field
-	Index         int // position in the "operations" array
 	Key           String
 	Method        String
 	Path          String
