@@ -47,6 +47,7 @@ func Decode(path, src string, root *jsontree.Node) *Document {
 type decoder struct {
 	src    string
 	lines  []int32 // byte offset of the start of each line
+	line   int     // index in lines of the last place's line
 	ascii  bool    // no multi-byte characters: columns are byte distances
 	places []place
 	wide   []wide   // places that do not pack (see place)
@@ -81,7 +82,13 @@ func (d *decoder) at(n *jsontree.Node, parent Pos, name string, index int) Pos {
 // atOffset is at for the byte at off, such as a member's key.
 func (d *decoder) atOffset(off int, parent Pos, name string, index int) Pos {
 	off = max(0, min(off, len(d.src)))
-	l := sort.Search(len(d.lines), func(i int) bool { return int(d.lines[i]) > off }) - 1
+	// The decoder reads a document mostly front to back: try the line of
+	// the last place before searching.
+	l := d.line
+	if int(d.lines[l]) > off || l+1 < len(d.lines) && int(d.lines[l+1]) <= off {
+		l = sort.Search(len(d.lines), func(i int) bool { return int(d.lines[i]) > off }) - 1
+		d.line = l
+	}
 	col := off - int(d.lines[l])
 	if !d.ascii {
 		col = utf8.RuneCountInString(d.src[d.lines[l]:off])
