@@ -134,6 +134,27 @@ func BenchmarkCheck10k(b *testing.B) {
 	}
 }
 
+// BenchmarkKept10k measures what a checked set keeps: the heap that a
+// Result holds once the check is done (the typed model of every document
+// with its places, the findings), per document, as kept-B/doc.
+func BenchmarkKept10k(b *testing.B) {
+	dir, _, _ := corpusFiles(b)
+	opts := checks.DefaultOptions()
+	var before, after runtime.MemStats
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		res, err := checks.Check([]string{dir}, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(res.Documents)), "kept-B/doc")
+		runtime.KeepAlive(res)
+	}
+}
+
 // BenchmarkCheckSet10k is the cross-document part of BenchmarkCheck10k
 // alone, on documents parsed once before the timer starts.
 func BenchmarkCheckSet10k(b *testing.B) {
