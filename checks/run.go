@@ -263,9 +263,13 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, validator *
 	if !opts.Disabled[IDL002.ID] {
 		findings = append(findings, schemaFindings(doc, tree, text, validator)...)
 	}
+	// One pass for every rule: a pass per rule was the most frequent
+	// allocation of a check.
+	pass := &DocumentPass{Doc: doc, Limits: &opts.Limits, findings: &findings}
 	for _, r := range Rules() {
 		if r.CheckDocument != nil && !opts.Disabled[r.ID] {
-			r.CheckDocument(&DocumentPass{Rule: r, Doc: doc, Limits: &opts.Limits, findings: &findings})
+			pass.Rule = r
+			r.CheckDocument(pass)
 		}
 	}
 	return doc, findings
