@@ -264,7 +264,7 @@ func (p *parser) build(root int32, t *tree) *Node {
 }
 
 // resize returns s with length n: s itself when it has the room, else a
-// new array of exactly n (nil for none).
+// new array of exactly n.
 func resize[T any](s []T, n int) []T {
 	if n == 0 {
 		return s[:0]
