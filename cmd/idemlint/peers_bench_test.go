@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -38,18 +35,19 @@ const redisPeersDir = "../../reference/redisstore/peers"
 // redisPeers are the libraries server.js serves.
 var redisPeers = []string{"powertools", "node-idempotency", "express-idempotency"}
 
-// peerStartTimeout bounds how long a peer may take to listen.
-const peerStartTimeout = 30 * time.Second
-
 // BenchmarkRedisPeers loads "idemlint serve --store" on Redis and, on
 // the same private Redis (one database each), the peers of
 // reference/redisstore/peers, plus the server at $IDEMLINT_PEER_URL if
 // set, with BenchmarkServe's loads. It loads them in turn, round after
 // round ($IDEMLINT_PEER_ROUNDS, default 3), so that a busy machine slows
-// them alike: compare servers within a round. Needs redis-server, node
-// and the peers installed (cd reference/redisstore/peers && npm ci);
-// without node or the peers it loads only serve and $IDEMLINT_PEER_URL,
-// and skips when that is unset.
+// them alike: compare servers within a round. Every server it starts is a
+// process of its own, serve as well as the peers, so that besides
+// requests per second it reports the CPU time each server, Redis and the
+// client (this process) spent per request, figures that a busy machine
+// does not change much.
+// Needs redis-server, node and the peers installed (cd
+// reference/redisstore/peers && npm ci); without node or the peers it
+// loads only serve and $IDEMLINT_PEER_URL, and skips when that is unset.
 func BenchmarkRedisPeers(b *testing.B) {
 	rounds, err := peerRounds()
 	if err != nil {
@@ -61,30 +59,65 @@ func BenchmarkRedisPeers(b *testing.B) {
 		b.Skipf("%s; skipping (or set %s to a running server to compare)", missing, peerURLEnv)
 	}
 	redis := testserver.StartRedis(b)
-	targets := []benchTarget{
-		{"serve", startServe(b, "--policy", servePolicy, "--store", redis.DatabaseURL(b)).base},
-	}
+	targets := []benchTarget{startLogged(b, "serve", exec.Command("idemlint", "serve", "--addr", "127.0.0.1:0",
+		"--policy", servePolicy, "--store", redis.DatabaseURL(b)))}
 	if missing != "" {
 		b.Logf("%s: loading serve and %s only", missing, external)
 	} else {
 		for _, peer := range redisPeers {
-			targets = append(targets, benchTarget{peer, startRedisPeer(b, peer, redis.DatabaseURL(b))})
+			cmd := exec.Command("node", "server.js", peer, redis.DatabaseURL(b))
+			cmd.Dir = redisPeersDir
+			targets = append(targets, startLogged(b, peer, cmd))
 		}
 	}
 	if external != "" {
-		targets = append(targets, benchTarget{"peer-url", strings.TrimSuffix(external, "/")})
+		targets = append(targets, benchTarget{name: "peer-url", base: strings.TrimSuffix(external, "/")})
 	}
 	for round := 1; round <= rounds; round++ {
 		for _, t := range targets {
 			for _, load := range benchLoads {
-				b.Run(fmt.Sprintf("round%d/%s/%s", round, t.name, load.name), func(b *testing.B) { load.run(b, t.base) })
+				b.Run(fmt.Sprintf("round%d/%s/%s", round, t.name, load.name), func(b *testing.B) {
+					if t.cmd == nil { // not ours: neither its CPU nor its Redis is known
+						load.run(b, t.base)
+						return
+					}
+					before := cpuOf(b, t.cmd.Process.Pid, redis)
+					load.run(b, t.base)
+					after := cpuOf(b, t.cmd.Process.Pid, redis)
+					for i, unit := range []string{"server-cpu-us/op", "redis-cpu-us/op", "client-cpu-us/op"} {
+						b.ReportMetric(float64((after[i]-before[i]).Microseconds())/float64(b.N), unit)
+					}
+				})
 			}
 		}
 	}
 }
 
-// benchTarget is a server under load, by name.
-type benchTarget struct{ name, base string }
+// benchTarget is a server under load: its name, base URL and, when the
+// benchmark started it, its process.
+type benchTarget struct {
+	name string
+	base string
+	cmd  *exec.Cmd
+}
+
+// startLogged starts a server process with its stderr in a file, not a
+// pipe the benchmark would have to copy while it measures.
+func startLogged(b *testing.B, name string, cmd *exec.Cmd) benchTarget {
+	b.Helper()
+	logPath := filepath.Join(b.TempDir(), name+".log")
+	log, err := os.Create(logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { log.Close() })
+	cmd.Stderr = log
+	base := startListening(b, name, cmd, func() string {
+		out, _ := os.ReadFile(logPath)
+		return string(out)
+	})
+	return benchTarget{name: name, base: base, cmd: cmd}
+}
 
 // peerRounds reads peerRoundsEnv.
 func peerRounds() (int, error) {
@@ -110,49 +143,42 @@ func peersMissing() string {
 	return ""
 }
 
-// startRedisPeer runs "node server.js peer redisURL" until the benchmark
-// ends and returns its base URL once it listens.
-func startRedisPeer(b *testing.B, peer, redisURL string) string {
+// cpuOf returns the CPU time used so far by the server process pid, by
+// Redis and by this process, the client.
+func cpuOf(b *testing.B, pid int, redis *testserver.Redis) [3]time.Duration {
 	b.Helper()
-	logPath := filepath.Join(b.TempDir(), peer+".log")
-	log, err := os.Create(logPath)
+	store, err := redis.CPU()
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer log.Close()
-	cmd := exec.Command("node", "server.js", peer, redisURL)
-	cmd.Dir = redisPeersDir
-	cmd.Stderr = log
-	// Killed with the benchmark should its cleanup never run.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdout, err := cmd.StdoutPipe()
+	return [3]time.Duration{processCPU(b, pid), store, processCPU(b, os.Getpid())}
+}
+
+// clockTicks is Linux's USER_HZ, the unit of /proc/PID/stat's times: 100
+// on every architecture Go supports.
+const clockTicks = 100
+
+// processCPU returns the user and system CPU time a process has used.
+func processCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		b.Fatalf("starting the %s peer: %v", peer, err)
+	// The command name, in parentheses, may hold spaces; utime and stime
+	// are the 12th and 13th fields after it.
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	fields := strings.Fields(rest)
+	if len(fields) < 13 {
+		b.Fatalf("/proc/%d/stat has %d fields after the name, want at least 13", pid, len(fields))
 	}
-	// Nothing of a peer is worth a graceful stop: Redis keeps the records.
-	b.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	first := make(chan string, 1)
-	go func() {
-		r := bufio.NewReader(stdout)
-		line, _ := r.ReadString('\n')
-		first <- line
-		_, _ = io.Copy(io.Discard, r) // so that the peer never blocks on a full pipe
-	}()
-	var line string
-	select {
-	case line = <-first:
-	case <-time.After(peerStartTimeout):
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: %v", pid, err)
+		}
+		ticks += n
 	}
-	base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if !ok {
-		msg, _ := os.ReadFile(logPath)
-		b.Fatalf("the %s peer did not say where it listens within %v (first line %q); its stderr:\n%s", peer, peerStartTimeout, line, msg)
-	}
-	return base
+	return time.Duration(ticks) * time.Second / clockTicks
 }
