@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/redisstore"
 	"github.com/idemlint/idemlint/reference/storetest"
@@ -135,4 +137,45 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// TestForeignValueIsAnError: a key of the store's that holds something
+// else (another program's data, or a hash of an older layout) fails
+// every call with an error, never a record.
+func TestForeignValueIsAnError(t *testing.T) {
+	url := testserver.StartRedis(t).URL()
+	prefix := "foreign" + strconv.FormatInt(stores.Add(1), 10) + ":"
+	s, err := redisstore.Open(url, redisstore.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	opt, err := rueidis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.DisableCache = true
+	client, err := rueidis.NewClient(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	ctx := context.Background()
+	for id, cmd := range map[string]rueidis.Completed{
+		"hash":   client.B().Hset().Key(prefix+"hash").FieldValue().FieldValue("s", "1").Build(),
+		"string": client.B().Set().Key(prefix + "string").Value("not a record").Build(),
+	} {
+		if err := client.Do(ctx, cmd).Error(); err != nil {
+			t.Fatal(err)
+		}
+		if rec, found, err := s.Get(ctx, id); err == nil || found {
+			t.Errorf("Get of a %s = %+v, %v, %v; want an error", id, rec, found, err)
+		}
+		if rec, created, err := s.Create(ctx, id, reference.Record{}, time.Minute); err == nil || created {
+			t.Errorf("Create over a %s = %+v, %v, %v; want an error", id, rec, created, err)
+		}
+		if err := s.Finish(ctx, id, "token", reference.Completed, reference.Result{}, time.Minute); err == nil {
+			t.Errorf("Finish of a %s succeeded", id)
+		}
+	}
 }
