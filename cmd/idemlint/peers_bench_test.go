@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,16 +74,25 @@ func BenchmarkRedisPeers(b *testing.B) {
 	if external != "" {
 		targets = append(targets, benchTarget{name: "peer-url", base: strings.TrimSuffix(external, "/")})
 	}
-	for round := 1; round <= rounds; round++ {
-		for _, t := range targets {
-			for _, load := range benchLoads {
-				b.Run(fmt.Sprintf("round%d/%s/%s", round, t.name, load.name), func(b *testing.B) {
+	// perSecond[load][target][round-1]: requests per second of the last
+	// run of each sub-benchmark, for the ratios to serve.
+	perSecond := make([][][]float64, len(benchLoads))
+	for l := range perSecond {
+		perSecond[l] = make([][]float64, len(targets))
+		for t := range perSecond[l] {
+			perSecond[l][t] = make([]float64, rounds)
+		}
+	}
+	for round := range rounds {
+		for ti, t := range targets {
+			for li, load := range benchLoads {
+				b.Run(fmt.Sprintf("round%d/%s/%s", round+1, t.name, load.name), func(b *testing.B) {
 					if t.cmd == nil { // not ours: neither its CPU nor its Redis is known
-						load.run(b, t.base)
+						perSecond[li][ti][round] = load.run(b, t.base).perSecond
 						return
 					}
 					before := cpuOf(b, t.cmd.Process.Pid, redis)
-					load.run(b, t.base)
+					perSecond[li][ti][round] = load.run(b, t.base).perSecond
 					after := cpuOf(b, t.cmd.Process.Pid, redis)
 					for i, unit := range []string{"server-cpu-us/op", "redis-cpu-us/op", "client-cpu-us/op"} {
 						b.ReportMetric(float64((after[i]-before[i]).Microseconds())/float64(b.N), unit)
@@ -91,6 +101,30 @@ func BenchmarkRedisPeers(b *testing.B) {
 			}
 		}
 	}
+	for li, load := range benchLoads {
+		for ti := 1; ti < len(targets); ti++ {
+			ratios := make([]float64, rounds)
+			for round := range ratios {
+				ratios[round] = perSecond[li][0][round] / perSecond[li][ti][round]
+			}
+			b.Logf("%s: serve's requests per second over %s's, round by round: %s", load.name, targets[ti].name, formatRatios(ratios))
+		}
+	}
+}
+
+// formatRatios lists ratios, then their median.
+func formatRatios(ratios []float64) string {
+	var s strings.Builder
+	for _, r := range ratios {
+		fmt.Fprintf(&s, "%.2f ", r)
+	}
+	sorted := slices.Sorted(slices.Values(ratios))
+	median := sorted[len(sorted)/2]
+	if len(sorted)%2 == 0 {
+		median = (sorted[len(sorted)/2-1] + median) / 2
+	}
+	fmt.Fprintf(&s, "(median %.2f)", median)
+	return s.String()
 }
 
 // benchTarget is a server under load: its name, base URL and, when the

@@ -75,11 +75,17 @@ const benchWorkers = 32
 // cancelled and the benchmark fails.
 const loadTimeLimit = 5 * time.Minute
 
+// loadResult is what run measured.
+type loadResult struct {
+	perSecond float64 // answers
+	non2xx    int
+}
+
 // run sends the load to the server at base and reports requests per
 // second, the median and 99th percentile latency of all answers, and how
-// many answers were not 2xx, which it returns. A request that gets no
-// answer fails the benchmark.
-func (l benchLoad) run(b *testing.B, base string) (non2xx int) {
+// many answers were not 2xx. A request that gets no answer fails the
+// benchmark.
+func (l benchLoad) run(b *testing.B, base string) loadResult {
 	transport := &http.Transport{MaxIdleConnsPerHost: benchWorkers}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
@@ -91,6 +97,7 @@ func (l benchLoad) run(b *testing.B, base string) (non2xx int) {
 		next      atomic.Int64
 		mu        sync.Mutex // guards latencies, non2xx and failure
 		latencies = make([]time.Duration, 0, b.N)
+		non2xx    int
 		failure   error
 		wg        sync.WaitGroup
 	)
@@ -138,16 +145,17 @@ func (l benchLoad) run(b *testing.B, base string) (non2xx int) {
 		b.Fatalf("after %d answers in %v (the load stops after %v): %v", len(latencies), elapsed, loadTimeLimit, failure)
 	}
 	slices.Sort(latencies)
-	b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), "req/s")
+	perSecond := float64(len(latencies)) / elapsed.Seconds()
+	b.ReportMetric(perSecond, "req/s")
 	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(non2xx), "non2xx")
-	return non2xx
+	return loadResult{perSecond, non2xx}
 }
 
 // runAll2xx runs the load on a server that must answer every request 2xx.
 func (l benchLoad) runAll2xx(b *testing.B, base string) {
-	if n := l.run(b, base); n > 0 {
+	if n := l.run(b, base).non2xx; n > 0 {
 		b.Errorf("%d of %d answers were not 2xx", n, b.N)
 	}
 }
