@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,25 +48,7 @@ func startReplicas(t *testing.T, n int, args ...string) []*replica {
 		r := &replica{stderr: &syncBuffer{}}
 		r.cmd = exec.Command("idemlint", append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 		r.cmd.Stderr = r.stderr
-		r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		stdout, err := r.cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = r.cmd.Process.Signal(syscall.SIGTERM)
-			_ = r.cmd.Wait()
-		})
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-		if err != nil || !ok {
-			_ = r.cmd.Wait()
-			t.Fatalf("replica %d: first output line %q (%v); stderr:\n%s", i, line, err, r.stderr)
-		}
-		r.base = addr
+		r.base = startListening(t, fmt.Sprintf("replica %d", i), r.cmd, r.stderr.String)
 		reps[i] = r
 	}
 	return reps

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,13 +33,10 @@ func BenchmarkServe(b *testing.B) {
 		{"postgres", func(b *testing.B) string { return testserver.StartPostgres(b).DatabaseURL(b) }},
 	}
 	for _, store := range stores {
-		for _, load := range []struct {
-			name       string
-			duplicates int
-		}{{"unique", 1}, {"duplicates8", 8}} {
+		for _, load := range benchLoads {
 			b.Run(store.name+"/"+load.name, func(b *testing.B) {
 				s := startServe(b, "--policy", servePolicy, "--store", store.url(b))
-				loadServe(b, s.base, load.duplicates)
+				load.runAll2xx(b, s.base)
 			})
 		}
 	}
@@ -54,25 +52,53 @@ func BenchmarkBareDemo(b *testing.B) {
 	}
 	srv := httptest.NewServer(reference.NewDemo(e.Policy()))
 	b.Cleanup(srv.Close)
-	for _, load := range []struct {
-		name       string
-		duplicates int
-	}{{"unique", 1}, {"duplicates8", 8}} {
-		b.Run(load.name, func(b *testing.B) { loadServe(b, srv.URL, load.duplicates) })
+	for _, load := range benchLoads {
+		b.Run(load.name, func(b *testing.B) { load.runAll2xx(b, srv.URL) })
 	}
 }
+
+// benchLoad is one load of the serve benchmarks: b.N requests POST /orders
+// with 1 KB JSON bodies from benchWorkers concurrent clients, each key
+// sent duplicates times in a row, so mostly at once.
+type benchLoad struct {
+	name       string
+	duplicates int
+}
+
+// benchLoads are unique keys and duplicate-heavy load.
+var benchLoads = []benchLoad{{"unique", 1}, {"duplicates8", 8}}
 
 // benchWorkers is the number of concurrent clients.
 const benchWorkers = 32
 
-func loadServe(b *testing.B, base string, duplicates int) {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchWorkers}, Timeout: 30 * time.Second}
+// loadTimeLimit bounds one load: past it the requests in flight are
+// cancelled and the benchmark fails.
+const loadTimeLimit = 5 * time.Minute
+
+// loadResult is what run measured.
+type loadResult struct {
+	perSecond float64 // answers
+	non2xx    int
+}
+
+// run sends the load to the server at base and reports requests per
+// second, the median and 99th percentile latency of all answers, and how
+// many answers were not 2xx. A request that gets no answer fails the
+// benchmark.
+func (l benchLoad) run(b *testing.B, base string) loadResult {
+	transport := &http.Transport{MaxIdleConnsPerHost: benchWorkers}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), loadTimeLimit)
+	defer cancel()
 	body := `{"customerId": "C123", "items": [{"productId": "P001", "qty": 2}], "note": "` + strings.Repeat("x", 900) + `"}`
 	prefix := fmt.Sprintf("bench-%d-", time.Now().UnixNano())
 	var (
 		next      atomic.Int64
-		mu        sync.Mutex
+		mu        sync.Mutex // guards latencies, non2xx and failure
 		latencies = make([]time.Duration, 0, b.N)
+		non2xx    int
+		failure   error
 		wg        sync.WaitGroup
 	)
 	b.ResetTimer()
@@ -84,24 +110,30 @@ func loadServe(b *testing.B, base string, duplicates int) {
 				if i >= b.N {
 					return
 				}
-				req, _ := http.NewRequest(http.MethodPost, base+"/orders", strings.NewReader(body))
-				req.Header.Set("X-Idempotency-Key", prefix+fmt.Sprint(i/duplicates))
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/orders", strings.NewReader(body))
+				req.Header.Set("X-Idempotency-Key", prefix+fmt.Sprint(i/l.duplicates))
 				req.Header.Set("X-Tenant-Id", "tenant-a")
 				t0 := time.Now()
 				resp, err := client.Do(req)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusCreated {
-					b.Errorf("status %d", resp.StatusCode)
-					return
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
 				}
 				d := time.Since(t0)
 				mu.Lock()
+				if err != nil {
+					// The first failure is the cause; it stops the others.
+					if failure == nil {
+						failure = fmt.Errorf("request %d: %w", i, err)
+						cancel()
+					}
+					mu.Unlock()
+					return
+				}
 				latencies = append(latencies, d)
+				if resp.StatusCode/100 != 2 {
+					non2xx++
+				}
 				mu.Unlock()
 			}
 		})
@@ -109,10 +141,21 @@ func loadServe(b *testing.B, base string, duplicates int) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
-	if len(latencies) == 0 {
-		return
+	if failure != nil {
+		b.Fatalf("after %d answers in %v (the load stops after %v): %v", len(latencies), elapsed, loadTimeLimit, failure)
 	}
 	slices.Sort(latencies)
-	b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), "req/s")
+	perSecond := float64(len(latencies)) / elapsed.Seconds()
+	b.ReportMetric(perSecond, "req/s")
+	b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(non2xx), "non2xx")
+	return loadResult{perSecond, non2xx}
+}
+
+// runAll2xx runs the load on a server that must answer every request 2xx.
+func (l benchLoad) runAll2xx(b *testing.B, base string) {
+	if n := l.run(b, base).non2xx; n > 0 {
+		b.Errorf("%d of %d answers were not 2xx", n, b.N)
+	}
 }

@@ -1,12 +1,19 @@
 package redisstore_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/rueidis"
 
 	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/redisstore"
@@ -53,5 +60,122 @@ func TestServerDown(t *testing.T) {
 	}
 	if err == nil || errors.Is(err, reference.ErrLeaseLost) {
 		t.Errorf("a store without a server = %v, want a connection error", err)
+	}
+}
+
+// BenchmarkRequest runs the store calls of one request of serve's
+// benchmark from 32 goroutines: for a new key Get, Create and Finish with
+// a 1 KB body; for a finished one Get. It reports the CPU time Redis and
+// this process, the client, spent per request.
+func BenchmarkRequest(b *testing.B) {
+	redis := testserver.StartRedis(b)
+	s, err := redisstore.Open(redis.URL(), redisstore.Options{Prefix: "bench" + strconv.FormatInt(time.Now().UnixNano(), 10) + ":"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Close)
+	ctx := context.Background()
+	res := reference.Result{Response: reference.Response{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: bytes.Repeat([]byte("x"), 1000)}}
+	rec := reference.Record{Key: "key", Operation: "orders.create", Fingerprint: "sha256:" + strings.Repeat("0", 64)}
+	var next atomic.Int64
+	newRequest := func(id string) error {
+		if _, found, err := s.Get(ctx, id); err != nil || found {
+			return fmt.Errorf("get before create: found %v, %v", found, err)
+		}
+		live, created, err := s.Create(ctx, id, rec, time.Minute)
+		if err != nil || !created {
+			return fmt.Errorf("create: created %v, %v", created, err)
+		}
+		return s.Finish(ctx, id, live.Token, reference.Completed, res, time.Hour)
+	}
+	replayed := "replayed"
+	if err := newRequest(replayed); err != nil {
+		b.Fatal(err)
+	}
+	for _, bench := range []struct {
+		name    string
+		request func() error
+	}{
+		{"new", func() error { return newRequest(strconv.FormatInt(next.Add(1), 10)) }},
+		{"replay", func() error {
+			if rec, found, err := s.Get(ctx, replayed); err != nil || !found || rec.State != reference.Completed {
+				return fmt.Errorf("replay: found %v, state %v, %v", found, rec.State, err)
+			}
+			return nil
+		}},
+	} {
+		b.Run(bench.name, func(b *testing.B) {
+			before, err := redis.CPU()
+			if err != nil {
+				b.Fatal(err)
+			}
+			ours := processCPU(b)
+			b.SetParallelism(16)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := bench.request(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			after, err := redis.CPU()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64((after-before).Nanoseconds())/1000/float64(b.N), "redis-cpu-us/op")
+			b.ReportMetric(float64((processCPU(b)-ours).Nanoseconds())/1000/float64(b.N), "client-cpu-us/op")
+		})
+	}
+}
+
+// processCPU returns the user and system CPU time this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// TestForeignValueIsAnError: a key of the store's that holds something
+// else (another program's data, or a hash of an older layout) fails
+// every call with an error, never a record.
+func TestForeignValueIsAnError(t *testing.T) {
+	url := testserver.StartRedis(t).URL()
+	prefix := "foreign" + strconv.FormatInt(stores.Add(1), 10) + ":"
+	s, err := redisstore.Open(url, redisstore.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	opt, err := rueidis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.DisableCache = true
+	client, err := rueidis.NewClient(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	ctx := context.Background()
+	for id, cmd := range map[string]rueidis.Completed{
+		"hash":   client.B().Hset().Key(prefix+"hash").FieldValue().FieldValue("s", "1").Build(),
+		"string": client.B().Set().Key(prefix + "string").Value("not a record").Build(),
+	} {
+		if err := client.Do(ctx, cmd).Error(); err != nil {
+			t.Fatal(err)
+		}
+		if rec, found, err := s.Get(ctx, id); err == nil || found {
+			t.Errorf("Get of a %s = %+v, %v, %v; want an error", id, rec, found, err)
+		}
+		if rec, created, err := s.Create(ctx, id, reference.Record{}, time.Minute); err == nil || created {
+			t.Errorf("Create over a %s = %+v, %v, %v; want an error", id, rec, created, err)
+		}
+		if err := s.Finish(ctx, id, "token", reference.Completed, reference.Result{}, time.Minute); err == nil {
+			t.Errorf("Finish of a %s succeeded", id)
+		}
 	}
 }

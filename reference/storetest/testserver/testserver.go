@@ -10,6 +10,7 @@
 package testserver
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"net"
@@ -195,6 +196,43 @@ func redisPing(sock string) error {
 		return fmt.Errorf("PING answered %q (%v)", buf[:n], err)
 	}
 	return nil
+}
+
+// CPU returns the user and system CPU time the server has used, from
+// INFO cpu, for benchmarks that count what a request costs Redis.
+func (r *Redis) CPU() (time.Duration, error) {
+	c, err := net.DialTimeout("unix", r.Socket, time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("INFO cpu\r\n")); err != nil {
+		return 0, err
+	}
+	// A bulk string: "$LEN" on its own line, then "field:value" lines.
+	rd := bufio.NewReader(c)
+	if head, err := rd.ReadString('\n'); err != nil || !strings.HasPrefix(head, "$") {
+		return 0, fmt.Errorf("INFO cpu answered %q (%v)", head, err)
+	}
+	var total time.Duration
+	for found := 0; found < 2; {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			return 0, fmt.Errorf("INFO cpu: %d of used_cpu_user and used_cpu_sys, then %w", found, err)
+		}
+		name, value, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if name != "used_cpu_user" && name != "used_cpu_sys" {
+			continue
+		}
+		seconds, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return 0, fmt.Errorf("INFO cpu: %s: %w", name, err)
+		}
+		total += time.Duration(seconds * float64(time.Second))
+		found++
+	}
+	return total, nil
 }
 
 // Postgres is a private PostgreSQL cluster.

@@ -26,3 +26,24 @@ func TestPostgresAnswers(t *testing.T) {
 		t.Fatalf("psql %s: %v\n%s", url, err, out)
 	}
 }
+
+// TestRedisCPU: the CPU time grows as the server works.
+func TestRedisCPU(t *testing.T) {
+	r := StartRedis(t)
+	before, err := r.CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 500 {
+		if err := redisPing(r.Socket); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := r.CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Errorf("CPU time %v after 500 connections and PINGs, %v before; want it to grow", after, before)
+	}
+}
