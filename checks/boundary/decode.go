@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -29,9 +30,10 @@ func Parse(path string, src []byte) (*Document, *jsontree.Node, []jsontree.Probl
 // Decode builds the typed document from the parsed top-level object of
 // src. Strings are copied, so the document does not keep src alive.
 func Decode(path, src string, root *jsontree.Node) *Document {
-	// A typical document has a decoded value per 20-30 bytes; the table
-	// is cloned to its length at the end.
-	dec := &decoder{src: src, places: make([]place, 1, len(src)/20+16)}
+	dec := decoders.Get().(*decoder)
+	defer dec.release()
+	dec.src = src
+	dec.places = append(dec.places, place{}) // Pos 0 names no place
 	dec.index()
 	doc := &Document{Path: path}
 	doc.Root = Field{Pos: dec.at(root, NoPos, "", -1), State: Valid}
@@ -41,6 +43,20 @@ func Decode(path, src string, root *jsontree.Node) *Document {
 		doc.extra = &extra{names: dec.names, wide: dec.wide}
 	}
 	return doc
+}
+
+// decoders keep the scratch of the line index and the place table from
+// one document to the next: a check decodes thousands.
+var decoders = sync.Pool{New: func() any { return new(decoder) }}
+
+// release empties d and returns it to the pool, unless a large document
+// grew its scratch beyond what is worth keeping.
+func (d *decoder) release() {
+	if cap(d.lines) > 1<<16 || cap(d.places) > 1<<16 {
+		return
+	}
+	*d = decoder{lines: d.lines[:0], places: d.places[:0]}
+	decoders.Put(d)
 }
 
 // decoder records a place for every value it decodes.
@@ -55,7 +71,7 @@ type decoder struct {
 }
 
 func (d *decoder) index() {
-	d.lines = make([]int32, 1, strings.Count(d.src, "\n")+1)
+	d.lines = append(slices.Grow(d.lines, strings.Count(d.src, "\n")+1), 0)
 	for i := 0; ; {
 		j := strings.IndexByte(d.src[i:], '\n')
 		if j < 0 {
