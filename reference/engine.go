@@ -54,6 +54,7 @@ type Engine struct {
 	unreadable      refusal
 	storeDown       refusal
 	storeFull       refusal
+	notCommitted    refusal
 	panicked        Response // the failure recorded for a panic
 	handlerErr      Response // the failure recorded for a Handler error
 }
@@ -404,9 +405,12 @@ func (e *Engine) execute(a *attempt, run Handler) Reply {
 	if cause != "" {
 		state = Failed
 	}
-	a.end(state, Result{Response: storable(resp), Error: cause})
+	err := a.end(state, Result{Response: storable(resp), Error: cause})
 	if abort != nil {
 		panic(abort) // the handler asked net/http to abort the response
+	}
+	if errors.Is(err, ErrUncommitted) {
+		return reply.refuse(e.notCommitted)
 	}
 	reply.Outcome, reply.Response = Executed, resp
 	return reply

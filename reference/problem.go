@@ -17,6 +17,7 @@ const (
 	CodeHandlerError        = "handler_error"
 	CodeStoreUnavailable    = "idempotency_store_unavailable"
 	CodeStoreFull           = "idempotency_store_full"
+	CodeNotCommitted        = "idempotency_record_not_committed"
 	defaultMissingKeyStatus = http.StatusBadRequest
 	defaultMissingKeyCode   = "idempotency_key_required"
 	// defaultInflightStatus answers a wait timeout when the policy names
