@@ -13,6 +13,7 @@ const (
 	CodeNotCanonicalizable  = "payload_not_canonicalizable"
 	CodePayloadTooLarge     = "payload_too_large"
 	CodeBodyUnreadable      = "request_body_unreadable"
+	CodeBodyMemoryExhausted = "request_body_memory_exhausted"
 	CodeHandlerPanic        = "handler_panic"
 	CodeHandlerError        = "handler_error"
 	CodeStoreUnavailable    = "idempotency_store_unavailable"
