@@ -65,9 +65,24 @@ func BenchmarkBareDemo(b *testing.B) {
 // benchWorkers is the number of concurrent clients.
 const benchWorkers = 32
 
+// orderBody is the 1 KB order the loads send.
+var orderBody = `{"customerId": "C123", "items": [{"productId": "P001", "qty": 2}], "note": "` + strings.Repeat("x", 900) + `"}`
+
+// newOrder returns the load's POST /orders to base with key.
+func newOrder(base, key string) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, base+"/orders", strings.NewReader(orderBody)) // a valid URL
+	req.Header.Set("X-Idempotency-Key", key)
+	req.Header.Set("X-Tenant-Id", "tenant-a")
+	return req
+}
+
+// newLoadClient returns the HTTP client of benchWorkers clients.
+func newLoadClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchWorkers}, Timeout: 30 * time.Second}
+}
+
 func loadServe(b *testing.B, base string, duplicates int) {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: benchWorkers}, Timeout: 30 * time.Second}
-	body := `{"customerId": "C123", "items": [{"productId": "P001", "qty": 2}], "note": "` + strings.Repeat("x", 900) + `"}`
+	client := newLoadClient()
 	prefix := fmt.Sprintf("bench-%d-", time.Now().UnixNano())
 	var (
 		next      atomic.Int64
@@ -84,11 +99,8 @@ func loadServe(b *testing.B, base string, duplicates int) {
 				if i >= b.N {
 					return
 				}
-				req, _ := http.NewRequest(http.MethodPost, base+"/orders", strings.NewReader(body))
-				req.Header.Set("X-Idempotency-Key", prefix+fmt.Sprint(i/duplicates))
-				req.Header.Set("X-Tenant-Id", "tenant-a")
 				t0 := time.Now()
-				resp, err := client.Do(req)
+				resp, err := client.Do(newOrder(base, prefix+fmt.Sprint(i/duplicates)))
 				if err != nil {
 					b.Error(err)
 					return
