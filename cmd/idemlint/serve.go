@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,6 +44,13 @@ const (
 	// storeSweepEvery is how often serve removes dead rows from a
 	// PostgreSQL store (Redis and memory stores expire on their own).
 	storeSweepEvery = 5 * time.Minute
+	// gcPercent is serve's GOGC unless the environment sets one. With a
+	// memory store the heap is mostly records kept for ttl, and at the
+	// default of 100 it grows to twice them before a collection; 50
+	// keeps the peak at one and a half times for about a quarter more
+	// CPU (1,000,000 keys at max_records 100,000: peak RSS 393-400 MB at
+	// 100, 298-303 MB at 50).
+	gcPercent = 50
 )
 
 // serveOptions are the flags of "idemlint serve".
@@ -101,6 +109,9 @@ SIGTERM it stops accepting requests and lets those in flight finish for
 func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error {
 	if o.maxConnections < 1 || o.maxBodyMemoryMiB < 1 || o.readTimeout <= 0 || o.demoDelay < 0 || o.shutdownTimeout <= 0 {
 		return errors.New("--max-connections, --max-body-memory, --read-timeout and --shutdown-timeout must be positive, --demo-delay not negative")
+	}
+	if _, set := os.LookupEnv("GOGC"); !set {
+		defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	store, closeStore, err := openStore(ctx, o.store)
