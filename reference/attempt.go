@@ -41,6 +41,9 @@ func (e *Engine) storeCallTimeout() time.Duration { return max(e.lease/3, 100*ti
 // issued at asked created, and its lease renewal.
 func (e *Engine) startAttempt(ctx context.Context, id, token string, asked time.Time, reply *Reply) *attempt {
 	detached := context.WithoutCancel(ctx)
+	if b, ok := e.store.(AttemptBinder); ok {
+		detached = b.BindAttempt(detached, id, token)
+	}
 	a := &attempt{e: e, id: id, token: token, reply: reply, storeCtx: detached, leaseEnd: asked.Add(e.lease)}
 	a.ctx, a.cancel = context.WithCancelCause(detached)
 	if e.base != nil {
@@ -84,8 +87,9 @@ func (a *attempt) renew() {
 // Processing: the handler exited without returning; a failure under
 // on_failed "reexecute"). When the store fails, it retries in the
 // background while the lease lasts, so the response is not held up. It
-// wakes the local duplicates once the record is written.
-func (a *attempt) end(state State, res Result) {
+// wakes the local duplicates once the record is written, and returns the
+// store's error when retrying cannot help.
+func (a *attempt) end(state State, res Result) error {
 	a.mu.Lock()
 	a.ended = true
 	a.renewal.Stop()
@@ -96,15 +100,23 @@ func (a *attempt) end(state State, res Result) {
 	}
 	a.cancel(nil)
 	err := a.write(state, res)
-	if err != nil && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrInvalidTransition) {
+	if retryable(err) {
 		a.log("idempotency store: cannot record the end of the attempt; retrying while the lease lasts", err)
 		go a.retry(state, res, leaseEnd)
-		return
+		return nil
 	}
 	if err != nil {
 		a.log("idempotency store: cannot record the end of the attempt", err)
 	}
 	a.e.waiters.notify(a.id)
+	return err
+}
+
+// retryable reports whether writing the end of an attempt failed in a way
+// that trying again may mend: not when another attempt holds the record,
+// the record already ended, or the attempt's transaction is gone.
+func retryable(err error) bool {
+	return err != nil && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrInvalidTransition) && !errors.Is(err, ErrUncommitted)
 }
 
 func (a *attempt) write(state State, res Result) error {
@@ -135,7 +147,7 @@ func (a *attempt) retry(state State, res Result, leaseEnd time.Time) {
 			a.e.log.InfoContext(a.storeCtx, "idempotency store: recorded the end of the attempt after retrying", "operation", a.reply.Operation, "idempotency_key", a.reply.Key, "state", state)
 			return
 		}
-		if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrInvalidTransition) {
+		if !retryable(err) {
 			a.log("idempotency store: cannot record the end of the attempt", err)
 			return
 		}

@@ -40,6 +40,11 @@
 // key. If recording the end fails, the engine retries in the background
 // while the lease lasts, answers the client anyway, and logs it.
 //
+// A store that is an AttemptBinder (pgstore) lets the handler write in
+// the attempt's own transaction, committed with the completed record;
+// when the two cannot commit together the client gets 503
+// idempotency_record_not_committed instead of the handler's answer.
+//
 // Identity is the policy's idempotency_scope minus "fingerprint": the
 // service, operation_key, contract_version, tenant (read from the
 // tenant_id source of scope_sources), actor and key, each only when the

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/fileset"
@@ -26,6 +28,9 @@ type Engine struct {
 	log     *slog.Logger // errors
 	access  *slog.Logger // one line per request, nil for none
 	maxBody int64
+
+	maxBodyMemory int64
+	bodyMemory    *semaphore.Weighted // bytes of request bodies held
 
 	router         *router
 	ops            []operation // parallel to router.routes
@@ -52,8 +57,10 @@ type Engine struct {
 	inflightTimeout refusal
 	tooLarge        refusal
 	unreadable      refusal
+	noBodyMemory    refusal
 	storeDown       refusal
 	storeFull       refusal
+	notCommitted    refusal
 	panicked        Response // the failure recorded for a panic
 	handlerErr      Response // the failure recorded for a Handler error
 }
@@ -157,10 +164,11 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 	if doc.Policy == nil {
 		return nil, fmt.Errorf(`%s is not an adapter policy: its boundary is %q; want "adapter", or "gateway_to_adapter" with an embedded "adapter" object`, path, doc.Kind)
 	}
-	e := &Engine{now: time.Now, log: slog.Default(), maxBody: DefaultMaxBodyBytes, waiters: waiters{m: map[string]*waiter{}}}
+	e := &Engine{now: time.Now, log: slog.Default(), maxBody: DefaultMaxBodyBytes, maxBodyMemory: DefaultMaxBodyMemory, waiters: waiters{m: map[string]*waiter{}}}
 	for _, o := range opts {
 		o(e)
 	}
+	e.bodyMemory = newBodyMemory(e.maxBodyMemory, e.maxBody)
 	e.configure(doc)
 	if e.store == nil {
 		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords})
@@ -350,14 +358,19 @@ func (e *Engine) storeFailed(ctx context.Context, reply Reply, call string, err 
 	return reply.refuse(e.storeDown)
 }
 
-// fullRefusal is the store-full answer with Retry-After from err, in
-// whole seconds, rounded up.
+// fullRefusal is the store-full answer with Retry-After from err.
 func fullRefusal(f refusal, err error) refusal {
 	after := time.Second
 	var fe *FullError
 	if errors.As(err, &fe) {
 		after = max(fe.RetryAfter, after)
 	}
+	return retryAfter(f, after)
+}
+
+// retryAfter returns f with Retry-After: after, in whole seconds, rounded
+// up.
+func retryAfter(f refusal, after time.Duration) refusal {
 	h := maps.Clone(f.Header)
 	h["Retry-After"] = []string{strconv.FormatInt(int64((after+time.Second-1)/time.Second), 10)}
 	f.Header = h
@@ -404,9 +417,12 @@ func (e *Engine) execute(a *attempt, run Handler) Reply {
 	if cause != "" {
 		state = Failed
 	}
-	a.end(state, Result{Response: storable(resp), Error: cause})
+	err := a.end(state, Result{Response: storable(resp), Error: cause})
 	if abort != nil {
 		panic(abort) // the handler asked net/http to abort the response
+	}
+	if errors.Is(err, ErrUncommitted) {
+		return reply.refuse(e.notCommitted)
 	}
 	reply.Outcome, reply.Response = Executed, resp
 	return reply

@@ -6,10 +6,13 @@ import (
 	"hash/maphash"
 	"maps"
 	"net/http"
+	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 	"weak"
 )
 
@@ -19,7 +22,11 @@ import (
 //
 // A background sweep removes expired records and lapsed leases every
 // SweepEvery, traffic or not. It needs no Close: it holds the store weakly
-// and ends once the store is garbage.
+// and ends once the store is garbage. A sweep that freed at least a
+// quarter of the live heap collects it and returns it to the operating
+// system there and then: without traffic the runtime would collect it
+// only at its periodic collection, up to two minutes later, and give it
+// back later still.
 type MemoryStore struct {
 	now        func() time.Time
 	seed       maphash.Seed
@@ -96,6 +103,7 @@ func sweepLoop(store weak.Pointer[MemoryStore], every time.Duration) {
 func (s *MemoryStore) sweep() {
 	now := s.now()
 	var next time.Time
+	var freed uint64 // bytes, roughly
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
@@ -103,6 +111,7 @@ func (s *MemoryStore) sweep() {
 			if !rec.Live(now) {
 				delete(sh.records, id)
 				s.held.Add(-1)
+				freed += recordSize(id, &rec)
 				continue
 			}
 			if end := rec.end(); next.IsZero() || end.Before(next) {
@@ -112,6 +121,21 @@ func (s *MemoryStore) sweep() {
 		sh.mu.Unlock()
 	}
 	s.nextFree.Store(next.UnixNano())
+	if freed > 0 && freed >= liveHeap()/4 {
+		debug.FreeOSMemory()
+	}
+}
+
+// recordSize estimates the memory a record under id holds.
+func recordSize(id string, r *Record) uint64 {
+	return uint64(unsafe.Sizeof(*r)) + uint64(len(id)+len(r.Key)+len(r.Fingerprint)+len(r.Token)+len(r.Error)+len(r.Response.Body))
+}
+
+// liveHeap returns the heap the last collection found live.
+func liveHeap() uint64 {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
 }
 
 // end is when the record stops being live unless renewed.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"weak"
 )
 
 // The Store contract itself is checked by storetest, on every store;
@@ -98,6 +99,31 @@ func TestMemoryStoreSweep(t *testing.T) {
 	if n != live {
 		t.Errorf("the maps hold %d records, want %d", n, live)
 	}
+}
+
+// TestMemoryStoreSweepCollects: a sweep that freed much of the heap
+// collects it there and then, with no allocation to start a collection.
+func TestMemoryStoreSweepCollects(t *testing.T) {
+	clock := newFakeClock()
+	s := NewMemoryStore(MemoryOptions{Clock: clock.Now, SweepEvery: time.Hour})
+	body := finishWithBody(t, s, 64<<20)
+	clock.Advance(time.Minute)
+	s.sweep()
+	if body.Value() != nil {
+		t.Error("the expired record's body is still on the heap after the sweep")
+	}
+}
+
+// finishWithBody stores a completed record, expiring in a minute, whose
+// response body is size bytes, and returns a weak pointer to the body.
+func finishWithBody(t *testing.T, s *MemoryStore, size int) weak.Pointer[byte] {
+	t.Helper()
+	rec := mustCreate(t, s, "big", time.Minute)
+	body := make([]byte, size)
+	if err := s.Finish(context.Background(), "big", rec.Token, Completed, Result{Response: Response{Status: 201, Body: body}}, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	return weak.Make(&body[0])
 }
 
 // TestMemoryStoreSweepsInBackground uses real time: a short sweep

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -44,20 +46,26 @@ func (e *Engine) bypass(w http.ResponseWriter, r *http.Request, next http.Handle
 	e.logAccess(r, start, cmp.Or(sw.status, http.StatusOK), &reply)
 }
 
-// serve reads the body of a request subject to idempotency and runs it
-// through the engine.
+// serve reads the body of a request subject to idempotency, within the
+// engine's body memory, and runs it through the engine.
 func (e *Engine) serve(r *http.Request, op *operation, next http.Handler) Reply {
 	bp := getBuffer()
 	defer putBuffer(bp)
-	body, err := readBody((*bp)[:0], r.Body, e.maxBody)
+	share := bodyShare{memory: e.bodyMemory}
+	defer share.release()
+	body, err := readBody(r.Context(), (*bp)[:0], r.Body, r.ContentLength, e.maxBody, &share)
 	*bp = body
 	if err != nil {
 		reply := Reply{Operation: op.key, e: e}
-		if errors.Is(err, errTooLarge) {
+		switch {
+		case errors.Is(err, errTooLarge):
 			return reply.refuse(e.tooLarge)
+		case errors.Is(err, errNoBodyMemory):
+			return reply.refuse(e.noBodyMemory)
 		}
 		return reply.refuse(e.unreadable)
 	}
+	share.keep(int64(len(body)))
 	req := Request{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Header: r.Header, Body: body}
 	return e.handle(r.Context(), op, &req, func(ctx context.Context) (Response, error) {
 		return capture(next, r.WithContext(ctx), body), nil
@@ -66,22 +74,44 @@ func (e *Engine) serve(r *http.Request, op *operation, next http.Handler) Reply 
 
 var errTooLarge = errors.New("request body too large")
 
-// readBody appends the content of body (nil is empty) to dst, refusing
-// more than limit bytes.
-func readBody(dst []byte, body io.Reader, limit int64) ([]byte, error) {
-	if body == nil {
+// readBody appends the content of body (nil or http.NoBody is empty) to
+// dst, refusing more than limit bytes. A positive size is the whole body,
+// as net/http guarantees: it is read into room of that size, and a larger
+// one is refused unread; any other size is unknown (a client's request
+// may say 0). Before reading, it takes from share the memory the body may
+// need: its size, or else the limit and the byte beyond it that proves a
+// body too large.
+func readBody(ctx context.Context, dst []byte, body io.Reader, size, limit int64, share *bodyShare) ([]byte, error) {
+	if body == nil || body == http.NoBody {
 		return dst, nil
+	}
+	if size > limit {
+		return dst, errTooLarge
+	}
+	need := size
+	if size <= 0 {
+		size, need = -1, min(limit, math.MaxInt64-1)+1
+	}
+	if err := share.take(ctx, need); err != nil {
+		return dst, err
+	}
+	if size > 0 {
+		dst = slices.Grow(dst, int(size))
 	}
 	for {
 		if len(dst) == cap(dst) {
 			dst = append(dst, 0)[:len(dst)] // grow geometrically
 		}
-		n, err := body.Read(dst[len(dst):cap(dst)])
+		room := dst[len(dst):cap(dst)]
+		if int64(len(room)) > need-int64(len(dst)) {
+			room = room[:need-int64(len(dst))]
+		}
+		n, err := body.Read(room)
 		dst = dst[:len(dst)+n]
 		switch {
 		case int64(len(dst)) > limit:
 			return dst, errTooLarge
-		case err == io.EOF:
+		case int64(len(dst)) == size || err == io.EOF:
 			return dst, nil
 		case err != nil:
 			return dst, err

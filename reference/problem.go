@@ -13,10 +13,12 @@ const (
 	CodeNotCanonicalizable  = "payload_not_canonicalizable"
 	CodePayloadTooLarge     = "payload_too_large"
 	CodeBodyUnreadable      = "request_body_unreadable"
+	CodeBodyMemoryExhausted = "request_body_memory_exhausted"
 	CodeHandlerPanic        = "handler_panic"
 	CodeHandlerError        = "handler_error"
 	CodeStoreUnavailable    = "idempotency_store_unavailable"
 	CodeStoreFull           = "idempotency_store_full"
+	CodeNotCommitted        = "idempotency_record_not_committed"
 	defaultMissingKeyStatus = http.StatusBadRequest
 	defaultMissingKeyCode   = "idempotency_key_required"
 	// defaultInflightStatus answers a wait timeout when the policy names

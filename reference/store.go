@@ -123,6 +123,13 @@ var (
 	// (MemoryOptions.MaxRecords). Evicting a live record instead would
 	// break at-most-once. A *FullError says when to retry.
 	ErrFull = errors.New("idempotency store is full")
+	// ErrUncommitted refuses Finish by an AttemptBinder that could not
+	// commit the record together with the handler's own writes: they
+	// were rolled back, or, when the commit's outcome is unknown, may
+	// have been. The handler's response may then claim an effect that
+	// does not exist, so the engine answers 503 instead; a retry with
+	// the same key learns the outcome.
+	ErrUncommitted = errors.New("the handler's writes and the idempotency record were not committed together")
 )
 
 // FullError is ErrFull with a hint of when room may free up.
@@ -182,4 +189,24 @@ type Store interface {
 
 	// Get returns the live record under id.
 	Get(ctx context.Context, id string) (rec Record, ok bool, err error)
+}
+
+// AttemptBinder is a Store that records the end of an attempt in the same
+// transaction as the handler's own writes (package pgstore), so that a
+// crash can leave neither an executed effect under a processing record
+// (which would run again once the lease lapsed) nor a completed record
+// without its effect.
+//
+// Before the handler runs, the engine calls BindAttempt and gives the
+// context it returns to the handler; the attempt's Finish and Release get
+// a context derived from it too. Through it the handler reaches the
+// attempt's transaction. Finish to Completed commits the handler's writes
+// with the record, or rolls them back and returns ErrUncommitted; Finish
+// to Failed and Release roll them back and then act as usual. A handler
+// that never asks for the transaction leaves every call as it was.
+type AttemptBinder interface {
+	Store
+	// BindAttempt returns ctx bound to the attempt holding token on the
+	// record under id.
+	BindAttempt(ctx context.Context, id, token string) context.Context
 }

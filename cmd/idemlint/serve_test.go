@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -297,6 +298,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{nil, `required flag(s) "policy" not set`},
 		{[]string{"--policy", "absent.json"}, "absent.json: no such file or directory"},
 		{[]string{"--policy", servePolicy, "--addr", "127.0.0.1:http-alt-x"}, "listen tcp: lookup tcp/http-alt-x: unknown port"},
+		{[]string{"--policy", servePolicy, "--max-body-memory", "0"}, "--max-connections, --max-body-memory, --read-timeout and --shutdown-timeout must be positive, --demo-delay not negative"},
+		{[]string{"--policy", servePolicy, "--read-timeout", "0s"}, "--max-connections, --max-body-memory, --read-timeout and --shutdown-timeout must be positive, --demo-delay not negative"},
 	} {
 		stdout, _, err := execServe(tt.args...)
 		if err == nil || err.Error() != tt.want || stdout != "" {
@@ -395,5 +398,42 @@ func TestServeStoreErrors(t *testing.T) {
 		if strings.Contains(err.Error()+stderr, secret) {
 			t.Errorf("--store %s: the password appears in the output: %v %s", tt.store, err, stderr)
 		}
+	}
+}
+
+// TestServeStalledBodyHoldsItsMemoryUntilCut: a client that announces a
+// body and stalls holds that body's memory, so that another body finds
+// none and gets 503, until the read timeout cuts it; then the memory is
+// free again.
+func TestServeStalledBodyHoldsItsMemoryUntilCut(t *testing.T) {
+	// One MiB of body memory is one largest body (1 MiB, and the byte
+	// beyond it); the stalled client must outlast the other's wait.
+	s := startServe(t, "--policy", servePolicy, "--max-body-memory", "1", "--read-timeout", "5s")
+	stalled, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	const size = 1 << 20
+	fmt.Fprintf(stalled, "POST /orders HTTP/1.1\r\nHost: localhost\r\nX-Idempotency-Key: stalled\r\nX-Tenant-Id: tenant-a\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", size)
+	// net/http asks for the body when the engine starts reading it, which
+	// is once the engine took the body's memory.
+	answers := bufio.NewReader(stalled)
+	if line, err := answers.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100 ") {
+		t.Fatalf("the stalled request was not asked for its body: %q, %v", line, err)
+	}
+	io.WriteString(stalled, `{"note": "`)
+
+	body := `{"note":"` + strings.Repeat("x", size-11) + `"}`
+	if got := s.send(t, "POST", "/orders", "other", body); got.status != http.StatusServiceUnavailable || got.header.Get("Retry-After") == "" || !strings.Contains(got.body, `"request_body_memory_exhausted"`) {
+		t.Fatalf("a body while the stalled one holds the memory: %d %q, want 503 request_body_memory_exhausted with Retry-After", got.status, got.body)
+	}
+	// The server cuts the stalled client at its read timeout.
+	stalled.SetReadDeadline(time.Now().Add(time.Minute))
+	if _, err := io.Copy(io.Discard, answers); err != nil {
+		t.Fatalf("the stalled client was not cut: %v", err)
+	}
+	if got := s.send(t, "POST", "/orders", "other", body); got.status != http.StatusCreated {
+		t.Errorf("the same body once the stalled client was cut: %d %q, want 201", got.status, got.body)
 	}
 }

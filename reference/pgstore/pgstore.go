@@ -9,6 +9,10 @@
 // record is processing and its expiry once it finished: a row past it is
 // absent. Such rows stay in the table until taken over or removed by
 // DeleteExpired.
+//
+// A handler may write in the attempt's own transaction (Tx): its writes
+// then commit together with the attempt's completed record, or not at
+// all (see reference.AttemptBinder).
 package pgstore
 
 import (
@@ -19,6 +23,7 @@ import (
 	"hash/fnv"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -84,9 +89,12 @@ WHERE r.live_until <= now()
 RETURNING ` + columns,
 		selectLive: `SELECT ` + columns + ` FROM ` + table + ` WHERE id = $1 AND live_until > now()`,
 		renew:      `UPDATE ` + table + ` SET live_until = now() + $3 * interval '1 millisecond' WHERE id = $1 AND token = $2 AND state = 1 AND live_until > now()`,
+		// statement_timestamp(), not now(): in the handler's transaction
+		// now() is when that transaction began, not when the attempt
+		// finished. Outside a transaction the two are the same.
 		finish: `UPDATE ` + table + ` SET state = $3, response_status = $4, response_header = $5, response_body = $6, error = $7,
-  updated_at = now(), live_until = now() + $8 * interval '1 millisecond'
-WHERE id = $1 AND token = $2 AND state = 1 AND live_until > now()`,
+  updated_at = statement_timestamp(), live_until = statement_timestamp() + $8 * interval '1 millisecond'
+WHERE id = $1 AND token = $2 AND state = 1 AND live_until > statement_timestamp()`,
 		release:       `DELETE FROM ` + table + ` WHERE id = $1 AND token = $2 AND state = 1 AND live_until > now()`,
 		classify:      `SELECT state FROM ` + table + ` WHERE id = $1 AND token = $2 AND live_until > now()`,
 		deleteExpired: `DELETE FROM ` + table + ` WHERE live_until <= now()`,
@@ -217,7 +225,9 @@ func (s *Store) Renew(ctx context.Context, id, token string, lease time.Duration
 	return nil
 }
 
-// Finish implements reference.Store.
+// Finish implements reference.Store. When the handler wrote in the
+// attempt's transaction, a completed attempt's record is written and
+// committed in it, and a failed attempt's writes are rolled back first.
 func (s *Store) Finish(ctx context.Context, id, token string, to reference.State, res reference.Result, ttl time.Duration) error {
 	header, err := reference.FinishEncoding(to, res)
 	if err != nil {
@@ -227,15 +237,50 @@ func (s *Store) Finish(ctx context.Context, id, token string, to reference.State
 	if body == nil {
 		body = []byte{} // NULL is for processing records
 	}
-	tag, err := s.pool.Exec(ctx, s.sql.finish, []byte(id), token, int16(to), res.Response.Status, header, body, []byte(res.Error), ms(ttl))
+	args := []any{[]byte(id), token, int16(to), res.Response.Status, header, body, []byte(res.Error), ms(ttl)}
+	if tx := s.endAttempt(ctx, id, token); tx != nil {
+		if to == reference.Completed {
+			return s.commitFinish(ctx, tx, id, token, args)
+		}
+		// On failure the pool discards the connection, and with it the
+		// transaction.
+		_ = tx.Rollback(ctx)
+	}
+	tag, err := s.pool.Exec(ctx, s.sql.finish, args...)
 	if err != nil {
 		return fmt.Errorf("postgres store: finish: %w", err)
 	}
 	return s.fenced(ctx, tag.RowsAffected(), id, token)
 }
 
-// Release implements reference.Store.
+// commitFinish completes the record in the handler's transaction and
+// commits both. When that fails the writes are gone, or may be (a commit
+// whose answer was lost), so the record must not stay processing until
+// its lease lapses: it is released, and the next duplicate runs again. If
+// the commit did go through, the record is completed and the fenced
+// release, which waits for the transaction's row lock, matches nothing.
+func (s *Store) commitFinish(ctx context.Context, tx pgx.Tx, id, token string, args []any) error {
+	tag, err := tx.Exec(ctx, s.sql.finish, args...)
+	if err == nil && tag.RowsAffected() > 0 {
+		if err = tx.Commit(ctx); err == nil {
+			return nil
+		}
+	}
+	_ = tx.Rollback(ctx) // a no-op after a failed Commit
+	if err == nil {      // the fence matched no row: another attempt holds the record
+		err = s.fenced(ctx, 0, id, token)
+	} else if _, rerr := s.pool.Exec(ctx, s.sql.release, []byte(id), token); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	return fmt.Errorf("postgres store: finish: %w: %w", reference.ErrUncommitted, err)
+}
+
+// Release implements reference.Store. The handler's writes in the
+// attempt's transaction are rolled back.
 func (s *Store) Release(ctx context.Context, id, token string) error {
+	if tx := s.endAttempt(ctx, id, token); tx != nil {
+		_ = tx.Rollback(ctx) // as in Finish
+	}
 	tag, err := s.pool.Exec(ctx, s.sql.release, []byte(id), token)
 	if err != nil {
 		return fmt.Errorf("postgres store: release: %w", err)
@@ -267,4 +312,78 @@ func (s *Store) DeleteExpired(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("postgres store: delete expired: %w", err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// attemptKey is the context key of the attempt BindAttempt binds.
+type attemptKey struct{}
+
+// boundAttempt is an attempt whose handler may write in its transaction.
+type boundAttempt struct {
+	store     *Store
+	id, token string
+
+	mu    sync.Mutex
+	tx    pgx.Tx // begun at the handler's first Tx; nil before
+	ended bool   // Finish or Release took the transaction
+}
+
+// BindAttempt implements reference.AttemptBinder.
+func (s *Store) BindAttempt(ctx context.Context, id, token string) context.Context {
+	return context.WithValue(ctx, attemptKey{}, &boundAttempt{store: s, id: id, token: token})
+}
+
+// ErrNoAttempt refuses Tx outside the handler of a running attempt.
+var ErrNoAttempt = errors.New("postgres store: no running attempt: Tx needs the context the engine gave the handler")
+
+// Tx returns the transaction of the attempt whose handler was given ctx,
+// beginning it at the first call. What the handler writes in it commits
+// together with the attempt's completed record, or not at all: it is
+// rolled back when the attempt fails, is released, or lost its record to
+// another attempt (the engine then answers 503 instead of the handler's
+// response). The engine commits: the transaction's Commit and Rollback
+// refuse; to undo its writes, the handler fails the attempt. Like any
+// pgx.Tx it is not safe for concurrent use, and it holds one of the
+// pool's connections until the attempt ends.
+func Tx(ctx context.Context) (pgx.Tx, error) {
+	a, _ := ctx.Value(attemptKey{}).(*boundAttempt)
+	if a == nil {
+		return nil, ErrNoAttempt
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended {
+		return nil, fmt.Errorf("%w: the attempt ended", ErrNoAttempt)
+	}
+	if a.tx == nil {
+		tx, err := a.store.pool.Begin(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("postgres store: begin: %w", err)
+		}
+		a.tx = tx
+	}
+	return attemptTx{a.tx}, nil
+}
+
+// errEngineCommits refuses the handler's Commit and Rollback.
+var errEngineCommits = errors.New("postgres store: the attempt's transaction ends with the attempt: the engine commits it, or rolls it back when the handler fails")
+
+// attemptTx is the transaction as the handler sees it: a Commit of its
+// own would let the record say processing over committed writes.
+type attemptTx struct{ pgx.Tx }
+
+func (attemptTx) Commit(context.Context) error   { return errEngineCommits }
+func (attemptTx) Rollback(context.Context) error { return errEngineCommits }
+
+// endAttempt ends the attempt bound to ctx, if it is the one holding token
+// on the record under id in this store, and returns its transaction: nil
+// when the handler began none.
+func (s *Store) endAttempt(ctx context.Context, id, token string) pgx.Tx {
+	a, _ := ctx.Value(attemptKey{}).(*boundAttempt)
+	if a == nil || a.store != s || a.id != id || a.token != token {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ended = true
+	return a.tx
 }

@@ -1,0 +1,146 @@
+package reference
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// bodyMeter counts the bytes read from the bodies of requests still being
+// served, and the most it ever counted.
+type bodyMeter struct {
+	held, peak atomic.Int64
+}
+
+func (m *bodyMeter) add(n int64) {
+	held := m.held.Add(n)
+	for peak := m.peak.Load(); held > peak && !m.peak.CompareAndSwap(peak, held); peak = m.peak.Load() {
+	}
+}
+
+// meteredBody is a request body that counts what is read from it. It is
+// no *strings.Reader, so httptest.NewRequest leaves its length unknown.
+type meteredBody struct {
+	io.Reader
+	meter *bodyMeter
+	read  int64
+}
+
+func (b *meteredBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	b.read += int64(n)
+	b.meter.add(int64(n))
+	return n, err
+}
+
+// TestBodyMemoryBound: concurrent large bodies never hold more than the
+// engine's body memory between them; the requests beyond it wait, then get
+// 503 with Retry-After without a byte of their bodies read; and all of it
+// is free again once the requests ended.
+func TestBodyMemoryBound(t *testing.T) {
+	const limit = DefaultMaxBodyBytes
+	const memory = 4 * limit
+	body := `{"note":"` + strings.Repeat("x", limit-11) + `"}` // exactly the limit
+	for _, tt := range []struct {
+		name        string
+		knownLength bool
+		fit         int
+	}{
+		{"ContentLength", true, 4},  // each takes its length
+		{"UnknownLength", false, 3}, // each takes the limit and one byte more
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t, nil, WithMaxBodyMemory(memory))
+			a := &app{release: make(chan struct{}), serve: func(w http.ResponseWriter, _ *http.Request, _ int64) { w.WriteHeader(http.StatusCreated) }}
+			h := e.Middleware(a)
+			var (
+				meter    bodyMeter
+				answered atomic.Int64
+				wg       sync.WaitGroup
+			)
+			const requests = 10
+			answers := make([]*httptest.ResponseRecorder, requests)
+			bodies := make([]*meteredBody, requests)
+			for i := range requests {
+				bodies[i] = &meteredBody{Reader: strings.NewReader(body), meter: &meter}
+				r := httptest.NewRequest(http.MethodPost, "/orders", bodies[i])
+				if tt.knownLength {
+					r.ContentLength = int64(len(body))
+				}
+				r.Header.Set("X-Idempotency-Key", "k"+strconv.Itoa(i))
+				answers[i] = httptest.NewRecorder()
+				wg.Go(func() {
+					h.ServeHTTP(answers[i], r)
+					meter.add(-bodies[i].read)
+					answered.Add(1)
+				})
+			}
+			// The handlers hold on to their bodies until released: the
+			// others must be answered meanwhile.
+			eventually(t, "every request runs or is answered", func() bool { return a.runs.Load()+answered.Load() == requests })
+			if peak := meter.peak.Load(); peak > memory {
+				t.Errorf("%d bytes of bodies held at once, more than the %d allowed", peak, memory)
+			}
+			if n := a.runs.Load(); n != int64(tt.fit) {
+				t.Errorf("%d requests ran, want the %d that fit", n, tt.fit)
+			}
+			// Each running request holds its body's length, no more.
+			if free := memory - int64(tt.fit*len(body)); !e.bodyMemory.TryAcquire(free) || e.bodyMemory.TryAcquire(1) {
+				t.Errorf("the running requests do not hold exactly their %d bytes of bodies", tt.fit*len(body))
+			} else {
+				e.bodyMemory.Release(free)
+			}
+			close(a.release)
+			wg.Wait()
+			refused := 0
+			for i, w := range answers {
+				if w.Code == http.StatusCreated {
+					continue
+				}
+				refused++
+				wantProblem(t, w, http.StatusServiceUnavailable, CodeBodyMemoryExhausted)
+				if got := w.Header().Get("Retry-After"); got != "1" {
+					t.Errorf("request %d: Retry-After %q, want 1", i, got)
+				}
+				if bodies[i].read != 0 {
+					t.Errorf("request %d: refused after reading %d bytes of its body", i, bodies[i].read)
+				}
+			}
+			if refused != requests-tt.fit {
+				t.Errorf("%d requests refused, want %d", refused, requests-tt.fit)
+			}
+			if !e.bodyMemory.TryAcquire(memory) {
+				t.Fatal("body memory still taken after every request ended")
+			}
+			e.bodyMemory.Release(memory)
+		})
+	}
+}
+
+// TestBodyTooLargeUnknownLength: without a Content-Length the limit holds
+// too, and a refused body gives its memory back.
+func TestBodyTooLargeUnknownLength(t *testing.T) {
+	e := newEngine(t, nil, WithMaxBodyBytes(16), WithMaxBodyMemory(17))
+	h := e.Middleware(&app{})
+	for _, tt := range []struct {
+		body string
+		want int
+	}{
+		{`{"a":"0123456789"}`, http.StatusRequestEntityTooLarge},
+		{`{"a":"01234567"}`, http.StatusCreated}, // exactly the limit
+		{`{"a":"0123456789"}`, http.StatusRequestEntityTooLarge},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/orders", &meteredBody{Reader: strings.NewReader(tt.body), meter: &bodyMeter{}})
+		r.Header.Set("X-Idempotency-Key", "k")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tt.want {
+			t.Errorf("%s without a length: %d %s, want %d", tt.body, w.Code, w.Body, tt.want)
+		}
+	}
+}
