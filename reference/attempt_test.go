@@ -86,19 +86,29 @@ func TestGoexitReleasesTheKey(t *testing.T) {
 	}
 }
 
-// TestLeaseRenewedWhileHandlerRuns: a handler running for many leases
-// keeps its key; a duplicate on another engine is told it is in flight.
+// TestLeaseRenewedWhileHandlerRuns: while a handler runs, the engine renews
+// its lease, so a duplicate on another replica is refused long after the
+// first lease would have lapsed. The store's clock moves only when the
+// test moves it, a third of a lease after each renewal, so no scheduling
+// delay can let the lease lapse.
 func TestLeaseRenewedWhileHandlerRuns(t *testing.T) {
-	store := NewMemoryStore(MemoryOptions{})
-	reject := map[string]any{"/idempotency_inflight": map[string]any{"policy": "reject", "status": 409, "lease_ms": 60}}
+	const lease = 60 * time.Millisecond
+	clock := newFakeClock()
+	store := renewals{NewMemoryStore(MemoryOptions{Clock: clock.Now}), make(chan struct{}, 1)}
+	reject := map[string]any{"/idempotency_inflight": map[string]any{"policy": "reject", "status": 409, "lease_ms": lease.Milliseconds()}}
 	one, two := newEngine(t, reject, WithStore(store)), newEngine(t, reject, WithStore(store))
 	a := &app{started: make(chan struct{}, 1), release: make(chan struct{})}
 	first := make(chan int)
 	go func() { first <- do(one.Middleware(a), call{key: "k", body: `{}`}).Code }()
 	<-a.started
 	other := &app{} // the second replica's handler, which must not run
-	for range 5 {
-		time.Sleep(60 * time.Millisecond)
+	for range 6 {   // two leases in all: without renewals the first lapses
+		select { // a renewal told before the last move of the clock
+		case <-store.renewed:
+		default:
+		}
+		<-store.renewed
+		clock.Advance(lease / 3)
 		if w := do(two.Middleware(other), call{key: "k", body: `{}`}); w.Code != http.StatusConflict {
 			t.Errorf("duplicate while the first attempt runs: %d %s, want 409", w.Code, w.Body)
 		}
@@ -107,6 +117,23 @@ func TestLeaseRenewedWhileHandlerRuns(t *testing.T) {
 	if code := <-first; code != http.StatusCreated || a.runs.Load() != 1 || other.runs.Load() != 0 {
 		t.Errorf("first: %d; %d runs, %d on the other replica; want one execution", code, a.runs.Load(), other.runs.Load())
 	}
+}
+
+// renewals is a MemoryStore that tells of each lease it renewed.
+type renewals struct {
+	*MemoryStore
+	renewed chan struct{}
+}
+
+func (s renewals) Renew(ctx context.Context, id, token string, lease time.Duration) error {
+	err := s.MemoryStore.Renew(ctx, id, token, lease)
+	if err == nil {
+		select {
+		case s.renewed <- struct{}{}:
+		default:
+		}
+	}
+	return err
 }
 
 // TestLapsedLeaseIsTakenOver: a record whose worker died (it holds a
