@@ -168,9 +168,21 @@ func (e *Engine) prebuildAnswers() {
 // response, not to the result.
 var replayHeaders = []string{"Content-Type", "Content-Encoding", "Content-Language", "Content-Location", "Location"}
 
-// storable returns resp with only replayHeaders, copied so the record owns
-// them.
+// storable returns resp with only replayHeaders. A header map holding no
+// other is kept as it is, as a Response may not be modified once returned
+// (see Handler); else the replay headers are copied into a map the record
+// owns.
 func storable(resp Response) Response {
+	replayOnly := true
+	for k := range resp.Header {
+		replayOnly = replayOnly && slices.Contains(replayHeaders, k)
+	}
+	if replayOnly {
+		if len(resp.Header) == 0 {
+			resp.Header = nil
+		}
+		return resp
+	}
 	var h http.Header
 	for _, k := range replayHeaders {
 		if v, ok := resp.Header[k]; ok {
