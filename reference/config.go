@@ -49,7 +49,9 @@ func (e *Engine) configureKey(h *boundary.HTTPIdempotency) {
 	e.echoKey = h.EchoKeyHeader.Value
 	// IDL002 reports a pattern Go cannot compile; New refused it.
 	if pat := h.KeyFormat.Pattern; pat.OK() && pat.Value != "" {
-		e.keys.pattern, _ = regexp.Compile(pat.Value)
+		if re, err := regexp.Compile(pat.Value); err == nil {
+			e.keys.pattern, e.keys.charset = re, charsetOf(re)
+		}
 	}
 	status, code := defaultMissingKeyStatus, defaultMissingKeyCode
 	if om := h.OnMissing; om.OK() {
