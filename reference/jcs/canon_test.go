@@ -287,3 +287,24 @@ func FuzzCanonicalizeWithout(f *testing.F) {
 		sameAsTree(t, src, true, strings.Split(pointers, "\n"))
 	})
 }
+
+// TestAppendString holds the run-copying AppendString to escaping every
+// byte on its own.
+func TestAppendString(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for range 20_000 {
+		b := make([]byte, r.IntN(12))
+		const alphabet = "ab\"\\\x00\x1f\n\x7f\xc3\xa9/ "
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		want := []byte{'"'}
+		for _, c := range b {
+			want = appendEscaped(want, c)
+		}
+		want = append(want, '"')
+		if got := AppendString([]byte("x"), string(b)); string(got) != "x"+string(want) {
+			t.Fatalf("AppendString(%q) = %q, want %q", b, got[1:], want)
+		}
+	}
+}

@@ -957,9 +957,14 @@ func (c *canonicaliser) emit(dst []byte, lo, hi, i int) []byte {
 // query) check that first.
 func AppendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	dst = append(dst, '"')
+	from := 0 // s[from:i] needs no escape
 	for i := 0; i < len(s); i++ {
-		dst = appendEscaped(dst, s[i])
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			dst = appendEscaped(append(dst, s[from:i]...), c)
+			from = i + 1
+		}
 	}
+	dst = append(dst, s[from:]...)
 	return append(dst, '"')
 }
 
