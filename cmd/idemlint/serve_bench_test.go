@@ -118,9 +118,9 @@ func loadServe(b *testing.B, base string, duplicates int) {
 	slices.Sort(latencies)
 	b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), "req/s")
 	b.ReportMetric(float64(latencies[len(latencies)*99/100].Microseconds())/1000, "p99-ms")
-	// The CPU time of clients and server together: on a machine shared
-	// with other work, req/s follows the load while this barely moves, so
-	// ratios of it are what compare serve with the bare handler.
+	// The CPU time of this process, clients and server together (not a
+	// store's server): on a machine shared with other work req/s follows
+	// the load, and this moves less.
 	b.ReportMetric(float64(cpu.Microseconds())/float64(len(latencies)), "cpu-us/req")
 }
 
