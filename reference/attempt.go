@@ -33,9 +33,16 @@ type attempt struct {
 	leaseEnd time.Time
 }
 
-// storeCallTimeout bounds one store call of an attempt: a store that
-// hangs must not outlast the lease it is meant to keep.
-func (e *Engine) storeCallTimeout() time.Duration { return max(e.lease/3, 100*time.Millisecond) }
+// storeCallContext returns the context of one store call of an attempt,
+// bounded in time: a store that hangs must not outlast the lease it is
+// meant to keep. A MemoryStore cannot hang, and a timer per call would be
+// most of what recording an attempt costs it.
+func (e *Engine) storeCallContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, inProcess := e.store.(*MemoryStore); inProcess {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, max(e.lease/3, 100*time.Millisecond))
+}
 
 // startAttempt starts the attempt holding token, whose record a Create
 // issued at asked created, and its lease renewal.
@@ -59,7 +66,7 @@ func (e *Engine) startAttempt(ctx context.Context, id, token string, asked time.
 // attempt ends or loses its lease.
 func (a *attempt) renew() {
 	asked := time.Now()
-	ctx, cancel := context.WithTimeout(a.storeCtx, a.e.storeCallTimeout())
+	ctx, cancel := a.e.storeCallContext(a.storeCtx)
 	err := a.e.store.Renew(ctx, a.id, a.token, a.e.lease)
 	cancel()
 	a.mu.Lock()
@@ -120,7 +127,7 @@ func retryable(err error) bool {
 }
 
 func (a *attempt) write(state State, res Result) error {
-	ctx, cancel := context.WithTimeout(a.storeCtx, a.e.storeCallTimeout())
+	ctx, cancel := a.e.storeCallContext(a.storeCtx)
 	defer cancel()
 	if state == Processing || state == Failed && a.e.reexecute {
 		return a.e.store.Release(ctx, a.id, a.token)

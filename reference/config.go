@@ -49,7 +49,9 @@ func (e *Engine) configureKey(h *boundary.HTTPIdempotency) {
 	e.echoKey = h.EchoKeyHeader.Value
 	// IDL002 reports a pattern Go cannot compile; New refused it.
 	if pat := h.KeyFormat.Pattern; pat.OK() && pat.Value != "" {
-		e.keys.pattern, _ = regexp.Compile(pat.Value)
+		if re, err := regexp.Compile(pat.Value); err == nil {
+			e.keys.pattern, e.keys.charset = re, charsetOf(re)
+		}
 	}
 	status, code := defaultMissingKeyStatus, defaultMissingKeyCode
 	if om := h.OnMissing; om.OK() {
@@ -170,9 +172,21 @@ func (e *Engine) prebuildAnswers() {
 // response, not to the result.
 var replayHeaders = []string{"Content-Type", "Content-Encoding", "Content-Language", "Content-Location", "Location"}
 
-// storable returns resp with only replayHeaders, copied so the record owns
-// them.
+// storable returns resp with only replayHeaders. A header map holding no
+// other is kept as it is, as a Response may not be modified once returned
+// (see Handler); else the replay headers are copied into a map the record
+// owns.
 func storable(resp Response) Response {
+	replayOnly := true
+	for k := range resp.Header {
+		replayOnly = replayOnly && slices.Contains(replayHeaders, k)
+	}
+	if replayOnly {
+		if len(resp.Header) == 0 {
+			resp.Header = nil
+		}
+		return resp
+	}
 	var h http.Header
 	for _, k := range replayHeaders {
 		if v, ok := resp.Header[k]; ok {

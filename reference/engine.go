@@ -286,10 +286,22 @@ func bypassed(op *operation) Reply {
 }
 
 func (e *Engine) handle(ctx context.Context, op *operation, req *Request, run Handler) Reply {
+	reply, a := e.admit(ctx, op, req)
+	if a == nil {
+		return reply
+	}
+	return e.execute(a, run)
+}
+
+// admit decides what becomes of a request: the reply to a refusal or a
+// replay, or the attempt this request is to execute. The handler runs
+// after admit returned, so that its large frame is not on the stack
+// beneath the handler's.
+func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply, *attempt) {
 	reply := Reply{Operation: op.key, e: e}
 	key, fault := e.keys.parseKey(req.Header[e.keyHeader])
 	if fault != keyOK {
-		return reply.refuse(e.keyProblems[fault])
+		return reply.refuse(e.keyProblems[fault]), nil
 	}
 	reply.Key = key
 	if e.echoKey {
@@ -298,7 +310,7 @@ func (e *Engine) handle(ctx context.Context, op *operation, req *Request, run Ha
 	id := e.identity(op, req.Header, key)
 	live, found, err := e.store.Get(ctx, id)
 	if err != nil {
-		return e.storeFailed(ctx, reply, "get", err)
+		return e.storeFailed(ctx, reply, "get", err), nil
 	}
 	// A retry usually resends the very inputs of the live record: then it
 	// has the record's fingerprint, and is not canonicalised again.
@@ -306,7 +318,7 @@ func (e *Engine) handle(ctx context.Context, op *operation, req *Request, run Ha
 	fp := live.Fingerprint
 	if !found || live.RawDigest != raw {
 		if fp, err = e.fp.fingerprint(req); err != nil {
-			return reply.refuse(newRefusal(http.StatusBadRequest, CodeNotCanonicalizable, "the request cannot be fingerprinted: "+err.Error()))
+			return reply.refuse(newRefusal(http.StatusBadRequest, CodeNotCanonicalizable, "the request cannot be fingerprinted: "+err.Error())), nil
 		}
 	}
 
@@ -319,34 +331,34 @@ func (e *Engine) handle(ctx context.Context, op *operation, req *Request, run Ha
 			live, created, err = e.store.Create(ctx, id, Record{Key: key, Operation: op.key, Fingerprint: fp, RawDigest: raw}, e.lease)
 			switch {
 			case errors.Is(err, ErrFull):
-				return reply.refuse(fullRefusal(e.storeFull, err))
+				return reply.refuse(fullRefusal(e.storeFull, err)), nil
 			case err != nil:
-				return e.storeFailed(ctx, reply, "create", err)
+				return e.storeFailed(ctx, reply, "create", err), nil
 			case created:
 				// A copy, so that only an execution puts a Reply on the
 				// heap, not every replay.
 				attemptReply := reply
-				return e.execute(e.startAttempt(ctx, id, live.Token, asked, &attemptReply), run)
+				return Reply{}, e.startAttempt(ctx, id, live.Token, asked, &attemptReply)
 			}
 		}
 		switch {
 		case live.Fingerprint != fp:
-			return reply.refuse(e.mismatch)
+			return reply.refuse(e.mismatch), nil
 		case live.State != Processing:
 			// Under reexecute a failed attempt releases its record, so a
 			// failed record found here is replayed either way.
 			reply.Outcome, reply.Response = Replayed, live.Response
-			return reply
+			return reply, nil
 		case e.waitTimeout == 0: // inflight reject
-			return reply.refuse(e.inflightReject)
+			return reply.refuse(e.inflightReject), nil
 		}
 		var timedOut bool
 		live, found, timedOut, err = e.await(ctx, id, fp, deadline.after(e.waitTimeout))
 		switch {
 		case err != nil:
-			return e.storeFailed(ctx, reply, "get", err)
+			return e.storeFailed(ctx, reply, "get", err), nil
 		case timedOut:
-			return reply.refuse(e.inflightTimeout)
+			return reply.refuse(e.inflightTimeout), nil
 		}
 	}
 }

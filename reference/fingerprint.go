@@ -193,17 +193,11 @@ func (f *fingerprinter) appendBody(b, body []byte) ([]byte, error) {
 		b = base64.StdEncoding.AppendEncode(b, body)
 		return append(b, '"'), nil
 	}
-	var canon []byte
-	var err error
-	if len(f.exclude) > 0 {
-		canon, err = jcs.CanonicalizeExactWithout(body, f.exclude)
-	} else {
-		canon, err = jcs.CanonicalizeExact(body)
-	}
+	b, err := jcs.AppendExactWithout(b, body, f.exclude)
 	if err != nil {
 		return b, &payloadError{input: "body", reason: err.Error()}
 	}
-	return append(b, canon...), nil
+	return b, nil
 }
 
 func appendHeader(b []byte, h http.Header, in fpInput) ([]byte, error) {
@@ -256,11 +250,11 @@ func appendQuery(b []byte, rawQuery string) ([]byte, error) {
 		}
 		obj = append(obj, ']')
 	}
-	canon, err := jcs.CanonicalizeExact(append(obj, '}'))
+	b, err = jcs.AppendExactWithout(b, append(obj, '}'), nil)
 	if err != nil {
 		return b, &payloadError{input: "query", reason: err.Error()}
 	}
-	return append(b, canon...), nil
+	return b, nil
 }
 
 // appendString appends s as an RFC 8785 string. It must be valid UTF-8:

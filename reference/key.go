@@ -2,6 +2,7 @@ package reference
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"unicode/utf8"
 )
@@ -24,6 +25,62 @@ const (
 type keyRules struct {
 	maxLength int            // in characters
 	pattern   *regexp.Regexp // nil when none is declared
+	// charset decides ASCII keys for a pattern that is one character class
+	// repeated from end to end, as key patterns mostly are; nil for any
+	// other.
+	charset *charset
+}
+
+// charset is a pattern such as ^[A-Za-z0-9-]+$: min to max (-1: no limit)
+// characters of a class, of which in holds the ASCII members.
+type charset struct {
+	in       [utf8.RuneSelf]bool
+	min, max int
+}
+
+// charsetOf returns the charset that pattern is, or nil.
+func charsetOf(pattern *regexp.Regexp) *charset {
+	re, err := syntax.Parse(pattern.String(), syntax.Perl) // as regexp.Compile does
+	if err != nil || re.Op != syntax.OpConcat || len(re.Sub) != 3 ||
+		re.Sub[0].Op != syntax.OpBeginText || re.Sub[2].Op != syntax.OpEndText {
+		return nil
+	}
+	cs := &charset{}
+	switch rep := re.Sub[1]; rep.Op {
+	case syntax.OpStar:
+		cs.min, cs.max = 0, -1
+	case syntax.OpPlus:
+		cs.min, cs.max = 1, -1
+	case syntax.OpRepeat:
+		cs.min, cs.max = rep.Min, rep.Max
+	default:
+		return nil
+	}
+	class := re.Sub[1].Sub[0]
+	if class.Op != syntax.OpCharClass {
+		return nil
+	}
+	for i := 0; i < len(class.Rune); i += 2 {
+		for r := class.Rune[i]; r <= class.Rune[i+1] && r < utf8.RuneSelf; r++ {
+			cs.in[r] = true
+		}
+	}
+	return cs
+}
+
+// matches reports whether key matches the pattern, which is declared.
+func (k *keyRules) matches(key string) bool {
+	if k.charset == nil {
+		return k.pattern.MatchString(key)
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c >= utf8.RuneSelf {
+			return k.pattern.MatchString(key) // counting characters is the pattern's
+		} else if !k.charset.in[c] {
+			return false
+		}
+	}
+	return len(key) >= k.charset.min && (k.charset.max < 0 || len(key) <= k.charset.max)
 }
 
 // parseKey returns the key carried by the values of the key header. The
@@ -54,7 +111,7 @@ func (k *keyRules) parseKey(values []string) (string, keyFault) {
 		return "", keyMissing
 	case utf8.RuneCountInString(key) > k.maxLength:
 		return "", keyTooLong
-	case k.pattern != nil && !k.pattern.MatchString(key):
+	case k.pattern != nil && !k.matches(key):
 		return "", keyMismatch
 	}
 	return key, keyOK

@@ -68,3 +68,28 @@ func TestKeyFaultsAreDescribed(t *testing.T) {
 		}
 	}
 }
+
+// TestCharsetAgreesWithPattern: for patterns that are one repeated
+// character class, the byte table decides as the pattern would; any other
+// pattern has no table.
+func TestCharsetAgreesWithPattern(t *testing.T) {
+	for _, pat := range []string{`^x`, `^[a-z]+`, `[a-z]+$`, `^[a-z]+[0-9]$`, `^(?m)[a-z]+$`, `^a+$`, `^(?:ab)+$`, `^[a-z]+$|^x$`} {
+		if charsetOf(regexp.MustCompile(pat)) != nil {
+			t.Errorf("%s: got a charset", pat)
+		}
+	}
+	patterns := []string{`^[A-Za-z0-9-]+$`, `^[a-z]*$`, `^[0-9a-f]{4,8}$`, `^[^/]{2,}$`, `^\w+$`, `^(?i)[a-f]+$`, `^[a-zé]+$`, `^[ -~]{1,3}$`, `^[\x00-\x{10FFFF}]{0,1}$`}
+	keys := []string{"", "a", "ab", "abc-12", "ABC", "aé", "é", "0123", "012345678", "a/b", "_x", "fF", " ", "~~~~", "a\x00", "xyz-Q9", "日本"}
+	for _, pat := range patterns {
+		re := regexp.MustCompile(pat)
+		rules := keyRules{pattern: re, charset: charsetOf(re)}
+		if rules.charset == nil {
+			t.Fatalf("%s: no charset", pat)
+		}
+		for _, key := range keys {
+			if got, want := rules.matches(key), re.MatchString(key); got != want {
+				t.Errorf("%s on %q: %v, want %v", pat, key, got, want)
+			}
+		}
+	}
+}

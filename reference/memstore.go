@@ -263,7 +263,8 @@ func (s *MemoryStore) shareHeader(h http.Header) http.Header {
 	if last := s.lastHeader.Load(); last != nil && maps.EqualFunc(*last, h, slices.Equal) {
 		return *last
 	}
-	s.lastHeader.Store(&h)
+	stored := h // only now on the heap: &h would put h there on every call
+	s.lastHeader.Store(&stored)
 	return h
 }
 

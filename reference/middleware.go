@@ -122,8 +122,15 @@ func readBody(ctx context.Context, dst []byte, body io.Reader, size, limit int64
 // capture runs next with the buffered body and records its response.
 // The response body is copied out of the pooled buffer: it is stored.
 func capture(next http.Handler, r *http.Request, body []byte) Response {
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	cw := &captureWriter{header: make(http.Header), body: getBuffer()}
+	// One allocation for both ends of next.
+	var ends struct {
+		in  bodyReader
+		out captureWriter
+	}
+	ends.in.Reset(body)
+	ends.out = captureWriter{header: make(http.Header), body: getBuffer()}
+	r.Body = &ends.in
+	cw := &ends.out
 	defer putBuffer(cw.body)
 	next.ServeHTTP(cw, r)
 	resp := Response{Status: cmp.Or(cw.status, http.StatusOK), Header: cw.header, Body: bytes.Clone(*cw.body)}
@@ -134,6 +141,11 @@ func capture(next http.Handler, r *http.Request, body []byte) Response {
 	}
 	return resp
 }
+
+// bodyReader is the buffered request body as next reads it.
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
 
 // captureWriter is the ResponseWriter next writes to during an attempt.
 type captureWriter struct {
@@ -204,7 +216,12 @@ func (e *Engine) logAccess(r *http.Request, start time.Time, status int, reply *
 	if key == "" {
 		key = r.Header.Get(e.keyHeader)
 	}
-	e.access.LogAttrs(ctx, slog.LevelInfo, "request",
+	// The record goes to the handler directly: Logger.LogAttrs would walk
+	// the stack for the caller's source position, on every request, to
+	// name logAccess.
+	now := time.Now()
+	rec := slog.NewRecord(now, slog.LevelInfo, "request", 0)
+	rec.AddAttrs(
 		slog.String("method", r.Method),
 		slog.String("path", r.URL.Path),
 		slog.Int("status", status),
@@ -212,6 +229,7 @@ func (e *Engine) logAccess(r *http.Request, start time.Time, status int, reply *
 		slog.String("idempotency_key", key),
 		slog.String("outcome", reply.Outcome.String()),
 		slog.Bool("replayed", reply.Outcome == Replayed),
-		slog.Duration("duration", time.Since(start)),
+		slog.Duration("duration", now.Sub(start)),
 	)
+	_ = e.access.Handler().Handle(ctx, rec) // as Logger does: nowhere to report a failure
 }

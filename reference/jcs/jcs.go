@@ -28,15 +28,18 @@
 package jcs
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
 
 // MaxDepth is the deepest nesting of arrays and objects accepted. It bounds
-// the recursion of the parser and serialiser so hostile input is refused
-// with an error instead of exhausting the stack.
+// the parser's stack and the recursion of the final copy, so hostile input
+// is refused with an error instead of exhausting memory or the stack.
 const MaxDepth = 1000
 
 // Error reports why an input is not canonicalisable I-JSON. Every such
@@ -55,7 +58,7 @@ func (e *Error) Error() string {
 // Numbers are rounded to IEEE-754 doubles and written the way ECMAScript's
 // Number.prototype.toString does, exactly as the RFC requires.
 func Canonicalize(src []byte) ([]byte, error) {
-	return canonicalize(src, false, nil)
+	return canonicalize(nil, src, false, nil)
 }
 
 // CanonicalizeExact is Canonicalize except that it never rounds a number
@@ -82,7 +85,7 @@ func Canonicalize(src []byte) ([]byte, error) {
 // never more than 1 MiB larger than the input. Both refusals are *Errors.
 // A non-integer's exact form is never longer than its literal.
 func CanonicalizeExact(src []byte) ([]byte, error) {
-	return canonicalize(src, true, nil)
+	return canonicalize(nil, src, true, nil)
 }
 
 // CanonicalizeExactWithout is CanonicalizeExact after dropping the values at
@@ -97,311 +100,557 @@ func CanonicalizeExact(src []byte) ([]byte, error) {
 // than a bad payload, so it is reported as a plain error, not an *Error,
 // before src is looked at.
 func CanonicalizeExactWithout(src []byte, exclude []string) ([]byte, error) {
-	for _, ptr := range exclude {
-		if err := checkPointer(ptr); err != nil {
-			return nil, err
-		}
-	}
-	return canonicalize(src, true, exclude)
+	return canonicalize(nil, src, true, exclude)
 }
 
-type kind uint8
-
-const (
-	kNull kind = iota
-	kFalse
-	kTrue
-	kNumber
-	kString
-	kArray
-	kObject
-)
-
-// node is one parsed value. Parsing builds a flat tree of nodes and a second
-// pass serialises it, so every output byte is written once however deep the
-// document is; writing sorted objects during parsing would re-copy each
-// subtree once per enclosing level.
-type node struct {
-	kind kind
-	// Scalars keep their canonical text (numbers) or unescaped UTF-8
-	// (strings) as src[lo:hi], or arena[lo:hi] when inArena is set.
-	inArena bool
-	// escape marks a string whose unescaped text may hold '"', '\\' or
-	// control characters. Strings copied straight from the source cannot,
-	// so they are written without an escaping pass.
-	escape  bool
-	dropped bool // removed by an exclusion pointer
-	off     int  // source offset, for error reports
-	// Containers hold their children as kids[lo:hi] (arrays) or
-	// members[lo:hi] (objects, sorted by name).
-	lo, hi int
+// AppendExactWithout appends CanonicalizeExactWithout(src, exclude) to dst
+// and returns the extended slice; on error dst is returned unchanged. With
+// a dst of enough capacity it allocates nothing, which is what a caller
+// hashing canonical text wants.
+func AppendExactWithout(dst, src []byte, exclude []string) ([]byte, error) {
+	return canonicalize(dst, src, true, exclude)
 }
 
-type member struct{ name, val int } // node indices
-
-type parser struct {
+// The canonicaliser makes one pass over src, in a loop with an explicit
+// stack, validating it and writing its canonical text to out. What is
+// canonical already, which is most of a compact body, is not copied token
+// by token: s[run:i] is the text since the last change, appended to out in
+// one go when something must be dropped or rewritten.
+//
+// Objects are where the text changes most: members must be sorted. An
+// object holding no other object is sorted in place as soon as it ends.
+// An object holding others is left as sent, with the place of each
+// member's text noted, and emit writes its members in order while copying
+// out to the caller. Either way every byte is moved a bounded number of
+// times however deep the document is; sorting each object as it ends
+// would re-copy a subtree once per enclosing level.
+type canonicaliser struct {
 	src     []byte
-	pos     int
 	exact   bool
-	depth   int
 	padding int // zeros exact mode has added, see maxPadding
 
-	nodes   []node
-	arena   []byte   // unescaped strings and reformatted numbers
-	kids    []int    // array elements; each array's are contiguous
-	members []member // object members; each object's are contiguous
-	kstack  []int    // elements of arrays still being parsed
-	mstack  []member // members of objects still being parsed
+	out     []byte // canonical text, bar the order of members in objects
+	names   []byte // unescaped member names that were written with escapes
+	scratch []byte // an object's text while it is sorted in place
+	order   []sortKey
+	stack   []frame // the arrays and objects being parsed, innermost last
+	open    []member
+	// sorted holds the members of each object emit sorts, in order.
+	sorted []member
+	// objects are the objects emit sorts and those holding one, in the
+	// order they start in out.
+	objects []object
+
+	// exclude's pointers whose path so far matches that of the value
+	// being parsed are live[liveLo:].
+	exclude []string
+	live    []cursor
+	liveLo  int
 }
 
-// parsers recycles the scratch slices: with them a call allocates little
-// beyond its result.
-var parsers = sync.Pool{New: func() any { return new(parser) }}
+// frame is an array or object being parsed.
+type frame struct {
+	lo      int  // where it starts in out
+	end     byte // '}' or ']'
+	nested  bool // it holds an object, at any depth
+	inOrder bool // an object's names so far are strictly increasing
+	// len(out)-run and len(out) when an object started: while they stay,
+	// its text is still only in src.
+	shift, flushed int
+	base           int // an object's first member in open
+	self           int // an object's index in objects
+	index          int // an array's current element
+	// While excluding: where the current member or element starts in out
+	// (at its comma) and in objects, and the state to restore after it.
+	cut, objects int
+	saved        int
+	drop         bool
+}
 
-func canonicalize(src []byte, exact bool, exclude []string) ([]byte, error) {
-	p := parsers.Get().(*parser)
-	defer p.release()
-	p.src, p.exact = src, exact
+// member is an object member, written to out[lo:hi] as "name":value.
+type member struct {
+	// key is the first eight bytes of the name, big-endian and padded
+	// with zeros, when they are ASCII, else 0: most names differ there.
+	key            uint64
+	nameLo, nameHi int  // its unescaped name: in src or, if escaped, names
+	escaped        bool //
+	dropped        bool // removed by an exclusion pointer
+	off            int  // source offset of the name, for errors
+	lo             int
+	// For emit: where it ends, and the index in objects of the first one
+	// inside its value. Both are set when the object ends.
+	hi, objects int
+}
 
-	root, err := p.value()
-	if err != nil {
-		return nil, err
-	}
-	p.skipSpace()
-	if p.pos < len(p.src) {
-		return nil, p.fail("unexpected content after the JSON value")
-	}
+// object is an object written to out[lo:hi] that, or some object inside
+// which, emit must sort.
+type object struct {
+	lo, hi int
+	// sorted[members:members+n] are its members in canonical order;
+	// members is -1 when they are in order and only an inner object is
+	// not.
+	members, n int
+	inner      int // how many of the objects after this one lie inside it
+}
+
+// cursor is an exclusion pointer matched up to its byte at, where its
+// next reference token starts.
+type cursor struct{ ptr, at int }
+
+// canonicalisers recycles the scratch slices: with them a call allocates
+// nothing beyond its result.
+var canonicalisers = sync.Pool{New: func() any { return new(canonicaliser) }}
+
+func canonicalize(dst, src []byte, exact bool, exclude []string) ([]byte, error) {
 	for _, ptr := range exclude {
-		p.drop(root, ptr)
+		if err := checkPointer(ptr); err != nil {
+			return dst, err
+		}
 	}
-	return p.write(make([]byte, 0, len(src)), root), nil
+	c := canonicalisers.Get().(*canonicaliser)
+	defer c.release()
+	c.src, c.exact, c.exclude = src, exact, exclude
+	for i := range exclude {
+		c.live = append(c.live, cursor{ptr: i, at: 1}) // after the leading '/'
+	}
+	if err := c.parse(); err != nil {
+		return dst, err
+	}
+	return c.emit(slices.Grow(dst, len(c.out)), 0, len(c.out), 0), nil
 }
 
-func (p *parser) release() {
+func (c *canonicaliser) release() {
 	// A huge document must not pin its scratch memory for the process's
 	// lifetime; let the GC have it instead.
-	if cap(p.nodes) > 1<<16 || cap(p.arena) > 1<<20 {
+	if cap(c.out)+cap(c.names)+cap(c.scratch) > 1<<20 || cap(c.open)+cap(c.sorted)+cap(c.objects)+cap(c.stack) > 1<<14 {
 		return
 	}
-	*p = parser{
-		nodes:   p.nodes[:0],
-		arena:   p.arena[:0],
-		kids:    p.kids[:0],
-		members: p.members[:0],
-		kstack:  p.kstack[:0],
-		mstack:  p.mstack[:0],
+	*c = canonicaliser{
+		out:     c.out[:0],
+		names:   c.names[:0],
+		scratch: c.scratch[:0],
+		order:   c.order[:0],
+		stack:   c.stack[:0],
+		open:    c.open[:0],
+		sorted:  c.sorted[:0],
+		objects: c.objects[:0],
+		live:    c.live[:0],
 	}
-	parsers.Put(p)
+	canonicalisers.Put(c)
 }
 
-// fail reports reason at the current position, or end of input when the
-// parser ran out of bytes, which is the more useful description.
-func (p *parser) fail(reason string) *Error {
-	return p.failAt(p.pos, reason)
-}
-
-func (p *parser) failAt(off int, reason string) *Error {
-	if off >= len(p.src) {
-		return &Error{Offset: len(p.src), Reason: "unexpected end of input"}
+// failAt reports reason at off, or end of input when off is past the
+// last byte, which is the more useful description.
+func failAt(src []byte, off int, reason string) *Error {
+	if off >= len(src) {
+		return &Error{Offset: len(src), Reason: "unexpected end of input"}
 	}
 	return &Error{Offset: off, Reason: reason}
 }
 
-func (p *parser) add(n node) int {
-	p.nodes = append(p.nodes, n)
-	return len(p.nodes) - 1
-}
+// space marks JSON's four whitespace bytes.
+var space = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
 
-func (p *parser) text(n *node) []byte {
-	if n.inArena {
-		return p.arena[n.lo:n.hi]
+func skipSpace(s []byte, i int) int {
+	for i < len(s) && space[s[i]] {
+		i++
 	}
-	return p.src[n.lo:n.hi]
+	return i
 }
 
-func (p *parser) skipSpace() {
-	for p.pos < len(p.src) {
-		switch p.src[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
+// dropSpace skips the whitespace at s[i:], after moving the canonical text
+// s[run:i] to out, and returns out, i and run as parse keeps them. Callers
+// test s[i] <= ' ' first: whitespace is rare in most bodies.
+func dropSpace(out, s []byte, i, run int) ([]byte, int, int) {
+	out = append(out, s[run:i]...)
+	i = skipSpace(s, i)
+	return out, i, i
+}
+
+// parse writes the canonical text of src to out, bar the members of the
+// objects emit sorts.
+func (c *canonicaliser) parse() *Error {
+	s, out := c.src, c.out
+	// s[run:i] is canonical and not yet in out, so s[i] goes to
+	// len(out)+i-run.
+	i, run := 0, 0
+	var f *frame // the innermost container, nil outside any
+	var err *Error
+	name := false // a member name comes next
+	excluding := len(c.exclude) > 0
+	for {
+		if i < len(s) && s[i] <= ' ' {
+			out, i, run = dropSpace(out, s, i, run)
+		}
+		if name {
+			// A member name and its colon, then its value.
+			name = false
+			if i == len(s) || s[i] != '"' {
+				if i < len(s) && s[i] == '}' { // after a comma
+					return failAt(s, i, "trailing comma in object")
+				}
+				return failAt(s, i, "expected string for object member name")
+			}
+			c.open = append(c.open, member{})
+			m := &c.open[len(c.open)-1]
+			m.off, m.lo, m.nameLo = i, len(out)+i-run, i+1
+			if j := skipPlain(s, i+1); j < len(s) && s[j] == '"' {
+				i, m.nameHi = j+1, j // already canonical
+				m.key = nameKey(s, m.nameLo, j)
+			} else {
+				names := len(c.names)
+				if out, i, run, err = c.string(out, i, j, run, true); err != nil {
+					return err
+				}
+				if m.nameHi = i - 1; len(c.names) > names {
+					m.escaped, m.nameLo, m.nameHi = true, names, len(c.names)
+					m.key = nameKey(c.names, names, len(c.names))
+				} else {
+					m.key = nameKey(s, m.nameLo, m.nameHi)
+				}
+			}
+			if i < len(s) && s[i] <= ' ' {
+				out, i, run = dropSpace(out, s, i, run)
+			}
+			if i == len(s) || s[i] != ':' {
+				return failAt(s, i, "expected ':' after object member name")
+			}
+			i++
+			// Names in strictly increasing order need no sorting and
+			// cannot repeat; otherwise sorting finds any duplicate.
+			if f.inOrder && len(c.open) > f.base+1 {
+				if p := &c.open[len(c.open)-2]; (p.key == 0 || p.key >= m.key) && c.compare(p, m) >= 0 {
+					f.inOrder = false
+				}
+			}
+			if excluding {
+				f.saved, f.drop = c.descend(c.memberName(m), -1)
+			}
+			continue // to the value
+		}
+		// A value starts at i.
+		if i == len(s) {
+			return failAt(s, i, "")
+		}
+		switch ch := s[i]; {
+		case ch == '"':
+			if j := skipPlain(s, i+1); j < len(s) && s[j] == '"' {
+				i = j + 1 // already canonical
+			} else if out, i, run, err = c.string(out, i, j, run, false); err != nil {
+				return err
+			}
+		case ch == '{' || ch == '[':
+			if len(c.stack) == MaxDepth {
+				return failAt(s, i, "nesting deeper than 1000 levels")
+			}
+			lo, shift, end := len(out)+i-run, len(out)-run, ch+2 // '}' or ']'
+			i++
+			if i < len(s) && s[i] <= ' ' {
+				out, i, run = dropSpace(out, s, i, run)
+			}
+			if i < len(s) && s[i] == end {
+				i++
+				if ch == '{' && f != nil {
+					f.nested = true
+				}
+				break // empty: nothing to sort or exclude
+			}
+			// Fields are set one by one, not through a composite
+			// literal: copying a struct just built stalls the CPU.
+			c.stack = append(c.stack, frame{})
+			f = &c.stack[len(c.stack)-1]
+			f.lo, f.end, f.inOrder = lo, end, true
+			if ch == '{' {
+				f.shift, f.flushed = shift, len(out)
+				f.base, f.self = len(c.open), len(c.objects)
+				c.objects = append(c.objects, object{})
+				o := &c.objects[len(c.objects)-1]
+				o.lo, o.members = lo, -1
+				name = true
+			}
+			if excluding {
+				f.cut, f.objects = lo+1, len(c.objects)
+				if ch == '[' {
+					f.saved, f.drop = c.descend(nil, 0)
+				}
+			}
+			continue
+		case ch == '-' || '0' <= ch && ch <= '9':
+			if j := shortNumber(s, i); j >= 0 {
+				i = j // already canonical
+				break
+			}
+			var n number
+			if err = scanNumber(s, i, &n); err != nil {
+				return err
+			}
+			if !n.verbatim(s, c.exact) {
+				if out, err = appendNumber(append(out, s[run:i]...), s, &n, c.exact, &c.padding); err != nil {
+					return err
+				}
+				run = n.end
+			}
+			i = n.end
+		case ch == 't':
+			if i, err = literal(s, i, "true"); err != nil {
+				return err
+			}
+		case ch == 'f':
+			if i, err = literal(s, i, "false"); err != nil {
+				return err
+			}
+		case ch == 'n':
+			if i, err = literal(s, i, "null"); err != nil {
+				return err
+			}
+		case ch == ']' && f != nil && f.end == ']': // after a comma
+			return failAt(s, i, "trailing comma in array")
 		default:
-			return
+			return failAt(s, i, "unexpected character")
+		}
+		// A value ended at i: go on to the next member or element, or
+		// end the containers it ends.
+		for {
+			if f == nil {
+				c.out = append(out, s[run:i]...)
+				if i = skipSpace(s, i); i < len(s) {
+					return failAt(s, i, "unexpected content after the JSON value")
+				}
+				return nil
+			}
+			if excluding {
+				c.ascend(f.saved)
+				if f.drop {
+					out, run = append(out, s[run:i]...)[:f.cut], i
+					c.objects = c.objects[:f.objects]
+					if f.end == '}' {
+						c.open[len(c.open)-1].dropped = true
+					}
+				}
+			}
+			if i < len(s) && s[i] <= ' ' {
+				out, i, run = dropSpace(out, s, i, run)
+			}
+			if i < len(s) && s[i] == ',' {
+				// Another member or element follows.
+				if excluding {
+					f.cut, f.objects = len(out)+i-run, len(c.objects)
+					if f.cut == f.lo+1 { // all before it were excluded
+						out, run = append(out, s[run:i]...), i+1
+					}
+				}
+				i++
+				if f.end == '}' {
+					name = true
+				} else if f.index++; excluding {
+					f.saved, f.drop = c.descend(nil, f.index)
+				}
+				break
+			}
+			if i == len(s) || s[i] != f.end {
+				if f.end == '}' {
+					return failAt(s, i, "expected ',' or '}' after object member")
+				}
+				return failAt(s, i, "expected ',' or ']' after array element")
+			}
+			i++
+			if out, run, err = c.end(out, i, run); err != nil {
+				return err
+			}
+			if f = nil; len(c.stack) > 0 {
+				f = &c.stack[len(c.stack)-1]
+			}
 		}
 	}
 }
 
-// peek returns the next byte after whitespace, or 0 at end of input (0 is
-// never valid there, so callers fall into their error branch).
-func (p *parser) peek() byte {
-	p.skipSpace()
-	if p.pos < len(p.src) {
-		return p.src[p.pos]
+func literal(s []byte, i int, word string) (int, *Error) {
+	end := i + len(word)
+	if end > len(s) || string(s[i:end]) != word {
+		return i, failAt(s, i, "invalid literal")
 	}
-	return 0
+	return end, nil
 }
 
-func (p *parser) value() (int, error) {
-	switch c := p.peek(); {
-	case c == '{':
-		return p.object()
-	case c == '[':
-		return p.array()
-	case c == '"':
-		return p.string()
-	case c == '-' || '0' <= c && c <= '9':
-		return p.number()
-	case c == 't':
-		return p.literal("true", kTrue)
-	case c == 'f':
-		return p.literal("false", kFalse)
-	case c == 'n':
-		return p.literal("null", kNull)
+// end closes the innermost container, which ends before i in src, and
+// returns out and run as parse keeps them. An object whose members are
+// not in order is sorted in place, or noted for emit when it holds
+// objects.
+func (c *canonicaliser) end(out []byte, i, run int) ([]byte, int, *Error) {
+	f := &c.stack[len(c.stack)-1]
+	c.stack = c.stack[:len(c.stack)-1]
+	object := f.end == '}'
+	if len(c.stack) > 0 && (object || f.nested) {
+		c.stack[len(c.stack)-1].nested = true
+	}
+	if !object {
+		return out, run, nil
+	}
+	ms := c.open[f.base:]
+	c.open = c.open[:f.base] // ms stays valid until the next member
+	if f.inOrder {
+		if len(c.objects) == f.self+1 {
+			c.objects = c.objects[:f.self] // nothing to sort in it
+		} else {
+			o := &c.objects[f.self]
+			o.hi, o.inner = len(out)+i-run, len(c.objects)-f.self-1
+		}
+		return out, run, nil
+	}
+	order, off := c.sortMembers(ms, len(out)+i-run-1)
+	if off >= 0 {
+		return out, run, &Error{Offset: off, Reason: "duplicate object member name"}
+	}
+	if f.nested {
+		o := &c.objects[f.self]
+		o.hi, o.inner = len(out)+i-run, len(c.objects)-f.self-1
+		o.members, o.n = len(c.sorted), len(ms)
+		// The objects inside lie in order after this one, as members do.
+		next := f.self + 1
+		for k := range ms {
+			for next < len(c.objects) && c.objects[next].lo < ms[k].lo {
+				next++
+			}
+			ms[k].objects = next
+		}
+		for _, k := range order {
+			c.sorted = append(c.sorted, ms[k.index])
+			c.sorted[len(c.sorted)-1].hi = k.hi
+		}
+		return out, run, nil
+	}
+	// No object inside: sort it in place. The members' text is still in
+	// src when nothing in the object was rewritten, else it is copied
+	// aside first.
+	c.objects = c.objects[:f.self]
+	text, shift := c.src, f.shift
+	if len(out)-run != shift || len(out) != f.flushed {
+		out, run = append(out, c.src[run:i]...), i
+		c.scratch = append(c.scratch[:0], out[f.lo:]...)
+		text, shift = c.scratch, f.lo
+		out = out[:f.lo]
+	} else {
+		out, run = append(out, c.src[run:f.lo-shift]...), i
+	}
+	out = append(out, '{')
+	for _, k := range order {
+		if k.hi < 0 {
+			continue // excluded
+		}
+		if len(out) > f.lo+1 {
+			out = append(out, ',')
+		}
+		out = append(out, text[k.lo-shift:k.hi-shift]...)
+	}
+	return append(out, '}'), run, nil
+}
+
+// memberName returns the unescaped name of m.
+func (c *canonicaliser) memberName(m *member) []byte {
+	if m.escaped {
+		return c.names[m.nameLo:m.nameHi]
+	}
+	return c.src[m.nameLo:m.nameHi]
+}
+
+// nameKey returns the key of the name text[lo:hi]: a short name's key is
+// read as eight bytes of text, the bytes after the name masked off.
+func nameKey(text []byte, lo, hi int) uint64 {
+	var key uint64
+	switch n := hi - lo; {
+	case n >= 8:
+		key = binary.BigEndian.Uint64(text[lo:])
+	case lo+8 <= len(text):
+		key = binary.BigEndian.Uint64(text[lo:]) & keyMasks[n]
 	default:
-		return 0, p.fail("unexpected character")
-	}
-}
-
-func (p *parser) literal(word string, k kind) (int, error) {
-	end := p.pos + len(word)
-	if end > len(p.src) || string(p.src[p.pos:end]) != word {
-		return 0, p.fail("invalid literal")
-	}
-	n := p.add(node{kind: k, off: p.pos})
-	p.pos = end
-	return n, nil
-}
-
-func (p *parser) enter() error {
-	if p.depth++; p.depth > MaxDepth {
-		return p.fail("nesting deeper than 1000 levels")
-	}
-	return nil
-}
-
-func (p *parser) array() (int, error) {
-	start := p.pos
-	if err := p.enter(); err != nil {
-		return 0, err
-	}
-	p.pos++ // '['
-	base := len(p.kstack)
-	if p.peek() == ']' {
-		p.pos++
-	} else {
-		for {
-			v, err := p.value()
-			if err != nil {
-				return 0, err
-			}
-			p.kstack = append(p.kstack, v)
-			c := p.peek()
-			if c == ']' {
-				p.pos++
-				break
-			}
-			if c != ',' {
-				return 0, p.fail("expected ',' or ']' after array element")
-			}
-			p.pos++
-			if p.peek() == ']' {
-				return 0, p.fail("trailing comma in array")
-			}
+		for k, b := range text[lo:hi] {
+			key |= uint64(b) << (56 - 8*k)
 		}
 	}
-	p.depth--
-	lo := len(p.kids)
-	p.kids = append(p.kids, p.kstack[base:]...)
-	p.kstack = p.kstack[:base]
-	return p.add(node{kind: kArray, off: start, lo: lo, hi: len(p.kids)}), nil
+	if key&0x8080808080808080 != 0 {
+		return 0 // compareUTF16 orders some non-ASCII bytes otherwise
+	}
+	return key
 }
 
-func (p *parser) object() (int, error) {
-	start := p.pos
-	if err := p.enter(); err != nil {
-		return 0, err
-	}
-	p.pos++ // '{'
-	base := len(p.mstack)
-	if p.peek() == '}' {
-		p.pos++
-	} else {
-		for {
-			if p.peek() != '"' {
-				return 0, p.fail("expected string for object member name")
-			}
-			name, err := p.string()
-			if err != nil {
-				return 0, err
-			}
-			if p.peek() != ':' {
-				return 0, p.fail("expected ':' after object member name")
-			}
-			p.pos++
-			v, err := p.value()
-			if err != nil {
-				return 0, err
-			}
-			p.mstack = append(p.mstack, member{name, v})
-			c := p.peek()
-			if c == '}' {
-				p.pos++
-				break
-			}
-			if c != ',' {
-				return 0, p.fail("expected ',' or '}' after object member")
-			}
-			p.pos++
-			if p.peek() == '}' {
-				return 0, p.fail("trailing comma in object")
-			}
-		}
-	}
-	p.depth--
+// keyMasks[n] keeps the first n bytes of a big-endian key.
+var keyMasks = [8]uint64{0, 0xFF << 56, 0xFFFF << 48, 0xFFFFFF << 40, 0xFFFFFFFF << 32, 0xFFFFFFFFFF << 24, 0xFFFFFFFFFFFF << 16, 0xFFFFFFFFFFFFFF << 8}
 
-	ms := p.mstack[base:]
-	if off := p.sortMembers(ms); off >= 0 {
-		return 0, &Error{Offset: off, Reason: "duplicate object member name"}
+// compare orders members by name as RFC 8785 does.
+func (c *canonicaliser) compare(a, b *member) int {
+	// Keys hold a prefix of the names, so differing keys order them;
+	// equal ones, or a missing one, leave it to the whole names.
+	if a.key != b.key && a.key != 0 && b.key != 0 {
+		if a.key < b.key {
+			return -1
+		}
+		return 1
 	}
-	lo := len(p.members)
-	p.members = append(p.members, ms...)
-	p.mstack = p.mstack[:base]
-	return p.add(node{kind: kObject, off: start, lo: lo, hi: len(p.members)}), nil
+	return compareUTF16(c.memberName(a), c.memberName(b))
 }
 
-// sortMembers sorts ms by name and returns the offset of a duplicate name,
-// or -1. Sorting brings equal names together, so finding them needs no map.
-func (p *parser) sortMembers(ms []member) int {
-	name := func(m member) []byte { return p.text(&p.nodes[m.name]) }
-	dup := func(a, b member) int { return max(p.nodes[a.name].off, p.nodes[b.name].off) }
-	if len(ms) > 12 {
-		cmp := func(a, b member) int { return compareUTF16(name(a), name(b)) }
-		slices.SortFunc(ms, cmp)
-		for i := 1; i < len(ms); i++ {
-			if cmp(ms[i-1], ms[i]) == 0 {
-				return dup(ms[i-1], ms[i])
+// sortKey is a member being sorted, ms[index], with where its text lies
+// in out (hi is -1 for an excluded one): sorting these small values moves
+// less than sorting the members would.
+type sortKey struct {
+	key    uint64
+	index  int
+	lo, hi int
+}
+
+// sortMembers returns the order of ms, an object's members whose last one
+// ends at hi in out, by name, and the offset of a duplicate name, or -1.
+// Sorting brings equal names together, so finding them needs no map.
+func (c *canonicaliser) sortMembers(ms []member, hi int) ([]sortKey, int) {
+	order := slices.Grow(c.order[:0], len(ms))[:len(ms)]
+	c.order = order
+	// Each member ends where the next one's comma is.
+	for k := len(ms) - 1; k >= 0; k-- {
+		m, o := &ms[k], &order[k]
+		o.key, o.index, o.lo, o.hi = m.key, k, m.lo, hi
+		if m.dropped {
+			o.hi = -1
+		} else {
+			hi = m.lo - 1
+		}
+	}
+	cmp := func(a, b *sortKey) int {
+		if a.key != b.key && a.key != 0 && b.key != 0 {
+			if a.key < b.key {
+				return -1
+			}
+			return 1
+		}
+		return compareUTF16(c.memberName(&ms[a.index]), c.memberName(&ms[b.index]))
+	}
+	dup := func(a, b *sortKey) int { return max(ms[a.index].off, ms[b.index].off) }
+	if len(order) > 12 {
+		slices.SortFunc(order, func(a, b sortKey) int { return cmp(&a, &b) })
+		for k := 1; k < len(order); k++ {
+			if cmp(&order[k-1], &order[k]) == 0 {
+				return order, dup(&order[k-1], &order[k])
 			}
 		}
-		return -1
+		return order, -1
 	}
 	// Most objects are small: insertion sort, which meets any name equal
 	// to the one being inserted as the first that is not greater.
-	for i := 1; i < len(ms); i++ {
-		x := ms[i]
-		xn := name(x)
-		j := i
+	for k := 1; k < len(order); k++ {
+		x := order[k]
+		j := k
 		for ; j > 0; j-- {
-			c := compareUTF16(name(ms[j-1]), xn)
-			if c == 0 {
-				return dup(ms[j-1], x)
+			d := cmp(&order[j-1], &x)
+			if d == 0 {
+				return order, dup(&order[j-1], &x)
 			}
-			if c < 0 {
+			if d < 0 {
 				break
 			}
-			ms[j] = ms[j-1]
+			order[j] = order[j-1]
 		}
-		ms[j] = x
+		order[j] = x
 	}
-	return -1
+	return order, -1
 }
 
 // compareUTF16 orders two valid UTF-8 strings by their UTF-16 code units, as
@@ -429,34 +678,122 @@ func compareUTF16(a, b []byte) int {
 	return len(a) - len(b)
 }
 
-// string parses a string literal. The common case, no escapes, is kept as a
-// slice of the source; otherwise the unescaped text goes to the arena.
-func (p *parser) string() (int, error) {
-	start := p.pos
-	s := p.src
-	for i := start + 1; i < len(s); {
-		for i < len(s)-1 && plain[s[i]] { // stop short: s[i] is read below
-			i++
+// descend makes the live pointers those of the current container's that
+// lead to its child: the member named name or, when name is nil, the
+// element at index. It reports whether one of them ends there, excluding
+// the child, and returns what ascend needs to restore them.
+func (c *canonicaliser) descend(name []byte, index int) (saved int, drop bool) {
+	saved, end := c.liveLo, len(c.live)
+	c.liveLo = end
+	for _, cur := range c.live[saved:end] {
+		tok := c.exclude[cur.ptr][cur.at:]
+		next := strings.IndexByte(tok, '/')
+		if next >= 0 {
+			tok = tok[:next]
 		}
-		switch c := s[i]; {
-		case c == '"':
-			p.pos = i + 1
-			return p.add(node{kind: kString, off: start, lo: start + 1, hi: i}), nil
-		case c == '\\':
-			return p.escapedString(start, i)
-		case c < 0x20:
-			return 0, p.failAt(i, "control character in string must be escaped")
-		case c < utf8.RuneSelf:
-			i++
+		var hit bool
+		if name != nil {
+			hit = tokenIs(tok, name)
+		} else {
+			i, ok := arrayIndex(tok)
+			hit = ok && i == index
+		}
+		switch {
+		case !hit:
+		case next < 0:
+			drop = true
 		default:
-			size, reason := checkUTF8(s[i:])
-			if reason != "" {
-				return 0, p.failAt(i, reason)
-			}
-			i += size
+			c.live = append(c.live, cursor{ptr: cur.ptr, at: cur.at + next + 1})
 		}
 	}
-	return 0, p.failAt(len(s), "")
+	if drop {
+		c.live = c.live[:end] // what lies inside an excluded value is moot
+	}
+	return saved, drop
+}
+
+func (c *canonicaliser) ascend(saved int) {
+	c.live, c.liveLo = c.live[:c.liveLo], saved
+}
+
+// string reads the string literal at s[start], whose first byte that is
+// not plain is at i, and returns out, the end of the literal and run as
+// parse keeps them. A literal with escapes is rewritten the canonical way,
+// and for a name its unescaped text appended to names.
+func (c *canonicaliser) string(out []byte, start, i, run int, isName bool) ([]byte, int, int, *Error) {
+	s := c.src
+	for {
+		if i == len(s) {
+			return out, i, run, failAt(s, i, "")
+		}
+		switch ch := s[i]; {
+		case ch == '"':
+			return out, i + 1, run, nil // canonical as it is
+		case ch == '\\':
+			out, i, err := c.escapedString(append(out, s[run:i]...), start, i, isName)
+			return out, i, i, err
+		case ch < 0x20:
+			return out, i, run, failAt(s, i, "control character in string must be escaped")
+		default: // the first byte of a multi-byte character
+			size, reason := checkUTF8(s[i:])
+			if reason != "" {
+				return out, i, run, failAt(s, i, reason)
+			}
+			i = skipPlain(s, i+size)
+		}
+	}
+}
+
+// escapedString finishes a string whose first escape is at i and whose
+// text before is in out: it writes the canonical escapes and, for a name,
+// the unescaped text to names.
+func (c *canonicaliser) escapedString(out []byte, start, i int, isName bool) ([]byte, int, *Error) {
+	s := c.src
+	if isName {
+		c.names = append(c.names, s[start+1:i]...)
+	}
+	for {
+		j := skipPlain(s, i)
+		out = append(out, s[i:j]...)
+		if isName {
+			c.names = append(c.names, s[i:j]...)
+		}
+		if i = j; i == len(s) {
+			return out, i, failAt(s, i, "")
+		}
+		size := 1
+		switch ch := s[i]; {
+		case ch == '"':
+			return append(out, '"'), i + 1, nil
+		case ch == '\\':
+			r, size, reason := unescape(s[i:])
+			if reason != "" {
+				return out, i, failAt(s, i, reason)
+			}
+			if r < utf8.RuneSelf {
+				out = appendEscaped(out, byte(r))
+			} else {
+				out = utf8.AppendRune(out, r)
+			}
+			if isName {
+				c.names = utf8.AppendRune(c.names, r)
+			}
+			i += size
+			continue
+		case ch < 0x20:
+			return out, i, failAt(s, i, "control character in string must be escaped")
+		default:
+			var reason string
+			if size, reason = checkUTF8(s[i:]); reason != "" {
+				return out, i, failAt(s, i, reason)
+			}
+		}
+		out = append(out, s[i:i+size]...)
+		if isName {
+			c.names = append(c.names, s[i:i+size]...)
+		}
+		i += size
+	}
 }
 
 // plain marks the bytes a string may hold as they are: printable ASCII
@@ -468,39 +805,31 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
-// escapedString finishes a string that has an escape at i, unescaping into
-// the arena from the string's first byte.
-func (p *parser) escapedString(start, i int) (int, error) {
-	s := p.src
-	lo := len(p.arena)
-	p.arena = append(p.arena, s[start+1:i]...)
-	for i < len(s) {
-		switch c := s[i]; {
-		case c == '"':
-			p.pos = i + 1
-			return p.add(node{kind: kString, off: start, lo: lo, hi: len(p.arena), inArena: true, escape: true}), nil
-		case c == '\\':
-			r, size, reason := unescape(s[i:])
-			if reason != "" {
-				return 0, p.failAt(i, reason)
-			}
-			p.arena = utf8.AppendRune(p.arena, r)
-			i += size
-		case c < 0x20:
-			return 0, p.failAt(i, "control character in string must be escaped")
-		case c < utf8.RuneSelf:
-			p.arena = append(p.arena, c)
-			i++
-		default:
-			size, reason := checkUTF8(s[i:])
-			if reason != "" {
-				return 0, p.failAt(i, reason)
-			}
-			p.arena = append(p.arena, s[i:i+size]...)
-			i += size
+// skipPlain returns the index of the first byte of s at or after i that
+// is not plain, or len(s). It tests eight bytes at a time, and is small
+// enough to be inlined: most of a body is the text of its strings.
+func skipPlain(s []byte, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		// A high bit for each byte >= 0x80, < 0x20, '"' or '\\'. The
+		// subtractions borrow only from a byte that is flagged rightly,
+		// so the lowest flag is exact even where higher ones are not.
+		v := binary.LittleEndian.Uint64(s[i:])
+		q, b := v^(ones*'"'), v^(ones*'\\') // zero where they are
+		if m := (v | (v-ones*0x20)&^v | (q-ones)&^q | (b-ones)&^b) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
-	return 0, p.failAt(len(s), "")
+	return skipPlainTail(s, i)
+}
+
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// skipPlainTail is skipPlain a byte at a time, for the last seven.
+func skipPlainTail(s []byte, i int) int {
+	for i < len(s) && plain[s[i]] {
+		i++
+	}
+	return i
 }
 
 // checkUTF8 validates the multi-byte character at the start of s. Go's
@@ -591,63 +920,33 @@ func hex4(s []byte) rune {
 	return r
 }
 
-// write appends the canonical form of node i to dst.
-func (p *parser) write(dst []byte, i int) []byte {
-	n := &p.nodes[i]
-	switch n.kind {
-	case kNull:
-		return append(dst, "null"...)
-	case kFalse:
-		return append(dst, "false"...)
-	case kTrue:
-		return append(dst, "true"...)
-	case kNumber:
-		return append(dst, p.text(n)...)
-	case kString:
-		return p.writeString(dst, n)
-	case kArray:
-		dst = append(dst, '[')
-		sep := false
-		for _, k := range p.kids[n.lo:n.hi] {
-			if p.nodes[k].dropped {
-				continue
-			}
-			if sep {
-				dst = append(dst, ',')
-			}
-			sep = true
-			dst = p.write(dst, k)
+// emit appends out[lo:hi] to dst, writing the members of every object
+// to reorder in it sorted; objects[i] is the first object at or after lo.
+func (c *canonicaliser) emit(dst []byte, lo, hi, i int) []byte {
+	for i < len(c.objects) && c.objects[i].lo < hi {
+		o := &c.objects[i]
+		if o.members < 0 {
+			i++ // in order itself; one inside it is not
+			continue
 		}
-		return append(dst, ']')
-	default: // kObject
+		dst = append(dst, c.out[lo:o.lo]...)
 		dst = append(dst, '{')
 		sep := false
-		for _, m := range p.members[n.lo:n.hi] {
-			if p.nodes[m.val].dropped {
+		for k := o.members; k < o.members+o.n; k++ {
+			m := &c.sorted[k]
+			if m.dropped {
 				continue
 			}
 			if sep {
 				dst = append(dst, ',')
 			}
 			sep = true
-			dst = p.writeString(dst, &p.nodes[m.name])
-			dst = append(dst, ':')
-			dst = p.write(dst, m.val)
+			dst = c.emit(dst, m.lo, m.hi, m.objects)
 		}
-		return append(dst, '}')
+		dst = append(dst, '}')
+		lo, i = o.hi, i+1+o.inner
 	}
-}
-
-// writeString writes a parsed string node; strings the parser saw without
-// escapes need none on output either.
-func (p *parser) writeString(dst []byte, n *node) []byte {
-	s := p.text(n)
-	if !n.escape {
-		dst = append(dst, '"')
-		dst = append(dst, s...)
-		return append(dst, '"')
-	}
-	return AppendString(dst, s)
+	return append(dst, c.out[lo:hi]...)
 }
 
 // AppendString appends s as an RFC 8785 string (section 3.2.2.2): only
@@ -658,26 +957,36 @@ func (p *parser) writeString(dst []byte, n *node) []byte {
 // query) check that first.
 func AppendString[S ~string | ~[]byte](dst []byte, s S) []byte {
 	dst = append(dst, '"')
+	from := 0 // s[from:i] needs no escape
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c >= 0x20:
-			dst = append(dst, c)
-		case c == '\b':
-			dst = append(dst, '\\', 'b')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\f':
-			dst = append(dst, '\\', 'f')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		default:
-			const hex = "0123456789abcdef"
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			dst = appendEscaped(append(dst, s[from:i]...), c)
+			from = i + 1
 		}
 	}
+	dst = append(dst, s[from:]...)
 	return append(dst, '"')
+}
+
+// appendEscaped appends the byte c of a string as RFC 8785 writes it.
+func appendEscaped(dst []byte, c byte) []byte {
+	switch {
+	case c == '"' || c == '\\':
+		return append(dst, '\\', c)
+	case c >= 0x20:
+		return append(dst, c)
+	case c == '\b':
+		return append(dst, '\\', 'b')
+	case c == '\t':
+		return append(dst, '\\', 't')
+	case c == '\n':
+		return append(dst, '\\', 'n')
+	case c == '\f':
+		return append(dst, '\\', 'f')
+	case c == '\r':
+		return append(dst, '\\', 'r')
+	default:
+		const hex = "0123456789abcdef"
+		return append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+	}
 }

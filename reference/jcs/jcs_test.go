@@ -943,17 +943,22 @@ func mutate(v jv, r *rand.Rand) jv {
 	}
 }
 
+// fuzzSeeds are FuzzCanonicalize's seeds, which TestSameAsTree runs too.
+var fuzzSeeds = []string{
+	`{"b":[1,2.5,-0,1e21,"x\u0000"],"a":{"\ud83d\ude00":null,"\ufb33":true}}`,
+	`9007199254740993`, `9.007199254740993e15`, `1e308`, `1e-400`, `-0.0`,
+	`"\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/"`,
+	`[333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001]`,
+	`{"a":1,"\u0061":2}`, `"\ud800"`, `[1,]`, "\"\xff\"", `[[[[[[]]]]]]`, ` {"":""} `,
+}
+
 func FuzzCanonicalize(f *testing.F) {
-	for _, s := range []string{
-		`{"b":[1,2.5,-0,1e21,"x\u0000"],"a":{"\ud83d\ude00":null,"\ufb33":true}}`,
-		`9007199254740993`, `9.007199254740993e15`, `1e308`, `1e-400`, `-0.0`,
-		`"\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/"`,
-		`[333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001]`,
-		`{"a":1,"\u0061":2}`, `"\ud800"`, `[1,]`, "\"\xff\"", `[[[[[[]]]]]]`, ` {"":""} `,
-	} {
+	for _, s := range fuzzSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		sameAsTree(t, src, false, nil)
+		sameAsTree(t, src, true, nil)
 		plain, perr := Canonicalize(src)
 		exact, eerr := CanonicalizeExact(src)
 		var e *Error

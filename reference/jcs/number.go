@@ -16,39 +16,48 @@ const maxIntDigits = 309
 // budget the output stays within the input's size plus 1 MiB.
 const maxPadding = 1 << 20
 
-// number parses a number literal and stores its canonical text. The literal
-// is validated against the RFC 8259 grammar here, because strconv.ParseFloat
-// accepts more (hex, "+1", ".5", "Inf", underscores).
-func (p *parser) number() (int, error) {
-	s, start := p.src, p.pos
+// number is a number literal, s[start:end], split as the RFC 8259 grammar
+// reads it: -?int(.frac)?(e exp)?.
+type number struct {
+	start, end     int
+	neg            bool
+	intLo, intHi   int
+	fracLo, fracHi int // fracLo == fracHi: no fraction
+	exp            int
+	hasExp         bool
+}
+
+// scanNumber reads the number literal at s[start:] into n. It checks the RFC 8259
+// grammar, because strconv.ParseFloat accepts more (hex, "+1", ".5",
+// "Inf", underscores).
+func scanNumber(s []byte, start int, n *number) *Error {
+	*n = number{start: start}
 	i := start
-	neg := s[i] == '-'
-	if neg {
+	if n.neg = s[i] == '-'; n.neg {
 		i++
 	}
-	intLo := i
+	n.intLo = i
 	switch {
 	case i < len(s) && s[i] == '0':
 		i++
 		if i < len(s) && isDigit(s[i]) {
-			return 0, p.failAt(intLo, "leading zero in number")
+			return failAt(s, n.intLo, "leading zero in number")
 		}
 	case i < len(s) && isDigit(s[i]):
 		i = digits(s, i)
 	default:
-		return 0, p.failAt(i, "invalid number")
+		return failAt(s, i, "invalid number")
 	}
-	intHi, fracLo, fracHi := i, i, i
+	n.intHi, n.fracLo, n.fracHi = i, i, i
 	if i < len(s) && s[i] == '.' {
-		fracLo = i + 1
-		if i = digits(s, fracLo); i == fracLo {
-			return 0, p.failAt(i, "invalid number: no digit after '.'")
+		n.fracLo = i + 1
+		if i = digits(s, n.fracLo); i == n.fracLo {
+			return failAt(s, i, "invalid number: no digit after '.'")
 		}
-		fracHi = i
+		n.fracHi = i
 	}
-	exp, hasExp := 0, false
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		hasExp = true
+		n.hasExp = true
 		i++
 		expNeg := i < len(s) && s[i] == '-'
 		if i < len(s) && (s[i] == '-' || s[i] == '+') {
@@ -58,65 +67,117 @@ func (p *parser) number() (int, error) {
 		for ; i < len(s) && isDigit(s[i]); i++ {
 			// Saturate: any exponent this large over- or underflows,
 			// and ParseFloat still sees the real literal.
-			if exp < 1e9 {
-				exp = exp*10 + int(s[i]-'0')
+			if n.exp < 1e9 {
+				n.exp = n.exp*10 + int(s[i]-'0')
 			}
 		}
 		if i == lo {
-			return 0, p.failAt(i, "invalid number: no digit in exponent")
+			return failAt(s, i, "invalid number: no digit in exponent")
 		}
 		if expNeg {
-			exp = -exp
+			n.exp = -n.exp
 		}
 	}
-	p.pos = i
+	n.end = i
+	return nil
+}
 
-	// A plain integer literal is already written the canonical way, save
-	// "-0", as long as it is an exact double (15 digits always are) or exact
-	// mode wants its digits anyway.
-	if fracHi == fracLo && !hasExp {
-		if nd := intHi - intLo; nd <= 15 || p.exact && nd < maxIntDigits {
-			lo := start
-			if neg && s[intLo] == '0' {
-				lo++ // -0 is 0
-			}
-			return p.add(node{kind: kNumber, off: start, lo: lo, hi: i}), nil
-		}
+// verbatim reports whether the literal is written the canonical way
+// already, the common case.
+func (n *number) verbatim(s []byte, exact bool) bool {
+	if n.hasExp {
+		return false
+	}
+	// A plain integer is, save "-0", as long as it is an exact double (15
+	// digits always are) or exact mode wants its digits anyway.
+	if n.fracHi == n.fracLo {
+		nd := n.intHi - n.intLo
+		return (nd <= 15 || exact && nd < maxIntDigits) && !(n.neg && s[n.intLo] == '0')
 	}
 	// So is a short plain decimal such as 24.99. Distinct decimals of at
 	// most 15 significant digits round to distinct doubles (DBL_DIG), so no
 	// other string of that length or shorter reaches this one's double and
 	// the shortest round-trip digits ES asks for are the literal's own. It
-	// must also be laid out as ES would: no exponent, at least 1e-6 (at most
-	// five zeros after "0."), no trailing zero in the fraction.
-	if fracHi > fracLo && !hasExp && s[fracHi-1] != '0' {
-		sig, ok := intHi-intLo+fracHi-fracLo, true
-		if s[intLo] == '0' {
+	// must also be laid out as ES would: at least 1e-6 (at most five zeros
+	// after "0."), no trailing zero in the fraction.
+	if s[n.fracHi-1] == '0' {
+		return false
+	}
+	if s[n.intLo] != '0' {
+		return n.intHi-n.intLo+n.fracHi-n.fracLo <= 15
+	}
+	z := n.fracLo
+	for s[z] == '0' {
+		z++
+	}
+	return z-n.fracLo <= 5 && n.fracHi-z <= 15
+}
+
+// shortNumber returns the end of the number literal at s[i:] when it is
+// an integer or a plain decimal of at most 15 significant digits, written
+// the canonical way, or -1. For the numbers most bodies hold it finds what
+// scanNumber and verbatim would, in a fraction of the time.
+func shortNumber(s []byte, i int) int {
+	j := i
+	if s[j] == '-' {
+		j++
+	}
+	intLo := j
+	j = digits(s, j)
+	sig := j - intLo
+	if sig == 0 || sig > 15 || s[intLo] == '0' && sig > 1 {
+		return -1 // not a number, too long, or a leading zero
+	}
+	if j < len(s) && s[j] == '.' {
+		fracLo := j + 1
+		if j = digits(s, fracLo); j == fracLo || s[j-1] == '0' {
+			return -1 // no digit after '.', or a trailing zero
+		}
+		if s[intLo] != '0' {
+			sig += j - fracLo
+		} else {
 			z := fracLo
-			for s[z] == '0' {
+			for s[z] == '0' { // stops before j: s[j-1] is not '0'
 				z++
 			}
-			sig, ok = fracHi-z, z-fracLo <= 5
+			if z-fracLo > 5 {
+				return -1 // below 1e-6, which ES writes with an exponent
+			}
+			sig = j - z
 		}
-		if ok && sig <= 15 {
-			return p.add(node{kind: kNumber, off: start, lo: start, hi: i}), nil
-		}
+	} else if s[intLo] == '0' && intLo > i {
+		return -1 // -0
 	}
+	if sig > 15 || j < len(s) && (s[j] == 'e' || s[j] == 'E') {
+		return -1
+	}
+	return j
+}
 
-	lo := len(p.arena)
-	if p.exact {
-		if done, reason := p.appendExact(neg, s[intLo:intHi], s[fracLo:fracHi], exp, s[start:i]); reason != "" {
-			return 0, p.failAt(start, reason)
-		} else if done {
-			return p.add(node{kind: kNumber, off: start, lo: lo, hi: len(p.arena), inArena: true}), nil
+// appendNumber appends the canonical text of the literal n to dst.
+// *padding counts the zeros exact mode added to the document so far.
+func appendNumber(dst, s []byte, n *number, exact bool, padding *int) ([]byte, *Error) {
+	lit := s[n.start:n.end]
+	switch {
+	case n.verbatim(s, exact):
+		return append(dst, lit...), nil
+	case !n.hasExp && n.fracHi == n.fracLo && n.neg && s[n.intLo] == '0':
+		return append(dst, '0'), nil // -0 is 0
+	}
+	if exact {
+		out, done, reason := appendExact(dst, padding, n.neg, s[n.intLo:n.intHi], s[n.fracLo:n.fracHi], n.exp, lit)
+		if reason != "" {
+			return dst, failAt(s, n.start, reason)
+		}
+		if done {
+			return out, nil
 		}
 	}
-	f, err := strconv.ParseFloat(string(s[start:i]), 64)
+	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil { // only ErrRange is possible after the grammar check
-		return 0, p.failAt(start, "number outside IEEE-754 double range")
+		return dst, failAt(s, n.start, "number outside IEEE-754 double range")
 	}
-	p.arena = appendES6(p.arena, f)
-	return p.add(node{kind: kNumber, off: start, lo: lo, hi: len(p.arena), inArena: true}), nil
+	return appendES6(dst, f), nil
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
@@ -133,13 +194,13 @@ func digits(s []byte, i int) int {
 // compared as text.
 const maxSafe = "9007199254740991"
 
-// appendExact appends the exact decimal value of the literal
+// appendExact appends to dst the exact decimal value of the literal
 // intPart.frac × 10^exp when CanonicalizeExact wants it, that is when the
 // value is an integer or its magnitude exceeds 2^53-1, and reports whether
 // it did; the caller formats any other number the RFC 8785 way. The output
 // has no exponent, no leading zeros and no trailing fraction zeros, so each
 // value has one spelling; zero is "0".
-func (p *parser) appendExact(neg bool, intPart, frac []byte, exp int, lit []byte) (done bool, reason string) {
+func appendExact(dst []byte, padding *int, neg bool, intPart, frac []byte, exp int, lit []byte) (out []byte, done bool, reason string) {
 	// Treat the digits as one string d = intPart+frac with the decimal
 	// point after position point.
 	n := len(intPart) + len(frac)
@@ -154,8 +215,8 @@ func (p *parser) appendExact(neg bool, intPart, frac []byte, exp int, lit []byte
 		first++
 	}
 	if first == n {
-		p.arena = append(p.arena, '0')
-		return true, ""
+		dst = append(dst, '0')
+		return dst, true, ""
 	}
 	last := n - 1
 	for d(last) == '0' {
@@ -165,47 +226,47 @@ func (p *parser) appendExact(neg bool, intPart, frac []byte, exp int, lit []byte
 	isInt := last < point
 	switch nd := point - first; { // digits before the point
 	case nd > maxIntDigits:
-		return false, "number outside IEEE-754 double range"
+		return dst, false, "number outside IEEE-754 double range"
 	case nd == maxIntDigits:
 		// Only the top of the 309-digit range is out; let ParseFloat
 		// decide so both modes accept exactly the same numbers.
 		if _, err := strconv.ParseFloat(string(lit), 64); err != nil {
-			return false, "number outside IEEE-754 double range"
+			return dst, false, "number outside IEEE-754 double range"
 		}
 	case isInt || nd > len(maxSafe):
 	case nd < len(maxSafe):
-		return false, ""
+		return dst, false, ""
 	default: // a 16-digit integer part and a fraction: beyond 2^53-1?
 		for k := range len(maxSafe) {
 			if c := d(first + k); c != maxSafe[k] {
 				if c < maxSafe[k] {
-					return false, ""
+					return dst, false, ""
 				}
 				break
 			}
 		}
 	}
 	if neg {
-		p.arena = append(p.arena, '-')
+		dst = append(dst, '-')
 	}
 	for k := first; k < min(point, n); k++ {
-		p.arena = append(p.arena, d(k))
+		dst = append(dst, d(k))
 	}
 	if pad := point - n; pad > 0 {
-		if p.padding += pad; p.padding > maxPadding {
-			return false, "exact integers expand to more than 1 MiB of zeros"
+		if *padding += pad; *padding > maxPadding {
+			return dst, false, "exact integers expand to more than 1 MiB of zeros"
 		}
 		for range pad {
-			p.arena = append(p.arena, '0')
+			dst = append(dst, '0')
 		}
 	}
 	if !isInt {
-		p.arena = append(p.arena, '.')
+		dst = append(dst, '.')
 		for k := point; k <= last; k++ {
-			p.arena = append(p.arena, d(k))
+			dst = append(dst, d(k))
 		}
 	}
-	return true, ""
+	return dst, true, ""
 }
 
 // appendES6 formats a finite double as ECMAScript's Number.prototype.toString

@@ -3,7 +3,6 @@ package jcs
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // checkPointer validates an RFC 6901 JSON Pointer used for exclusion.
@@ -20,44 +19,6 @@ func checkPointer(ptr string) error {
 		}
 	}
 	return nil
-}
-
-// drop marks the value at the checked pointer ptr as removed, if there is
-// one. Lookups ignore earlier drops, so every pointer resolves against the
-// original document.
-func (p *parser) drop(root int, ptr string) {
-	cur := root
-	for rest := ptr[1:]; ; {
-		tok, next, more := strings.Cut(rest, "/")
-		n := &p.nodes[cur]
-		switch n.kind {
-		case kObject:
-			found := -1
-			for _, m := range p.members[n.lo:n.hi] {
-				if tokenIs(tok, p.text(&p.nodes[m.name])) {
-					found = m.val
-					break
-				}
-			}
-			if found < 0 {
-				return
-			}
-			cur = found
-		case kArray:
-			i, ok := arrayIndex(tok)
-			if !ok || i >= n.hi-n.lo {
-				return // includes "-", the element after the last
-			}
-			cur = p.kids[n.lo+i]
-		default:
-			return
-		}
-		if !more {
-			p.nodes[cur].dropped = true
-			return
-		}
-		rest = next
-	}
 }
 
 // tokenIs reports whether the reference token tok, once ~1 and ~0 are
