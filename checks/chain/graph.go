@@ -218,7 +218,6 @@ type carrier struct {
 	next int32 // the carrier indexed before it under the same entry, or -1
 	di   int32 // doc's index in Build's docs
 	kind rank
-	at   string // the component the chain enters doc at
 	// forked is set once a chain went through the carrier: a later path
 	// reaching it does not fork again.
 	forked bool
@@ -226,7 +225,16 @@ type carrier struct {
 
 // is reports whether c is the carrier of op at component at for kind.
 func (c *carrier) is(kind rank, at, op string) bool {
-	return c.kind == kind && c.at == at && c.op.Key.Value == op
+	return c.kind == kind && entryID(c.doc) == at && c.op.Key.Value == op
+}
+
+// entryID is the component a chain enters d at: an edge's from, an
+// adapter's service.
+func entryID(d *boundary.Document) string {
+	if d.Kind == boundary.Adapter {
+		return d.Service.Value
+	}
+	return d.From.Value
 }
 
 type builder struct {
@@ -246,6 +254,7 @@ type builder struct {
 	// onChain marks, by index in Build's docs, the documents some path
 	// entered: a slice write per hop instead of a map lookup.
 	onChain []bool
+	defines []bool // duplicates' answer, reused from document to document
 }
 
 // Build links docs into chains: one per operation of each browser_to_bff
@@ -269,7 +278,7 @@ func Build(docs []*boundary.Document) *Graph {
 		carriers: make([]carrier, 0, ops),
 		starts:   make(map[link][]*boundary.Document, len(docs)),
 	}
-	first := make(map[hopKey]*boundary.Document, ops)
+	first := firsts{byEntry: make(map[entry]firstHop, ops), seed: b.seed}
 	for di, d := range docs {
 		if !Linkable(d) {
 			b.g.Unlinkable++
@@ -278,11 +287,9 @@ func Build(docs []*boundary.Document) *Graph {
 		if p := d.Policy; p != nil && p.Embedded && !p.Service.OK() {
 			b.g.Unlinkable++ // the edge links, its policy cannot
 		}
-		b.duplicates(d, first)
-		id := d.From.Value
-		if d.Kind == boundary.Adapter {
-			id = d.Service.Value
-		} else {
+		defines := b.duplicates(d, &first)
+		id := entryID(d)
+		if d.Kind != boundary.Adapter {
 			b.g.arrivals[link{rankOf(d.Kind), d.To.Value}]++
 		}
 		start := link{rankOf(d.Kind), id}
@@ -292,7 +299,7 @@ func Build(docs []*boundary.Document) *Graph {
 			if !op.Key.OK() {
 				continue
 			}
-			if first[hopOf(d, op.Key.Value)] != d {
+			if !defines[i] {
 				continue // a duplicate definition of the hop: chains use the first
 			}
 			e := b.entryOf(start.kind, id, op.Key.Value)
@@ -307,7 +314,7 @@ func Build(docs []*boundary.Document) *Graph {
 				continue
 			}
 			i := int32(len(b.carriers))
-			b.carriers = append(b.carriers, carrier{doc: d, op: op, next: head, di: int32(di), kind: start.kind, at: id})
+			b.carriers = append(b.carriers, carrier{doc: d, op: op, next: head, di: int32(di), kind: start.kind})
 			b.heads[e] = i
 			if d.Kind == boundary.BrowserToBFF {
 				b.browsers = append(b.browsers, i)
@@ -344,26 +351,100 @@ func hopOf(d *boundary.Document, op string) hopKey {
 	return hopKey{d.Kind, d.From.Value, d.To.Value, op}
 }
 
+// firsts records, for each hop a document defines for an operation, the
+// document that defines it first. A set has a hop per operation of every
+// document, so hops are indexed by a seeded hash, as carriers are: a map
+// keyed by the hop's four strings took eight times the room and, on tens
+// of thousands of documents, most of the time of the cross-document stage.
+// A hash that two hops share is told apart by the key each one rebuilds
+// from its document; the rare losers go to a map by full key.
+type firsts struct {
+	byEntry  map[entry]firstHop
+	collided map[hopKey]*boundary.Document
+	seed     maphash.Seed
+}
+
+// firstHop is a hop by where its key comes from: the document, the index
+// of the operation in it, and whether the hop is its embedded policy.
+type firstHop struct {
+	doc    *boundary.Document
+	op     int32
+	policy bool
+}
+
+func (f firstHop) key() hopKey {
+	op := f.doc.Operations.Items[f.op].Key.Value
+	if f.policy {
+		return hopKey{boundary.Adapter, f.doc.Policy.Service.Value, "", op}
+	}
+	return hopOf(f.doc, op)
+}
+
+func (f *firsts) entryOf(k hopKey) entry {
+	var h maphash.Hash
+	h.SetSeed(f.seed)
+	h.WriteString(string(k.kind))
+	h.WriteByte(0)
+	h.WriteString(k.from)
+	h.WriteByte(0)
+	h.WriteString(k.to)
+	h.WriteByte(0)
+	h.WriteString(k.op)
+	return entry(h.Sum64())
+}
+
+// of returns the document that defines k first, nil when none does yet.
+func (f *firsts) of(k hopKey) *boundary.Document {
+	if hop, ok := f.byEntry[f.entryOf(k)]; ok && hop.key() == k {
+		return hop.doc
+	}
+	return f.collided[k]
+}
+
+// add records hop, whose key is k, as the first definition of k.
+func (f *firsts) add(k hopKey, hop firstHop) {
+	e := f.entryOf(k)
+	if _, taken := f.byEntry[e]; !taken {
+		f.byEntry[e] = hop
+		return
+	}
+	if f.collided == nil {
+		f.collided = map[hopKey]*boundary.Document{}
+	}
+	f.collided[k] = hop.doc
+}
+
 // duplicates records d as the first definition of each hop it defines
 // for an operation (its own, and its embedded policy's), or as a Duplicate
-// of the document already first for it (IDL211).
-func (b *builder) duplicates(d *boundary.Document, first map[hopKey]*boundary.Document) {
-	for _, op := range d.Operations.Items {
+// of the document already first for it (IDL211). It returns, by operation
+// index, whether d is the first to define its own hop for the operation:
+// whether chains may use it there.
+func (b *builder) duplicates(d *boundary.Document, first *firsts) []bool {
+	embedded := d.Policy != nil && d.Policy.Embedded && d.Policy.Service.OK()
+	b.defines = slices.Grow(b.defines[:0], len(d.Operations.Items))[:len(d.Operations.Items)]
+	for i, op := range d.Operations.Items {
+		b.defines[i] = false
 		if !op.Key.OK() {
 			continue
 		}
-		keys := []hopKey{hopOf(d, op.Key.Value)}
-		if p := d.Policy; p != nil && p.Embedded && p.Service.OK() {
-			keys = append(keys, hopKey{boundary.Adapter, p.Service.Value, "", op.Key.Value})
-		}
-		for _, k := range keys {
-			if prev, dup := first[k]; dup && prev != d {
+		for _, policy := range [2]bool{false, true} {
+			hop := firstHop{doc: d, op: int32(i), policy: policy}
+			if policy && !embedded {
+				break
+			}
+			k := hop.key()
+			prev := first.of(k)
+			if prev == nil {
+				first.add(k, hop)
+			} else if prev != d {
 				b.g.Duplicates = append(b.g.Duplicates, Duplicate{Doc: d, First: prev, Operation: op.Key.Value, Policy: k.kind == boundary.Adapter})
-			} else {
-				first[k] = d
+			}
+			if !policy {
+				b.defines[i] = prev == nil || prev == d
 			}
 		}
 	}
+	return b.defines
 }
 
 // Linkable reports whether d has the fields chains link by: from and to on

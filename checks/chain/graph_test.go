@@ -2,6 +2,7 @@ package chain
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"testing"
@@ -334,5 +335,34 @@ func BenchmarkBuild(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestFirstsTellCollidingHopsApart makes two hops share an entry, as a
+// hash collision would, and checks neither is taken for the other.
+func TestFirstsTellCollidingHopsApart(t *testing.T) {
+	edge := func(path, from, to string) *boundary.Document {
+		d := &boundary.Document{Path: path, Kind: boundary.BFFToGateway}
+		d.From.Value, d.To.Value = from, to
+		d.Operations.Items = []boundary.Operation{{}}
+		d.Operations.Items[0].Key = boundary.String{Field: boundary.Field{State: boundary.Valid}, Value: "orders.create"}
+		return d
+	}
+	a, b := edge("a.json", "bff", "gw-1"), edge("b.json", "bff", "gw-2")
+	ka, kb := hopOf(a, "orders.create"), hopOf(b, "orders.create")
+	f := firsts{byEntry: map[entry]firstHop{}, seed: maphash.MakeSeed()}
+	f.byEntry[f.entryOf(ka)] = firstHop{doc: b} // b's hop sits where a's hashes
+	if got := f.of(ka); got != nil {
+		t.Fatalf("of(a's hop) = %s before a was added, want none", got.Path)
+	}
+	f.add(ka, firstHop{doc: a})
+	if got := f.of(ka); got != a {
+		t.Fatalf("of(a's hop) = %v after add, want a.json", got)
+	}
+	if got := f.byEntry[f.entryOf(ka)].doc; got != b {
+		t.Fatalf("the entry's first hop became %s, want b.json kept", got.Path)
+	}
+	if kb == ka {
+		t.Fatal("the two hops have the same key")
 	}
 }
