@@ -178,6 +178,11 @@ func (s *Store) Create(ctx context.Context, id string, rec reference.Record, lea
 	return rec, false, err
 }
 
+// CreateFirst implements reference.CreateFirstStore: Create is one
+// script that answers with the live record when there is one, so a Get
+// before it would only add a round trip.
+func (s *Store) CreateFirst() bool { return true }
+
 // Renew implements reference.Store.
 func (s *Store) Renew(ctx context.Context, id, token string, lease time.Duration) error {
 	return s.fenced(ctx, "renew", renewScript, id, token, ms(lease))
