@@ -196,10 +196,11 @@ type Store interface {
 // CreateFirst reports true the engine admits a request with Create
 // alone, which answers with the live record when there is one, instead
 // of a Get and then a Create: a new key costs one call less, and a
-// duplicate one call as before. The engine then fingerprints every
-// request before the call, where after a Get it skips that for a retry
-// that resends the record's very bytes: canonicalising costs less than
-// the round trip saved, and more than a lookup in memory.
+// duplicate one call as before, if one that may cost the server more
+// than a Get. The engine then fingerprints every request before the
+// call, where after a Get it skips that for a retry that resends the
+// record's very bytes: canonicalising costs less than the round trip
+// saved, and more than a lookup in memory.
 type CreateFirstStore interface {
 	Store
 	// CreateFirst reports whether the engine should call Create without
