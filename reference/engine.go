@@ -28,6 +28,9 @@ type Engine struct {
 	log     *slog.Logger // errors
 	access  *slog.Logger // one line per request, nil for none
 	maxBody int64
+	// createFirst: admit asks the store's Create at once, without a Get
+	// first (see CreateFirstStore).
+	createFirst bool
 
 	maxBodyMemory int64
 	bodyMemory    *semaphore.Weighted // bytes of request bodies held
@@ -173,6 +176,9 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 	if e.store == nil {
 		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords})
 	}
+	if cf, ok := e.store.(CreateFirstStore); ok {
+		e.createFirst = cf.CreateFirst()
+	}
 	for _, f := range findings {
 		e.log.Warn("policy warning", "finding", f.String())
 	}
@@ -308,9 +314,15 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 		reply.echo = req.Header[e.keyHeader]
 	}
 	id := e.identity(op, req.Header, key)
-	live, found, err := e.store.Get(ctx, id)
-	if err != nil {
-		return e.storeFailed(ctx, reply, "get", err), nil
+	var (
+		live  Record
+		found bool
+		err   error
+	)
+	if !e.createFirst {
+		if live, found, err = e.store.Get(ctx, id); err != nil {
+			return e.storeFailed(ctx, reply, "get", err), nil
+		}
 	}
 	// A retry usually resends the very inputs of the live record: then it
 	// has the record's fingerprint, and is not canonicalised again.

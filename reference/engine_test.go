@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -426,5 +427,108 @@ func TestOneVerdictOnWhatCannotRun(t *testing.T) {
 			}
 			(&Engine{maxBody: DefaultMaxBodyBytes}).configure(doc)
 		})
+	}
+}
+
+// createFirstMemory is a MemoryStore that the engine admits requests to
+// as it does a store on a server, with Create alone; it counts the calls.
+type createFirstMemory struct {
+	*MemoryStore
+	gets, creates atomic.Int64
+}
+
+func (s *createFirstMemory) CreateFirst() bool { return true }
+
+func (s *createFirstMemory) Get(ctx context.Context, id string) (Record, bool, error) {
+	s.gets.Add(1)
+	return s.MemoryStore.Get(ctx, id)
+}
+
+func (s *createFirstMemory) Create(ctx context.Context, id string, rec Record, lease time.Duration) (Record, bool, error) {
+	s.creates.Add(1)
+	return s.MemoryStore.Create(ctx, id, rec, lease)
+}
+
+// TestCreateFirstAdmission: on a CreateFirstStore a request costs one
+// Create and no Get, and every decision is the one a Get would have led
+// to: execute, replay (also of a re-serialised payload), mismatch, and
+// no store call at all for a payload that cannot be fingerprinted.
+func TestCreateFirstAdmission(t *testing.T) {
+	store := &createFirstMemory{MemoryStore: NewMemoryStore(MemoryOptions{})}
+	e := newEngine(t, nil, WithStore(store))
+	a := &app{}
+	h := e.Middleware(a)
+	steps := []struct {
+		name          string
+		body          string
+		status        int
+		replayed      string
+		storeCreates  int64 // Create calls after the step
+		handlerRuns   int64 // executions after the step
+		wantErrorCode string
+	}{
+		{"new key", `{"qty":1,"sku":"P1"}`, 201, "", 1, 1, ""},
+		{"byte-identical retry", `{"qty":1,"sku":"P1"}`, 201, "true", 2, 1, ""},
+		{"re-serialised retry", `{ "sku": "P\u0031", "qty": 1.0 }`, 201, "true", 3, 1, ""},
+		{"other payload", `{"qty":2,"sku":"P1"}`, 422, "", 4, 1, "idempotency_key_reused"},
+		{"not canonicalisable", `{"qty":1,"qty":2}`, 400, "", 4, 1, CodeNotCanonicalizable},
+	}
+	var first string
+	for _, step := range steps {
+		w := do(h, call{key: "k", body: step.body})
+		if step.wantErrorCode != "" {
+			wantProblem(t, w, step.status, step.wantErrorCode)
+		} else if w.Code != step.status || w.Header().Get("Idempotent-Replayed") != step.replayed {
+			t.Errorf("%s: %d, replayed %q; want %d, %q", step.name, w.Code, w.Header().Get("Idempotent-Replayed"), step.status, step.replayed)
+		}
+		if first == "" {
+			first = w.Body.String()
+		} else if step.replayed != "" && w.Body.String() != first {
+			t.Errorf("%s: replayed %s, want %s", step.name, w.Body, first)
+		}
+		if gets, creates, runs := store.gets.Load(), store.creates.Load(), a.runs.Load(); gets != 0 || creates != step.storeCreates || runs != step.handlerRuns {
+			t.Errorf("after %s: %d Get and %d Create calls, %d executions; want 0, %d and %d", step.name, gets, creates, runs, step.storeCreates, step.handlerRuns)
+		}
+	}
+}
+
+// TestCreateFirstConcurrentDuplicates: duplicates that find the attempt
+// running in Create's answer wait for it and replay it, and a failed
+// attempt is re-executed under on_failed reexecute.
+func TestCreateFirstConcurrentDuplicates(t *testing.T) {
+	const n = 16
+	store := &createFirstMemory{MemoryStore: NewMemoryStore(MemoryOptions{})}
+	e := newEngine(t, map[string]any{"/idempotency_replay/on_failed": "reexecute"}, WithStore(store))
+	a := &app{}
+	a.serve = func(w http.ResponseWriter, _ *http.Request, run int64) {
+		if run == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, "run %d", run)
+	}
+	h := e.Middleware(a)
+	if w := do(h, call{key: "same", body: `{}`}); w.Code != http.StatusServiceUnavailable {
+		t.Fatalf("failing first attempt: %d", w.Code)
+	}
+	// The failed record was released: the next request executes, its
+	// duplicates wait for it.
+	a.release = make(chan struct{})
+	responses := make([]*httptest.ResponseRecorder, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { responses[i] = do(h, call{key: "same", body: `{}`}) })
+	}
+	eventually(t, "the duplicates wait", func() bool { return e.waitingTotal() == n-1 })
+	close(a.release)
+	wg.Wait()
+	if got := a.runs.Load(); got != 2 {
+		t.Fatalf("handler ran %d times, want 2: the failure, then one execution", got)
+	}
+	for i, w := range responses {
+		if w.Code != http.StatusCreated || w.Body.String() != "run 2" {
+			t.Errorf("response %d: %d %q, want 201 \"run 2\"", i, w.Code, w.Body)
+		}
 	}
 }

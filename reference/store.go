@@ -191,6 +191,23 @@ type Store interface {
 	Get(ctx context.Context, id string) (rec Record, ok bool, err error)
 }
 
+// CreateFirstStore is a Store whose Create costs about what its Get
+// does, one round trip to a server (package redisstore). When
+// CreateFirst reports true the engine admits a request with Create
+// alone, which answers with the live record when there is one, instead
+// of a Get and then a Create: a new key costs one call less, and a
+// duplicate one call as before, if one that may cost the server more
+// than a Get. The engine then fingerprints every request before the
+// call, where after a Get it skips that for a retry that resends the
+// record's very bytes: canonicalising costs less than the round trip
+// saved, and more than a lookup in memory.
+type CreateFirstStore interface {
+	Store
+	// CreateFirst reports whether the engine should call Create without
+	// a Get first; a store that wraps another reports the other's.
+	CreateFirst() bool
+}
+
 // AttemptBinder is a Store that records the end of an attempt in the same
 // transaction as the handler's own writes (package pgstore), so that a
 // crash can leave neither an executed effect under a processing record

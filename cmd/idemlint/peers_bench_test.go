@@ -39,13 +39,15 @@ var redisPeers = []string{"powertools", "node-idempotency", "express-idempotency
 // BenchmarkRedisPeers loads "idemlint serve --store" on Redis and, on
 // the same private Redis (one database each), the peers of
 // reference/redisstore/peers, plus the server at $IDEMLINT_PEER_URL if
-// set, with BenchmarkServe's loads. It loads them in turn, round after
-// round ($IDEMLINT_PEER_ROUNDS, default 3), so that a busy machine slows
-// them alike: compare servers within a round. Every server it starts is a
-// process of its own, serve as well as the peers, so that besides
-// requests per second it reports the CPU time each server, Redis and the
-// client (this process) spent per request, figures that a busy machine
-// does not change much.
+// set, with BenchmarkServe's loads; and serve on the memory store, whose
+// records cost no round trip: the most any store could let serve do on
+// the machine, against the same peers. It loads them in turn,
+// round after round ($IDEMLINT_PEER_ROUNDS, default 3), so that a busy
+// machine slows them alike: compare servers within a round. Every server
+// it starts is a process of its own, serve as well as the peers, so that
+// besides requests per second it reports the CPU time each server, Redis
+// and the client (this process) spent per request, figures that a busy
+// machine does not change much.
 // Needs redis-server, node and the peers installed (cd
 // reference/redisstore/peers && npm ci); without node or the peers it
 // loads only serve and $IDEMLINT_PEER_URL, and skips when that is unset.
@@ -60,8 +62,13 @@ func BenchmarkRedisPeers(b *testing.B) {
 		b.Skipf("%s; skipping (or set %s to a running server to compare)", missing, peerURLEnv)
 	}
 	redis := testserver.StartRedis(b)
-	targets := []benchTarget{startLogged(b, "serve", exec.Command("idemlint", "serve", "--addr", "127.0.0.1:0",
-		"--policy", servePolicy, "--store", redis.DatabaseURL(b)))}
+	// The first serveTargets targets are serve's, the others its peers.
+	const serveTargets = 2
+	var targets []benchTarget
+	for _, store := range []struct{ name, url string }{{"serve", redis.DatabaseURL(b)}, {"serve-memory", "memory"}} {
+		targets = append(targets, startLogged(b, store.name, exec.Command("idemlint", "serve", "--addr", "127.0.0.1:0",
+			"--policy", servePolicy, "--store", store.url)))
+	}
 	if missing != "" {
 		b.Logf("%s: loading serve and %s only", missing, external)
 	} else {
@@ -102,12 +109,14 @@ func BenchmarkRedisPeers(b *testing.B) {
 		}
 	}
 	for li, load := range benchLoads {
-		for ti := 1; ti < len(targets); ti++ {
-			ratios := make([]float64, rounds)
-			for round := range ratios {
-				ratios[round] = perSecond[li][0][round] / perSecond[li][ti][round]
+		for si := range serveTargets {
+			for ti := si + 1; ti < len(targets); ti++ {
+				ratios := make([]float64, rounds)
+				for round := range ratios {
+					ratios[round] = perSecond[li][si][round] / perSecond[li][ti][round]
+				}
+				b.Logf("%s: %s's requests per second over %s's, round by round: %s", load.name, targets[si].name, targets[ti].name, formatRatios(ratios))
 			}
-			b.Logf("%s: serve's requests per second over %s's, round by round: %s", load.name, targets[ti].name, formatRatios(ratios))
 		}
 	}
 }

@@ -37,6 +37,20 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+// TestDecodeHeaders: records with different headers, decoded in turn,
+// each get their own (the last one decoded is kept for the next).
+func TestDecodeHeaders(t *testing.T) {
+	for _, ct := range []string{"application/json", "text/plain", "text/plain", "application/json"} {
+		rec, err := decode(header('2') + fields("sha256:f", raw, "key", "op", "200", `{"Content-Type":["`+ct+`"]}`, "", ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.Response.Header; len(got) != 1 || got.Get("Content-Type") != ct {
+			t.Errorf("header %v, want Content-Type %s alone", got, ct)
+		}
+	}
+}
+
 // TestDecodeRefusesMalformed: a malformed record is an error, never a
 // panic or a record.
 func TestDecodeRefusesMalformed(t *testing.T) {

@@ -25,7 +25,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -178,6 +181,11 @@ func (s *Store) Create(ctx context.Context, id string, rec reference.Record, lea
 	return rec, false, err
 }
 
+// CreateFirst implements reference.CreateFirstStore: Create is one
+// script that answers with the live record when there is one, so a Get
+// before it would only add a round trip.
+func (s *Store) CreateFirst() bool { return true }
+
 // Renew implements reference.Store.
 func (s *Store) Renew(ctx context.Context, id, token string, lease time.Duration) error {
 	return s.fenced(ctx, "renew", renewScript, id, token, ms(lease))
@@ -267,7 +275,7 @@ func decode(v string) (reference.Record, error) {
 		}
 		rec.Response.Body = []byte(body)
 		if header != "" {
-			if err := json.Unmarshal([]byte(header), &rec.Response.Header); err != nil {
+			if rec.Response.Header, err = decodeHeader(header); err != nil {
 				return reference.Record{}, errCorrupt
 			}
 		}
@@ -276,6 +284,31 @@ func decode(v string) (reference.Record, error) {
 		return reference.Record{}, errCorrupt
 	}
 	return rec, nil
+}
+
+// lastHeader is the stored response header decoded last. A service
+// answers most requests with the same header, so a replay usually shares
+// that one instead of unmarshalling its JSON again; records share their
+// response's header anyway, and nobody modifies it.
+var lastHeader atomic.Pointer[decodedHeader]
+
+type decodedHeader struct {
+	json   string
+	header http.Header
+}
+
+// decodeHeader reads a stored response header from its JSON.
+func decodeHeader(v string) (http.Header, error) {
+	if last := lastHeader.Load(); last != nil && last.json == v {
+		return last.header, nil
+	}
+	var h http.Header
+	if err := json.Unmarshal([]byte(v), &h); err != nil {
+		return nil, err
+	}
+	// A copy: v is a slice of the record's whole string.
+	lastHeader.Store(&decodedHeader{json: strings.Clone(v), header: h})
+	return h, nil
 }
 
 // fieldReader reads the length-prefixed fields of a record; a field that

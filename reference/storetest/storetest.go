@@ -79,6 +79,10 @@ func Run(t *testing.T, newStore NewStore) {
 		t.Parallel()
 		testEngineDuplicates(t, newStore(t))
 	})
+	t.Run("EngineReplaysLargeBody", func(t *testing.T) {
+		t.Parallel()
+		testEngineLargeReplay(t, newStore(t))
+	})
 }
 
 var (
@@ -311,8 +315,13 @@ func testTransitions(t *testing.T, s reference.Store) {
 		if diff := cmp.Diff(got, mustGet(t, s, id), compareRecords); diff != "" {
 			t.Errorf("a refused Finish changed the %s record (-before +after):\n%s", to, diff)
 		}
-		if _, created, err := s.Create(ctx, id, request("fp"), longLease); err != nil || created {
+		// An engine on a reference.CreateFirstStore replays what Create
+		// answers, without a Get.
+		live, created, err := s.Create(ctx, id, request("other-fp"), longLease)
+		if err != nil || created {
 			t.Errorf("Create over a %s record = created %v, %v; want the live record", to, created, err)
+		} else if diff := cmp.Diff(got, live, compareRecords); diff != "" {
+			t.Errorf("Create over a %s record answered another record (-Get +Create):\n%s", to, diff)
 		}
 	}
 }
@@ -339,6 +348,9 @@ func testTTL(t *testing.T, s reference.Store) {
 	time.Sleep(ttl + lapse)
 	if _, ok := get(t, s, "id"); ok {
 		t.Error("the record is live after its ttl")
+	}
+	if fresh := create(t, s, "id", "fp2", longLease); fresh.Token == rec.Token || fresh.Fingerprint != "fp2" {
+		t.Errorf("Create after the ttl = %+v; want a new attempt of the new request", fresh)
 	}
 }
 
@@ -377,12 +389,17 @@ func testLargeResponse(t *testing.T, s reference.Store) {
 	if err := s.Finish(ctx, "id", rec.Token, reference.Failed, res, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	got := mustGet(t, s, "id")
-	if diff := cmp.Diff(res.Response.Header, got.Response.Header); diff != "" {
-		t.Errorf("stored header (-want +got):\n%s", diff)
+	live, created, err := s.Create(ctx, "id", request("fp"), longLease)
+	if err != nil || created {
+		t.Fatalf("Create over the failed record = created %v, %v; want the live record", created, err)
 	}
-	if !bytes.Equal(got.Response.Body, body) || got.Error != res.Error || got.Response.Status != 200 {
-		t.Errorf("stored response differs: status %d, %d body bytes (want %d), error of %d bytes (want %d)", got.Response.Status, len(got.Response.Body), len(body), len(got.Error), len(res.Error))
+	for call, got := range map[string]reference.Record{"Get": mustGet(t, s, "id"), "Create": live} {
+		if diff := cmp.Diff(res.Response.Header, got.Response.Header); diff != "" {
+			t.Errorf("header %s answered (-want +got):\n%s", call, diff)
+		}
+		if !bytes.Equal(got.Response.Body, body) || got.Error != res.Error || got.Response.Status != 200 {
+			t.Errorf("%s answered another response: status %d, %d body bytes (want %d), error of %d bytes (want %d)", call, got.Response.Status, len(got.Response.Body), len(body), len(got.Error), len(res.Error))
+		}
 	}
 }
 
@@ -502,5 +519,31 @@ func testEngineDuplicates(t *testing.T, s reference.Store) {
 		if a.Code != http.StatusCreated || a.Body.String() != "run 1" {
 			t.Errorf("duplicate %d: %d %q, want 201 \"run 1\"", i, a.Code, a.Body)
 		}
+	}
+}
+
+// testEngineLargeReplay: an answer of DefaultMaxBodyBytes holding every
+// byte value, its status and headers, are replayed exactly.
+func testEngineLargeReplay(t *testing.T, s reference.Store) {
+	body := make([]byte, reference.DefaultMaxBodyBytes)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	var runs atomic.Int64
+	h := newEngine(t, s, "stored_response").Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs.Add(1)
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.WriteHeader(http.StatusCreated)
+		w.Write(body) //nolint:errcheck // a recorder
+	}))
+	first := send(h, "large", `{"a":1}`)
+	retry := send(h, "large", `{"a":1}`)
+	for name, w := range map[string]*httptest.ResponseRecorder{"first answer": first, "replay": retry} {
+		if w.Code != http.StatusCreated || w.Header().Get("Content-Type") != "application/octet-stream" || !bytes.Equal(w.Body.Bytes(), body) {
+			t.Errorf("%s: %d, Content-Type %q, %d body bytes; want 201, application/octet-stream and the %d bytes", name, w.Code, w.Header().Get("Content-Type"), w.Body.Len(), len(body))
+		}
+	}
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the handler ran %d times, want 1", n)
 	}
 }
