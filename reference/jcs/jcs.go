@@ -509,7 +509,7 @@ func (c *canonicaliser) end(out []byte, i, run int) ([]byte, int, *Error) {
 		return out, run, nil
 	}
 	ms[len(ms)-1].hi = len(out) + i - run - 1
-	order, off := c.sortMembers(ms)
+	order, off := c.sortMembers(ms, len(c.stack) > 0 && c.stack[len(c.stack)-1].end == ']')
 	if off >= 0 {
 		return out, run, &Error{Offset: off, Reason: "duplicate object member name"}
 	}
@@ -538,7 +538,8 @@ func (c *canonicaliser) end(out []byte, i, run int) ([]byte, int, *Error) {
 	text, shift := c.src, f.shift
 	if len(out)-run != shift || len(out) != f.flushed {
 		out, run = append(out, c.src[run:i]...), i
-		c.scratch = append(c.scratch[:0], out[f.lo:]...)
+		// 16 bytes more, for appendSorted's 16-byte copies.
+		c.scratch = append(append(c.scratch[:0], out[f.lo:]...), make([]byte, 16)...)
 		text, shift = c.scratch, f.lo
 		out = out[:f.lo]
 	} else {
@@ -634,22 +635,23 @@ type sortKey struct {
 // sortMembers returns the order of ms, an object's members, by name, and
 // the offset of a duplicate name, or -1. Sorting brings equal names
 // together, so finding them needs no map.
-func (c *canonicaliser) sortMembers(ms []member) ([]sortKey, int) {
+func (c *canonicaliser) sortMembers(ms []member, inArray bool) ([]sortKey, int) {
 	if c.sameShape(ms) {
 		return c.shapeOrder, -1 // and no duplicate, as then
 	}
-	return c.sortShape(ms)
+	return c.sortShape(ms, inArray)
 }
 
 // sortShape is sortMembers for ms that do not have the names of c.shape.
-// Unless they have a duplicate, they become the shape.
-func (c *canonicaliser) sortShape(ms []member) ([]sortKey, int) {
+// Unless they have a duplicate, they become the shape when they are the
+// members of an array's element: other objects seldom share names.
+func (c *canonicaliser) sortShape(ms []member, inArray bool) ([]sortKey, int) {
 	order := slices.Grow(c.order[:0], len(ms))[:len(ms)]
 	for k := range ms {
 		order[k] = sortKey{key: ms[k].key, index: k}
 	}
 	order, off := c.sortKeys(ms, order)
-	if off < 0 {
+	if off < 0 && inArray {
 		c.shape = append(c.shape[:0], ms...)
 		c.order, c.shapeOrder = c.shapeOrder, order
 	} else {
