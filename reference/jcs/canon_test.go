@@ -283,6 +283,7 @@ func FuzzCanonicalizeWithout(f *testing.F) {
 	f.Add([]byte(`{"a":{"b":1,"c":[10,20,{"d":3}]},"x/y":5,"":8}`), "/a/c/0\n/a/c/2/d\n/x~1y")
 	f.Add([]byte(`[0,1,[2,3]]`), "/2/0\n/0")
 	f.Add([]byte(`{"b":{"x":1},"a":2}`), "/b/x\n/")
+	f.Add([]byte(`[{"b":1,"a":2},{"b":1,"a":2},{"b":3,"a":4},"        "]`), "/1/a\n/2")
 	f.Fuzz(func(t *testing.T, src []byte, pointers string) {
 		sameAsTree(t, src, true, strings.Split(pointers, "\n"))
 	})
@@ -330,12 +331,12 @@ func TestPlainName(t *testing.T) {
 	}
 }
 
-// TestShapes holds the reuse of the last object's order (sameShape) to
-// the tree, on arrays of objects whose names are alike in the ways that
-// matter: the same eight-byte keys and lengths with other bytes after
-// them or in names that are not ASCII, names that sort differently in
-// UTF-16 and UTF-8, escaped spellings of one name, duplicates, and with
-// and without whitespace.
+// TestShapes holds the reuse of the last object's order (sameShape, and
+// its form in flatObject) to the tree, on arrays of objects whose names
+// are alike in the ways that matter: the same eight-byte keys and lengths
+// with other bytes after them or in names that are not ASCII, names that
+// sort differently in UTF-16 and UTF-8, escaped spellings of one name,
+// duplicates, and with and without whitespace (parse or flatObject).
 func TestShapes(t *testing.T) {
 	names := [][]string{
 		{"b", "abcdefgh2", "abcdefgh1"},
@@ -376,7 +377,7 @@ func TestShapes(t *testing.T) {
 			}
 			b.WriteString("}")
 		}
-		b.WriteString(`,"                "]`)
+		b.WriteString(`,"` + flatPadding + `"]`)
 		src := []byte(b.String())
 		sameAsTree(t, src, true, nil)
 		sameAsTree(t, slices.Concat([]byte(`{"x":`), src, []byte(`,"a":0}`)), false, nil)

@@ -119,7 +119,9 @@ func AppendExactWithout(dst, src []byte, exclude []string) ([]byte, error) {
 // one go when something must be dropped or rewritten.
 //
 // Objects are where the text changes most: members must be sorted. An
-// object holding no other object is sorted in place as soon as it ends.
+// object holding no other object is sorted in place as soon as it ends;
+// the common kind, compact with plain names and simple values, is read by
+// flatObject in a tighter loop.
 // An object holding others is left as sent, with the place of each
 // member's text noted, and emit writes its members in order while copying
 // out to the caller. Either way every byte is moved a bounded number of
@@ -128,7 +130,8 @@ func AppendExactWithout(dst, src []byte, exclude []string) ([]byte, error) {
 type canonicaliser struct {
 	src     []byte
 	exact   bool
-	padding int // zeros exact mode has added, see maxPadding
+	padding int  // zeros exact mode has added, see maxPadding
+	spaced  bool // src has whitespace between tokens: flatObject gave up
 
 	out     []byte // canonical text, bar the order of members in objects
 	names   []byte // unescaped member names that were written with escapes
@@ -352,6 +355,26 @@ func (c *canonicaliser) parse() *Error {
 		case ch == '{' || ch == '[':
 			if len(c.stack) == MaxDepth {
 				return failAt(s, i, "nesting deeper than 1000 levels")
+			}
+			// No exclusion pointer may lead inside a flat object.
+			if ch == '{' && !c.spaced && len(c.live) == c.liveLo {
+				var ok bool
+				if out, i, run, ok = c.flatObject(out, i, run, f != nil && f.end == ']'); ok {
+					if f == nil {
+						break
+					}
+					f.nested = true
+					// The elements after it in an array are most
+					// likely alike: take them here while they are.
+					for ok && !excluding && f.end == ']' && i+1 < len(s) && s[i] == ',' && s[i+1] == '{' {
+						var o []byte
+						var j, r int
+						if o, j, r, ok = c.flatObject(out, i+1, run, true); ok {
+							out, i, run = o, j, r
+						}
+					}
+					break
+				}
 			}
 			lo, shift, end := len(out)+i-run, len(out)-run, ch+2 // '}' or ']'
 			i++
@@ -791,26 +814,35 @@ func (c *canonicaliser) ascend(saved int) {
 // and for a name its unescaped text appended to names.
 func (c *canonicaliser) string(out []byte, start, i, run int, isName bool) ([]byte, int, int, *Error) {
 	s := c.src
-	for {
-		if i == len(s) {
-			return out, i, run, failAt(s, i, "")
-		}
-		switch ch := s[i]; {
-		case ch == '"':
-			return out, i + 1, run, nil // canonical as it is
-		case ch == '\\':
-			out, i, err := c.escapedString(append(out, s[run:i]...), start, i, isName)
-			return out, i, i, err
-		case ch < 0x20:
-			return out, i, run, failAt(s, i, "control character in string must be escaped")
-		default: // the first byte of a multi-byte character
-			size, reason := checkUTF8(s[i:])
-			if reason != "" {
-				return out, i, run, failAt(s, i, reason)
-			}
-			i = skipPlain(s, i+size)
-		}
+	i, reason := skipRaw(s, i)
+	switch {
+	case reason != "":
+		return out, i, run, failAt(s, i, reason)
+	case i == len(s):
+		return out, i, run, failAt(s, i, "")
+	case s[i] == '"':
+		return out, i + 1, run, nil // canonical as it is
+	case s[i] == '\\':
+		out, i, err := c.escapedString(append(out, s[run:i]...), start, i, isName)
+		return out, i, i, err
+	default:
+		return out, i, run, failAt(s, i, "control character in string must be escaped")
 	}
+}
+
+// skipRaw returns the index of the first byte of s at or after i that is
+// '"', '\\' or a control character, or len(s), having checked the
+// multi-byte characters before it; or the offset of one that is not
+// I-JSON, and why.
+func skipRaw(s []byte, i int) (int, string) {
+	for i = skipPlain(s, i); i < len(s) && s[i] >= utf8.RuneSelf; i = skipPlain(s, i) {
+		size, reason := checkUTF8(s[i:])
+		if reason != "" {
+			return i, reason
+		}
+		i += size
+	}
+	return i, ""
 }
 
 // escapedString finishes a string whose first escape is at i and whose
@@ -920,13 +952,15 @@ func plainName(s []byte, lo int) (end int, key uint64) {
 		end = skipPlainTail(s, lo)
 		return end, nameKey(s, lo, end)
 	}
-	return end, prefixKey(v, end-lo)
+	return end, wordKey(v, stop)
 }
 
-// prefixKey is the key of a plain name of n bytes whose first eight bytes,
-// read little-endian, are v.
-func prefixKey(v uint64, n int) uint64 {
-	return bits.ReverseBytes64(v) &^ (^uint64(0) >> (8 * n)) // 0 past 63
+// wordKey is the key of a plain name whose first eight bytes, read
+// little-endian, are v, and which ends at the first byte peek flags in
+// stop, if any. It does not wait for the name's length.
+func wordKey(v, stop uint64) uint64 {
+	below := (stop&-stop)>>7 - 1 // the bytes before the first flagged
+	return bits.ReverseBytes64(v & below)
 }
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080
