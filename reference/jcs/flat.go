@@ -115,6 +115,30 @@ func (c *canonicaliser) flatObject(out []byte, lo, run int, inArray bool) ([]byt
 	return out, end, end, true
 }
 
+// flatObjects is flatObject for the object at s[lo], a value in f, and
+// when f is an array, for the elements after it, which are most likely
+// alike, while they are. It sets f.nested, as end would.
+func (c *canonicaliser) flatObjects(out []byte, lo, run int, f *frame) ([]byte, int, int, bool) {
+	if f == nil {
+		return c.flatObject(out, lo, run, false)
+	}
+	inArray := f.end == ']'
+	out, i, run, ok := c.flatObject(out, lo, run, inArray)
+	if !ok {
+		return out, i, run, false
+	}
+	f.nested = true
+	s := c.src
+	for inArray && len(c.exclude) == 0 && i+1 < len(s) && s[i] == ',' && s[i+1] == '{' {
+		o, j, r, ok := c.flatObject(out, i+1, run, true)
+		if !ok {
+			break
+		}
+		out, i, run = o, j, r
+	}
+	return out, i, run, true
+}
+
 // giveUp is flatObject giving up at s[i]. Whitespace there means the
 // document is not written compactly, and parse tries no more objects.
 func (c *canonicaliser) giveUp(out []byte, lo, run, i int) ([]byte, int, int, bool) {

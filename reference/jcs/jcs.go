@@ -359,20 +359,7 @@ func (c *canonicaliser) parse() *Error {
 			// No exclusion pointer may lead inside a flat object.
 			if ch == '{' && !c.spaced && len(c.live) == c.liveLo {
 				var ok bool
-				if out, i, run, ok = c.flatObject(out, i, run, f != nil && f.end == ']'); ok {
-					if f == nil {
-						break
-					}
-					f.nested = true
-					// The elements after it in an array are most
-					// likely alike: take them here while they are.
-					for ok && !excluding && f.end == ']' && i+1 < len(s) && s[i] == ',' && s[i+1] == '{' {
-						var o []byte
-						var j, r int
-						if o, j, r, ok = c.flatObject(out, i+1, run, true); ok {
-							out, i, run = o, j, r
-						}
-					}
+				if out, i, run, ok = c.flatObjects(out, i, run, f); ok {
 					break
 				}
 			}
