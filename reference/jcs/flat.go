@@ -23,7 +23,8 @@ func (c *canonicaliser) flatObject(out []byte, lo, run int, inArray bool) ([]byt
 	s := c.src
 	base := len(c.open)
 	c.open = slices.Grow(c.open, maxFlat)
-	ms := c.open[base : base+maxFlat] // scratch beyond the open members
+	// Scratch beyond the open members; their lo and hi are places in s.
+	ms := c.open[base : base+maxFlat]
 	// inOrder: the names so far are in order; shaped: they are those of
 	// c.shape so far, as sameShape checks them.
 	inOrder, shaped := true, true

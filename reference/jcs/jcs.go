@@ -186,8 +186,9 @@ type member struct {
 	dropped        bool // removed by an exclusion pointer
 	off            int  // source offset of the name, for errors
 	lo             int
-	// Where it ends, set when the object goes on or ends, and for emit the
-	// index in objects of the first object inside its value.
+	// Where it ends (at its comma or the '}'), noted when that is read,
+	// and for emit the index in objects of the first object inside its
+	// value.
 	hi, objects int
 }
 
