@@ -283,6 +283,7 @@ func FuzzCanonicalizeWithout(f *testing.F) {
 	f.Add([]byte(`{"a":{"b":1,"c":[10,20,{"d":3}]},"x/y":5,"":8}`), "/a/c/0\n/a/c/2/d\n/x~1y")
 	f.Add([]byte(`[0,1,[2,3]]`), "/2/0\n/0")
 	f.Add([]byte(`{"b":{"x":1},"a":2}`), "/b/x\n/")
+	f.Add([]byte(`[{"b":1,"a":2},{"b":1,"a":2},{"b":3,"a":4},"        "]`), "/1/a\n/2")
 	f.Fuzz(func(t *testing.T, src []byte, pointers string) {
 		sameAsTree(t, src, true, strings.Split(pointers, "\n"))
 	})
@@ -306,5 +307,79 @@ func TestAppendString(t *testing.T) {
 		if got := AppendString([]byte("x"), string(b)); string(got) != "x"+string(want) {
 			t.Fatalf("AppendString(%q) = %q, want %q", b, got[1:], want)
 		}
+	}
+}
+
+// TestPlainName holds plainName to skipPlain and nameKey: every length of
+// plain name, ended by every kind of byte, at every distance from the end
+// of the input.
+func TestPlainName(t *testing.T) {
+	const filler = "aZ~ 0!\x7f#bcdefghijklmnop"
+	for n := 0; n <= 18; n++ {
+		for _, end := range []string{`"`, `\`, "\x1f", "\xc3\xa9", "\xee\x80\x80", "\xf0\x90\x80\x80", ""} {
+			for tail := 0; tail <= 9; tail++ {
+				s := []byte(filler[:n] + end + strings.Repeat("x", tail))
+				gotEnd, gotKey := plainName(s, 0)
+				if want := skipPlain(s, 0); gotEnd != want {
+					t.Fatalf("plainName(%q) ends at %d, skipPlain at %d", s, gotEnd, want)
+				}
+				if want := nameKey(s, 0, gotEnd); gotKey != want {
+					t.Fatalf("plainName(%q) key %#x, nameKey %#x", s, gotKey, want)
+				}
+			}
+		}
+	}
+}
+
+// TestShapes holds the reuse of the last object's order (sameShape, and
+// its form in flatObject) to the tree, on arrays of objects whose names
+// are alike in the ways that matter: the same eight-byte keys and lengths
+// with other bytes after them or in names that are not ASCII, names that
+// sort differently in UTF-16 and UTF-8, escaped spellings of one name,
+// duplicates, and with and without whitespace (parse or flatObject).
+func TestShapes(t *testing.T) {
+	names := [][]string{
+		{"b", "abcdefgh2", "abcdefgh1"},
+		{"b", "abcdefgh1", "abcdefgh2"}, // same keys and lengths as above
+		{"b", "abcdefgh2", "abcdefgh1", "abcdefgh0"},
+		{"b", "\u00e92", "\u00e91"}, // keys 0 (not ASCII), same lengths
+		{"b", "\u00e91", "\u00e92"},
+		{"z", "\ue000\ue000\ue000\ue000", "\U00010000\U00010000\U00010000"}, // 12 bytes each
+		{"z", "\U00010000\U00010000\U00010000", "\ue000\ue000\ue000\ue000"},
+		{"z", "a\ue000", "a\U00010000"},
+		{"z", "a\U00010000", "a\ue000"},
+		{"b", "a"},
+		{"b", "\\u0061"}, // the same names, spelt otherwise
+		{"\\u0062", "a"},
+		{"b", "b"}, // a duplicate after the same first name
+		{"a\\u0000", "a"},
+		{"a", "a"}, // the same keys as above: lengths tell them apart
+		{"b", "a", "a"},
+		{"a", "b"},
+		{"b", "a", "c"},
+		{"c", "a", "b"},
+	}
+	r := rand.New(rand.NewPCG(17, 18))
+	for range 2000 {
+		var b strings.Builder
+		sep := []string{"", " "}[r.IntN(2)]
+		b.WriteString("[")
+		for k := range 2 + r.IntN(4) {
+			if k > 0 {
+				b.WriteString("," + sep)
+			}
+			b.WriteString("{")
+			for m, name := range names[r.IntN(len(names))] {
+				if m > 0 {
+					b.WriteString("," + sep)
+				}
+				b.WriteString(`"` + name + `":` + sep + `"v"`)
+			}
+			b.WriteString("}")
+		}
+		b.WriteString(`,"` + flatPadding + `"]`)
+		src := []byte(b.String())
+		sameAsTree(t, src, true, nil)
+		sameAsTree(t, slices.Concat([]byte(`{"x":`), src, []byte(`,"a":0}`)), false, nil)
 	}
 }

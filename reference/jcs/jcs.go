@@ -28,6 +28,7 @@
 package jcs
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"slices"
@@ -118,7 +119,9 @@ func AppendExactWithout(dst, src []byte, exclude []string) ([]byte, error) {
 // one go when something must be dropped or rewritten.
 //
 // Objects are where the text changes most: members must be sorted. An
-// object holding no other object is sorted in place as soon as it ends.
+// object holding no other object is sorted in place as soon as it ends;
+// the common kind, compact with plain names and simple values, is read by
+// flatObject in a tighter loop.
 // An object holding others is left as sent, with the place of each
 // member's text noted, and emit writes its members in order while copying
 // out to the caller. Either way every byte is moved a bounded number of
@@ -127,14 +130,20 @@ func AppendExactWithout(dst, src []byte, exclude []string) ([]byte, error) {
 type canonicaliser struct {
 	src     []byte
 	exact   bool
-	padding int // zeros exact mode has added, see maxPadding
+	padding int  // zeros exact mode has added, see maxPadding
+	spaced  bool // src has whitespace between tokens: flatObject gave up
 
 	out     []byte // canonical text, bar the order of members in objects
 	names   []byte // unescaped member names that were written with escapes
 	scratch []byte // an object's text while it is sorted in place
 	order   []sortKey
-	stack   []frame // the arrays and objects being parsed, innermost last
-	open    []member
+	// shape is the members of the last object sorted, in the order sent,
+	// and shapeOrder their sorted order: the objects of an array mostly
+	// share their names and the order they come in.
+	shape      []member
+	shapeOrder []sortKey
+	stack      []frame // the arrays and objects being parsed, innermost last
+	open       []member
 	// sorted holds the members of each object emit sorts, in order.
 	sorted []member
 	// objects are the objects emit sorts and those holding one, in the
@@ -177,8 +186,9 @@ type member struct {
 	dropped        bool // removed by an exclusion pointer
 	off            int  // source offset of the name, for errors
 	lo             int
-	// For emit: where it ends, and the index in objects of the first one
-	// inside its value. Both are set when the object ends.
+	// Where it ends (at its comma or the '}'), noted when that is read,
+	// and for emit the index in objects of the first object inside its
+	// value.
 	hi, objects int
 }
 
@@ -226,15 +236,17 @@ func (c *canonicaliser) release() {
 		return
 	}
 	*c = canonicaliser{
-		out:     c.out[:0],
-		names:   c.names[:0],
-		scratch: c.scratch[:0],
-		order:   c.order[:0],
-		stack:   c.stack[:0],
-		open:    c.open[:0],
-		sorted:  c.sorted[:0],
-		objects: c.objects[:0],
-		live:    c.live[:0],
+		out:        c.out[:0],
+		names:      c.names[:0],
+		scratch:    c.scratch[:0],
+		order:      c.order[:0],
+		shape:      c.shape[:0],
+		shapeOrder: c.shapeOrder[:0],
+		stack:      c.stack[:0],
+		open:       c.open[:0],
+		sorted:     c.sorted[:0],
+		objects:    c.objects[:0],
+		live:       c.live[:0],
 	}
 	canonicalisers.Put(c)
 }
@@ -294,9 +306,8 @@ func (c *canonicaliser) parse() *Error {
 			c.open = append(c.open, member{})
 			m := &c.open[len(c.open)-1]
 			m.off, m.lo, m.nameLo = i, len(out)+i-run, i+1
-			if j := skipPlain(s, i+1); j < len(s) && s[j] == '"' {
-				i, m.nameHi = j+1, j // already canonical
-				m.key = nameKey(s, m.nameLo, j)
+			if j, key := plainName(s, i+1); j < len(s) && s[j] == '"' {
+				i, m.nameHi, m.key = j+1, j, key // already canonical
 			} else {
 				names := len(c.names)
 				if out, i, run, err = c.string(out, i, j, run, true); err != nil {
@@ -319,8 +330,11 @@ func (c *canonicaliser) parse() *Error {
 			// Names in strictly increasing order need no sorting and
 			// cannot repeat; otherwise sorting finds any duplicate.
 			if f.inOrder && len(c.open) > f.base+1 {
-				if p := &c.open[len(c.open)-2]; (p.key == 0 || p.key >= m.key) && c.compare(p, m) >= 0 {
-					f.inOrder = false
+				p := &c.open[len(c.open)-2]
+				if p.key == 0 || p.key >= m.key {
+					// Differing keys decide, as in compare, without
+					// a call: this runs for every member.
+					f.inOrder = (p.key <= m.key || m.key == 0) && c.compare(p, m) < 0
 				}
 			}
 			if excluding {
@@ -342,6 +356,13 @@ func (c *canonicaliser) parse() *Error {
 		case ch == '{' || ch == '[':
 			if len(c.stack) == MaxDepth {
 				return failAt(s, i, "nesting deeper than 1000 levels")
+			}
+			// No exclusion pointer may lead inside a flat object.
+			if ch == '{' && !c.spaced && len(c.live) == c.liveLo {
+				var ok bool
+				if out, i, run, ok = c.flatObjects(out, i, run, f); ok {
+					break
+				}
 			}
 			lo, shift, end := len(out)+i-run, len(out)-run, ch+2 // '}' or ']'
 			i++
@@ -439,12 +460,13 @@ func (c *canonicaliser) parse() *Error {
 						out, run = append(out, s[run:i]...), i+1
 					}
 				}
-				i++
 				if f.end == '}' {
+					c.open[len(c.open)-1].hi = len(out) + i - run
 					name = true
 				} else if f.index++; excluding {
 					f.saved, f.drop = c.descend(nil, f.index)
 				}
+				i++
 				break
 			}
 			if i == len(s) || s[i] != f.end {
@@ -497,7 +519,8 @@ func (c *canonicaliser) end(out []byte, i, run int) ([]byte, int, *Error) {
 		}
 		return out, run, nil
 	}
-	order, off := c.sortMembers(ms, len(out)+i-run-1)
+	ms[len(ms)-1].hi = len(out) + i - run - 1
+	order, off := c.sortMembers(ms, len(c.stack) > 0 && c.stack[len(c.stack)-1].end == ']')
 	if off >= 0 {
 		return out, run, &Error{Offset: off, Reason: "duplicate object member name"}
 	}
@@ -515,7 +538,6 @@ func (c *canonicaliser) end(out []byte, i, run int) ([]byte, int, *Error) {
 		}
 		for _, k := range order {
 			c.sorted = append(c.sorted, ms[k.index])
-			c.sorted[len(c.sorted)-1].hi = k.hi
 		}
 		return out, run, nil
 	}
@@ -523,26 +545,51 @@ func (c *canonicaliser) end(out []byte, i, run int) ([]byte, int, *Error) {
 	// src when nothing in the object was rewritten, else it is copied
 	// aside first.
 	c.objects = c.objects[:f.self]
+	n := len(out) + i - run - f.lo
 	text, shift := c.src, f.shift
 	if len(out)-run != shift || len(out) != f.flushed {
 		out, run = append(out, c.src[run:i]...), i
-		c.scratch = append(c.scratch[:0], out[f.lo:]...)
+		// 16 bytes more, for appendSorted's 16-byte copies.
+		c.scratch = append(append(c.scratch[:0], out[f.lo:]...), make([]byte, 16)...)
 		text, shift = c.scratch, f.lo
 		out = out[:f.lo]
 	} else {
 		out, run = append(out, c.src[run:f.lo-shift]...), i
 	}
-	out = append(out, '{')
+	return appendSorted(out, ms, order, text, shift, n), run, nil
+}
+
+// appendSorted appends an object of canonical length n whose members ms
+// lie at text[m.lo-shift:m.hi-shift], writing them in order.
+func appendSorted(out []byte, ms []member, order []sortKey, text []byte, shift, n int) []byte {
+	lo := len(out)
+	out = slices.Grow(out, n+16)
+	buf := out[:lo+n+16]
+	w := lo + 1
+	// Members are short: they are copied 16 bytes at a time, which may
+	// read and write up to 15 bytes past their ends, when text has that
+	// room (out has). No member ends after the last one.
+	wide := ms[len(ms)-1].hi-shift+16 <= len(text)
 	for _, k := range order {
-		if k.hi < 0 {
-			continue // excluded
+		m := &ms[k.index]
+		if m.dropped {
+			continue
 		}
-		if len(out) > f.lo+1 {
-			out = append(out, ',')
+		buf[w-1] = ','
+		from, size := m.lo-shift, m.hi-m.lo
+		if wide && size <= 16 {
+			*(*[16]byte)(buf[w:]) = *(*[16]byte)(text[from:])
+		} else {
+			copy(buf[w:], text[from:from+size])
 		}
-		out = append(out, text[k.lo-shift:k.hi-shift]...)
+		w += size + 1
 	}
-	return append(out, '}'), run, nil
+	buf[lo] = '{'
+	if w == lo+1 { // no member
+		w++
+	}
+	buf[w-1] = '}'
+	return buf[:w]
 }
 
 // memberName returns the unescaped name of m.
@@ -589,31 +636,64 @@ func (c *canonicaliser) compare(a, b *member) int {
 	return compareUTF16(c.memberName(a), c.memberName(b))
 }
 
-// sortKey is a member being sorted, ms[index], with where its text lies
-// in out (hi is -1 for an excluded one): sorting these small values moves
-// less than sorting the members would.
+// sortKey is a member being sorted, ms[index]: sorting these small values
+// moves less than sorting the members would.
 type sortKey struct {
-	key    uint64
-	index  int
-	lo, hi int
+	key   uint64
+	index int
 }
 
-// sortMembers returns the order of ms, an object's members whose last one
-// ends at hi in out, by name, and the offset of a duplicate name, or -1.
-// Sorting brings equal names together, so finding them needs no map.
-func (c *canonicaliser) sortMembers(ms []member, hi int) ([]sortKey, int) {
+// sortMembers returns the order of ms, an object's members, by name, and
+// the offset of a duplicate name, or -1. Sorting brings equal names
+// together, so finding them needs no map.
+func (c *canonicaliser) sortMembers(ms []member, inArray bool) ([]sortKey, int) {
+	if c.sameShape(ms) {
+		return c.shapeOrder, -1 // and no duplicate, as then
+	}
+	return c.sortShape(ms, inArray)
+}
+
+// sortShape is sortMembers for ms that do not have the names of c.shape.
+// Unless they have a duplicate, they become the shape when they are the
+// members of an array's element: other objects seldom share names.
+func (c *canonicaliser) sortShape(ms []member, inArray bool) ([]sortKey, int) {
 	order := slices.Grow(c.order[:0], len(ms))[:len(ms)]
-	c.order = order
-	// Each member ends where the next one's comma is.
-	for k := len(ms) - 1; k >= 0; k-- {
-		m, o := &ms[k], &order[k]
-		o.key, o.index, o.lo, o.hi = m.key, k, m.lo, hi
-		if m.dropped {
-			o.hi = -1
-		} else {
-			hi = m.lo - 1
+	for k := range ms {
+		order[k] = sortKey{key: ms[k].key, index: k}
+	}
+	order, off := c.sortKeys(ms, order)
+	if off < 0 && inArray {
+		c.shape = append(c.shape[:0], ms...)
+		c.order, c.shapeOrder = c.shapeOrder, order
+	} else {
+		c.order = order
+	}
+	return order, off
+}
+
+// sameShape reports whether ms have the names of c.shape, in its order.
+// Equal keys of names of equal length up to eight bytes are equal names,
+// unless the key is 0.
+func (c *canonicaliser) sameShape(ms []member) bool {
+	if len(ms) != len(c.shape) {
+		return false
+	}
+	for k := range ms {
+		a, b := &ms[k], &c.shape[k]
+		n := a.nameHi - a.nameLo
+		if a.key != b.key || n != b.nameHi-b.nameLo {
+			return false
+		}
+		if (n > 8 || a.key == 0) && !bytes.Equal(c.memberName(a), c.memberName(b)) {
+			return false
 		}
 	}
+	return true
+}
+
+// sortKeys sorts order, ms's members, by name and returns it with the
+// offset of a duplicate name, or -1.
+func (c *canonicaliser) sortKeys(ms []member, order []sortKey) ([]sortKey, int) {
 	cmp := func(a, b *sortKey) int {
 		if a.key != b.key && a.key != 0 && b.key != 0 {
 			if a.key < b.key {
@@ -722,26 +802,35 @@ func (c *canonicaliser) ascend(saved int) {
 // and for a name its unescaped text appended to names.
 func (c *canonicaliser) string(out []byte, start, i, run int, isName bool) ([]byte, int, int, *Error) {
 	s := c.src
-	for {
-		if i == len(s) {
-			return out, i, run, failAt(s, i, "")
-		}
-		switch ch := s[i]; {
-		case ch == '"':
-			return out, i + 1, run, nil // canonical as it is
-		case ch == '\\':
-			out, i, err := c.escapedString(append(out, s[run:i]...), start, i, isName)
-			return out, i, i, err
-		case ch < 0x20:
-			return out, i, run, failAt(s, i, "control character in string must be escaped")
-		default: // the first byte of a multi-byte character
-			size, reason := checkUTF8(s[i:])
-			if reason != "" {
-				return out, i, run, failAt(s, i, reason)
-			}
-			i = skipPlain(s, i+size)
-		}
+	i, reason := skipRaw(s, i)
+	switch {
+	case reason != "":
+		return out, i, run, failAt(s, i, reason)
+	case i == len(s):
+		return out, i, run, failAt(s, i, "")
+	case s[i] == '"':
+		return out, i + 1, run, nil // canonical as it is
+	case s[i] == '\\':
+		out, i, err := c.escapedString(append(out, s[run:i]...), start, i, isName)
+		return out, i, i, err
+	default:
+		return out, i, run, failAt(s, i, "control character in string must be escaped")
 	}
+}
+
+// skipRaw returns the index of the first byte of s at or after i that is
+// '"', '\\' or a control character, or len(s), having checked the
+// multi-byte characters before it; or the offset of one that is not
+// I-JSON, and why.
+func skipRaw(s []byte, i int) (int, string) {
+	for i = skipPlain(s, i); i < len(s) && s[i] >= utf8.RuneSelf; i = skipPlain(s, i) {
+		size, reason := checkUTF8(s[i:])
+		if reason != "" {
+			return i, reason
+		}
+		i += size
+	}
+	return i, ""
 }
 
 // escapedString finishes a string whose first escape is at i and whose
@@ -806,20 +895,60 @@ var plain = func() (t [256]bool) {
 }()
 
 // skipPlain returns the index of the first byte of s at or after i that
-// is not plain, or len(s). It tests eight bytes at a time, and is small
-// enough to be inlined: most of a body is the text of its strings.
+// is not plain, or len(s). It tests eight bytes at a time: most of a body
+// is the text of its strings.
 func skipPlain(s []byte, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		// A high bit for each byte >= 0x80, < 0x20, '"' or '\\'. The
-		// subtractions borrow only from a byte that is flagged rightly,
-		// so the lowest flag is exact even where higher ones are not.
-		v := binary.LittleEndian.Uint64(s[i:])
-		q, b := v^(ones*'"'), v^(ones*'\\') // zero where they are
-		if m := (v | (v-ones*0x20)&^v | (q-ones)&^q | (b-ones)&^b) & highs; m != 0 {
+		if m := notPlain(binary.LittleEndian.Uint64(s[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	return skipPlainTail(s, i)
+}
+
+// peek returns the eight bytes at s[i:], read little-endian, and
+// notPlain of them, or zeros when fewer remain. Inlined, it finds the end
+// of most strings without a call.
+func peek(s []byte, i int) (v, stop uint64) {
+	if i+8 <= len(s) {
+		v = binary.LittleEndian.Uint64(s[i:])
+		stop = notPlain(v)
+	}
+	return v, stop
+}
+
+// notPlain sets the high bit of each byte of v, eight bytes of text read
+// little-endian, that is >= 0x80, < 0x20, '"' or '\\'. The subtractions
+// borrow only from a byte that is flagged rightly, so the lowest flag is
+// exact even where higher ones are not.
+func notPlain(v uint64) uint64 {
+	q, b := v^(ones*'"'), v^(ones*'\\') // zero where they are
+	return (v | (v-ones*0x20)&^v | (q-ones)&^q | (b-ones)&^b) & highs
+}
+
+// plainName is skipPlain for a member name starting at s[lo], which also
+// returns the key of s[lo:end] (see member.key) from the eight bytes it
+// reads first: most names are shorter, so this one read finds both.
+func plainName(s []byte, lo int) (end int, key uint64) {
+	v, stop := peek(s, lo)
+	switch {
+	case stop != 0:
+		end = lo + bits.TrailingZeros64(stop)/8
+	case lo+8 <= len(s):
+		end = skipPlain(s, lo+8)
+	default:
+		end = skipPlainTail(s, lo)
+		return end, nameKey(s, lo, end)
+	}
+	return end, wordKey(v, stop)
+}
+
+// wordKey is the key of a plain name whose first eight bytes, read
+// little-endian, are v, and which ends at the first byte peek flags in
+// stop, if any. It does not wait for the name's length.
+func wordKey(v, stop uint64) uint64 {
+	below := (stop&-stop)>>7 - 1 // the bytes before the first flagged
+	return bits.ReverseBytes64(v & below)
 }
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080

@@ -950,6 +950,9 @@ var fuzzSeeds = []string{
 	`"\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/"`,
 	`[333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001]`,
 	`{"a":1,"\u0061":2}`, `"\ud800"`, `[1,]`, "\"\xff\"", `[[[[[[]]]]]]`, ` {"":""} `,
+	// Arrays of compact objects, which flatObject reads.
+	`[{"sku":"P-1","qty":1,"price":19.99,"gift":false},{"sku":"P-2","qty":2,"price":1.5,"gift":true},"        "]`,
+	`[{"abcdefgh2":1,"abcdefgh1":2},{"abcdefgh1":1,"abcdefgh2":2},{"b":"\u00e9","a":null},"        "]`,
 }
 
 func FuzzCanonicalize(f *testing.F) {
