@@ -393,25 +393,26 @@ func (f *firsts) entryOf(k hopKey) entry {
 	return entry(h.Sum64())
 }
 
-// of returns the document that defines k first, nil when none does yet.
-func (f *firsts) of(k hopKey) *boundary.Document {
-	if hop, ok := f.byEntry[f.entryOf(k)]; ok && hop.key() == k {
-		return hop.doc
-	}
-	return f.collided[k]
-}
-
-// add records hop, whose key is k, as the first definition of k.
-func (f *firsts) add(k hopKey, hop firstHop) {
+// claim returns the document that defines k first; when none does yet,
+// it records hop, whose key is k, as that definition and returns nil.
+func (f *firsts) claim(k hopKey, hop firstHop) *boundary.Document {
 	e := f.entryOf(k)
-	if _, taken := f.byEntry[e]; !taken {
+	held, taken := f.byEntry[e]
+	switch {
+	case !taken:
 		f.byEntry[e] = hop
-		return
+		return nil
+	case held.key() == k:
+		return held.doc
+	}
+	if prev, ok := f.collided[k]; ok {
+		return prev
 	}
 	if f.collided == nil {
 		f.collided = map[hopKey]*boundary.Document{}
 	}
 	f.collided[k] = hop.doc
+	return nil
 }
 
 // duplicates records d as the first definition of each hop it defines
@@ -427,19 +428,19 @@ func (b *builder) duplicates(d *boundary.Document, first *firsts) []bool {
 		if !op.Key.OK() {
 			continue
 		}
-		for _, policy := range [2]bool{false, true} {
-			hop := firstHop{doc: d, op: int32(i), policy: policy}
-			if policy && !embedded {
-				break
-			}
+		// The operation's own hop, then its embedded policy's.
+		hops := [2]firstHop{{doc: d, op: int32(i)}, {doc: d, op: int32(i), policy: true}}
+		n := 1
+		if embedded {
+			n = 2
+		}
+		for _, hop := range hops[:n] {
 			k := hop.key()
-			prev := first.of(k)
-			if prev == nil {
-				first.add(k, hop)
-			} else if prev != d {
+			prev := first.claim(k, hop)
+			if prev != nil && prev != d {
 				b.g.Duplicates = append(b.g.Duplicates, Duplicate{Doc: d, First: prev, Operation: op.Key.Value, Policy: k.kind == boundary.Adapter})
 			}
-			if !policy {
+			if !hop.policy {
 				b.defines[i] = prev == nil || prev == d
 			}
 		}

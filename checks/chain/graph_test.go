@@ -352,12 +352,11 @@ func TestFirstsTellCollidingHopsApart(t *testing.T) {
 	ka, kb := hopOf(a, "orders.create"), hopOf(b, "orders.create")
 	f := firsts{byEntry: map[entry]firstHop{}, seed: maphash.MakeSeed()}
 	f.byEntry[f.entryOf(ka)] = firstHop{doc: b} // b's hop sits where a's hashes
-	if got := f.of(ka); got != nil {
-		t.Fatalf("of(a's hop) = %s before a was added, want none", got.Path)
+	if got := f.claim(ka, firstHop{doc: a}); got != nil {
+		t.Fatalf("claim(a's hop) = %s before a was recorded, want none", got.Path)
 	}
-	f.add(ka, firstHop{doc: a})
-	if got := f.of(ka); got != a {
-		t.Fatalf("of(a's hop) = %v after add, want a.json", got)
+	if got := f.claim(ka, firstHop{doc: b}); got != a {
+		t.Fatalf("claim(a's hop) = %v once a was recorded, want a.json", got)
 	}
 	if got := f.byEntry[f.entryOf(ka)].doc; got != b {
 		t.Fatalf("the entry's first hop became %s, want b.json kept", got.Path)
