@@ -183,11 +183,14 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Write(body) //nolint:errcheck // the client went away; nothing to do
 }
 
-// writeResponse sends resp as it is.
+// writeResponse sends resp as it is. Its header values are handed over
+// without their spare capacity: a stored response's values are shared by
+// every replay, so a writer that then adds to one of those headers must
+// copy it rather than write into the record.
 func writeResponse(w http.ResponseWriter, resp Response) {
 	h := w.Header()
 	for k, v := range resp.Header {
-		h[k] = v
+		h[k] = v[:len(v):len(v)]
 	}
 	w.WriteHeader(resp.Status)
 	w.Write(resp.Body) //nolint:errcheck // the client went away; nothing to do

@@ -463,3 +463,41 @@ func TestAccessLogKeepsWriterFeatures(t *testing.T) {
 		t.Errorf("SetWriteDeadline = %v, deadline %v; want it to reach the writer", err, w.deadline)
 	}
 }
+
+// languageAdder adds to Content-Language as it writes the header, as a
+// middleware outside the engine might.
+type languageAdder struct {
+	http.ResponseWriter
+	value string
+}
+
+func (l *languageAdder) WriteHeader(status int) {
+	l.Header().Add("Content-Language", l.value)
+	l.ResponseWriter.WriteHeader(status)
+}
+
+// TestReplayHeadersAreNotWrittenThrough replays a stored header with room
+// to grow to two writers that each add to it: each must keep its own
+// value, not the one the next replay added.
+func TestReplayHeadersAreNotWrittenThrough(t *testing.T) {
+	e := newEngine(t, nil)
+	h := e.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		for _, v := range []string{"en", "de", "fr"} { // length 3, capacity 4
+			w.Header().Add("Content-Language", v)
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	req := call{body: `{}`, key: "k-language"}
+	do(h, req)
+	replays := make([]*httptest.ResponseRecorder, 2)
+	for i, added := range []string{"it", "nl"} {
+		replays[i] = httptest.NewRecorder()
+		h.ServeHTTP(&languageAdder{ResponseWriter: replays[i], value: added}, req.request())
+	}
+	for i, added := range []string{"it", "nl"} {
+		got := replays[i].Header().Values("Content-Language")
+		if diff := cmp.Diff([]string{"en", "de", "fr", added}, got); diff != "" {
+			t.Errorf("replay %d: Content-Language (-want +got):\n%s", i+1, diff)
+		}
+	}
+}
