@@ -88,6 +88,9 @@ policy declares at its method and path: a state-changing operation answers 201
 with a fresh id and the request body it received, a read-only one a page of what
 was created (?offset=, ?limit=). GET /_effects answers {"count": N}, how many
 times the demo really ran, so "idemlint conform" can be tried end to end.
+GET /_health answers {"status": "ok"}, or "warn" with the warnings about the
+store that serve also logs at start: a Redis without an append-only file or
+that may evict records lets a key run again.
 
 --store keeps the records in memory (the default; lost on restart), or in
 Redis or PostgreSQL, so that several serve processes on one store act as the
@@ -166,6 +169,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	}
 	demo := reference.NewDemo(engine.Policy())
 	demo.Delay = o.demoDelay
+	demo.Warnings = storeWarnings(ctx, store, logger)
 	srv := &http.Server{
 		Handler:           engine.Middleware(demo),
 		ReadHeaderTimeout: readHeaderTimeout,
