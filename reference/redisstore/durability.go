@@ -9,14 +9,17 @@ import (
 
 // durabilitySettings are the server settings Durability reads: those
 // that decide whether a record can vanish before its lease or ttl ends.
-var durabilitySettings = []string{"appendonly", "save", "maxmemory-policy"}
+var durabilitySettings = []string{"appendonly", "appendfsync", "save", "maxmemory-policy"}
 
 // Durability reads the server's persistence and eviction settings
-// (CONFIG GET appendonly, save and maxmemory-policy) and returns a
-// warning for each way they let a record vanish early: a restart without
-// an append-only file, or eviction under memory pressure. A key whose
-// record vanished executes again on its next retry, so at-most-once holds
-// only with appendonly yes and maxmemory-policy noeviction. read is false,
+// (CONFIG GET appendonly, appendfsync, save and maxmemory-policy) and
+// returns a warning for each way they let a record vanish early: a
+// restart without an append-only file, a crash before it was written (the
+// last second or two under appendfsync everysec), or eviction under
+// memory pressure. A key whose record vanished executes again on its next
+// retry, so at-most-once holds through a crash of Redis only with
+// appendonly yes, appendfsync always and maxmemory-policy noeviction.
+// read is false,
 // with no warnings, when the server refuses CONFIG (managed services
 // often do): the settings are then the operator's to check. err is for a
 // server that did not answer.
@@ -48,8 +51,12 @@ func (s *Store) Durability(ctx context.Context) (warnings []string, read bool, e
 // durabilityWarnings judges the settings Durability read.
 func durabilityWarnings(settings map[string]string) []string {
 	var warnings []string
-	switch save := settings["save"]; {
+	switch save, fsync := settings["save"], settings["appendfsync"]; {
+	case settings["appendonly"] == "yes" && fsync == "always":
 	case settings["appendonly"] == "yes":
+		// Redis may hold writes back while an fsync is under way, up to
+		// two seconds, and answers the clients meanwhile.
+		warnings = append(warnings, fmt.Sprintf(`Redis writes its append-only file lazily (appendfsync %s): a crash of Redis or its machine loses the records of the last seconds, and the retry of a lost key executes it again; set appendfsync always`, fsync))
 	case save == "":
 		warnings = append(warnings, `Redis persists nothing (appendonly no, save ""): a restart loses every record, and the retry of a lost key executes it again; set appendonly yes`)
 	default:
