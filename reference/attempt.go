@@ -34,10 +34,23 @@ type attempt struct {
 	// from before the store call that granted or renewed it.
 	leaseEnd time.Time
 
-	// settled is closed once the end of the attempt is recorded
-	// (recorded true) or given up on; see Engine.Drain.
-	settled  chan struct{}
-	recorded bool
+	// withToken is the request's context, detached from its
+	// cancellation, carrying the token: a field, so that it costs no
+	// allocation of its own.
+	withToken tokenContext
+}
+
+// tokenContext is a context that carries an attempt token.
+type tokenContext struct {
+	context.Context
+	token string
+}
+
+func (c *tokenContext) Value(key any) any {
+	if key == (attemptTokenKey{}) {
+		return c.token
+	}
+	return c.Context.Value(key)
 }
 
 // ErrLeaseLapsed is the cause of a handler's context ending because the
@@ -77,11 +90,13 @@ func (e *Engine) storeCallContext(ctx context.Context) (context.Context, context
 // startAttempt starts the attempt holding token, whose record a Create
 // issued at asked created, and its lease renewal.
 func (e *Engine) startAttempt(ctx context.Context, id, token string, asked time.Time, reply *Reply) *attempt {
-	detached := context.WithValue(context.WithoutCancel(ctx), attemptTokenKey{}, token)
+	a := &attempt{e: e, id: id, token: token, reply: reply, leaseEnd: asked.Add(e.lease)}
+	a.withToken = tokenContext{Context: context.WithoutCancel(ctx), token: token}
+	var detached context.Context = &a.withToken
 	if b, ok := e.store.(AttemptBinder); ok {
 		detached = b.BindAttempt(detached, id, token)
 	}
-	a := &attempt{e: e, id: id, token: token, reply: reply, storeCtx: detached, leaseEnd: asked.Add(e.lease), settled: make(chan struct{})}
+	a.storeCtx = detached
 	e.attempts.add(a)
 	a.ctx, a.cancel = context.WithCancelCause(detached)
 	if e.base != nil {
@@ -160,11 +175,7 @@ func (a *attempt) end(state State, res Result) error {
 }
 
 // settle tells Drain that the end of the attempt is recorded or given up.
-func (a *attempt) settle(recorded bool) {
-	a.recorded = recorded
-	a.e.attempts.remove(a)
-	close(a.settled)
-}
+func (a *attempt) settle(recorded bool) { a.e.attempts.settle(a, recorded) }
 
 // retryable reports whether writing the end of an attempt failed in a way
 // that trying again may mend: not when another attempt holds the record,
