@@ -99,9 +99,9 @@ func WithClock(now func() time.Time) Option {
 // that goes away must not turn the attempt into a stored failure. It also
 // ends, with cause ErrLeaseLost, when another attempt took the key over,
 // or ErrLeaseLapsed, when the lease lapsed before the store answered. An
-// attempt cut by the end of ctx that fails (an error, a panic, a 5xx) is
-// released, not stored as a failure: the client did not cause it, and a
-// retry executes it again.
+// attempt whose context ended so and that then fails (an error, a panic,
+// a 5xx) is released, not stored as a failure: the client did not cause
+// it, and a retry executes it again.
 func WithBaseContext(ctx context.Context) Option { return func(e *Engine) { e.base = ctx } }
 
 // WithLogger sets where the engine reports handler panics and errors,
@@ -445,8 +445,8 @@ func (e *Engine) execute(a *attempt, run Handler) Reply {
 	}
 	if cause != "" {
 		state = Failed
-		if e.base != nil && e.base.Err() != nil && a.ctx.Err() != nil {
-			state = Processing // cut by shutdown: release the key
+		if a.ctx.Err() != nil {
+			state = Processing // cut by shutdown or a lost lease: release the key
 		}
 	}
 	err := a.end(state, Result{Response: storable(resp), Error: cause})
