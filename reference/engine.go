@@ -16,6 +16,10 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/idemlint/idemlint/checks"
+	// The engine's verdict on a policy includes the JSON Schema half of
+	// IDL002 until the typed decoder reports every violation itself; then
+	// this import goes, and with it the JSON Schema library.
+	_ "github.com/idemlint/idemlint/checks/schemastage"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
