@@ -138,3 +138,52 @@ func TestOverlapsLinkOnlyFindingsThatSurvive(t *testing.T) {
 		t.Errorf("with IDL105 suppressed, IDL204's related locations %q, want none", got)
 	}
 }
+
+// Two findings at one place are linked only when the rule says they share
+// a cause: a browser edge without require_key is IDL101's finding for the
+// state-changing orders.create, and IDL206's for both operations the
+// adapter requires a key for, but only IDL206's orders.create finding
+// names IDL101's: orders.get is no state-changing operation.
+func TestOverlapsLinkOnlyTheSameCause(t *testing.T) {
+	c, err := fixtures.Lookup(fixtures.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := c.Materialize(dir); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(name, old, new string) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), old) {
+			t.Fatalf("%s has no %s", name, old)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(src), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit("01-browser-to-bff.json", `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},`, "")
+	edit("04-adapter.json", `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},`, `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE", "GET"]},`)
+	res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.Findings {
+		if f.Rule == "IDL206" {
+			got = append(got, fmt.Sprintf("%s:%d:%d %s: %d related", filepath.Base(f.File), f.Line, f.Column, strings.SplitN(f.Chain, ":", 2)[0], len(f.Related)))
+		}
+	}
+	want := []string{
+		"01-browser-to-bff.json:20:23 orders.create: 1 related",
+		"01-browser-to-bff.json:20:23 orders.get: 0 related",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("IDL206 findings %q, want %q", got, want)
+	}
+}

@@ -52,7 +52,7 @@ func TestInputsAreBuiltOncePerSetOrRun(t *testing.T) {
 		}},
 	}
 	opts := DefaultOptions()
-	_, notRun := checkSets(rules, testSets(), []int{0, 0}, &opts)
+	_, _, notRun := checkSets(rules, testSets(), []int{0, 0}, &opts)
 	want := []string{"T1 1 docs, count 1", "T2 1 docs, count 1", "T1 2 docs, count 2", "T2 2 docs, count 2", "T3 3 docs, total 3"}
 	if !slices.Equal(seen, want) {
 		t.Errorf("rules saw %q, want %q", seen, want)
@@ -80,7 +80,7 @@ func TestRulesWithoutTheirInputDoNotRun(t *testing.T) {
 		{ID: "T3", CheckSet: run},
 	}
 	opts := DefaultOptions()
-	_, notRun := checkSets(rules, testSets(), []int{0, 0}, &opts)
+	_, _, notRun := checkSets(rules, testSets(), []int{0, 0}, &opts)
 	if !slices.Equal(ran, []string{"T3", "T3"}) {
 		t.Errorf("ran %q, want T3 once per set", ran)
 	}
@@ -91,7 +91,7 @@ func TestRulesWithoutTheirInputDoNotRun(t *testing.T) {
 
 	ran = nil
 	described.Supply(&opts, "api.yaml")
-	if _, notRun = checkSets(rules[:1], testSets(), []int{0, 0}, &opts); len(notRun) != 0 || !slices.Equal(ran, []string{"T1"}) {
+	if _, _, notRun = checkSets(rules[:1], testSets(), []int{0, 0}, &opts); len(notRun) != 0 || !slices.Equal(ran, []string{"T1"}) {
 		t.Errorf("with the description supplied: ran %q, not run %v; want T1 run", ran, notRun)
 	}
 }
