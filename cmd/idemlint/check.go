@@ -148,7 +148,7 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 			return err
 		}
 	}
-	cfg, err := loadConfig(c.configPath, c.noConfig, start)
+	cfg, err := config.Discover(c.configPath, c.noConfig, start)
 	if err != nil {
 		return err
 	}
@@ -271,22 +271,6 @@ func narrow(w io.Writer, res *checks.Result, base *baseline.Baseline, writePath 
 // pass as a clean check.
 func errNoDocuments(paths []string) error {
 	return fmt.Errorf("no boundary documents found under %s (a boundary document is a JSON object with spec_version or boundary)", strings.Join(paths, " "))
-}
-
-// loadConfig returns the configuration named by --config, or the one found
-// from the first checked path; nil with --no-config or when there is none.
-func loadConfig(explicit string, none bool, start string) (*config.Config, error) {
-	switch {
-	case none:
-		return nil, nil
-	case explicit != "":
-		return config.Load(explicit)
-	}
-	path, err := config.Find(start)
-	if err != nil || path == "" {
-		return nil, err
-	}
-	return config.Load(path)
 }
 
 // verdict turns the findings into the exit status: findings at or above
