@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // TestRulesAreIndependent holds spec 6.1 on every fixture set: turning any
@@ -185,5 +186,48 @@ func TestOverlapsLinkOnlyTheSameCause(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("IDL206 findings %q, want %q", got, want)
+	}
+}
+
+// The stages after the rules run in one order: a finding the baseline
+// stage hides is not linked to either, because related locations come
+// last; the baseline sees the configured severity; and new-from-rev sees
+// what the baseline left, with the documents.
+func TestStagesAfterTheRulesRunInOrder(t *testing.T) {
+	c, err := fixtures.Lookup("rules/IDL105/bff-owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := c.Materialize(dir); err != nil {
+		t.Fatal(err)
+	}
+	opts := checks.DefaultOptions()
+	opts.Severity = map[string]checks.Severity{"IDL105": checks.Warning}
+	var stages []string
+	opts.Baseline = func(fs []checks.Finding) []checks.Finding {
+		for _, f := range fs {
+			if f.Rule == "IDL105" {
+				stages = append(stages, "baseline: IDL105 "+f.Severity.String())
+			}
+		}
+		return slices.DeleteFunc(fs, func(f checks.Finding) bool { return f.Rule == "IDL105" })
+	}
+	opts.NewFromRev = func(fs []checks.Finding, docs []*boundary.Document) []checks.Finding {
+		stages = append(stages, fmt.Sprintf("new-from-rev: %d findings of %d documents", len(fs), len(docs)))
+		return fs
+	}
+	res, err := checks.Check([]string{dir}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"baseline: IDL105 warning", "new-from-rev: 1 findings of 4 documents"}
+	if !slices.Equal(stages, want) {
+		t.Errorf("stages saw %q, want %q", stages, want)
+	}
+	for _, f := range res.Findings {
+		if f.Rule == "IDL204" && len(f.Related) > 0 {
+			t.Errorf("IDL204 names %q, a finding the baseline hid", f.Related[0].Message)
+		}
 	}
 }

@@ -38,6 +38,13 @@ type Options struct {
 	// ReadFile, when set, reads a file of the set instead of the disk, so
 	// an editor's unsaved buffer or standard input can stand in for it.
 	ReadFile func(path string) ([]byte, error)
+	// Baseline, when set, is the baseline stage after the rules, the
+	// suppressions and the levels: it returns the findings to report
+	// (checks/baseline hides those a baseline records).
+	Baseline func(findings []Finding) []Finding
+	// NewFromRev, when set, keeps the findings a change touched, given
+	// the decoded documents (checks/changed).
+	NewFromRev func(findings []Finding, docs []*boundary.Document) []Finding
 
 	decodeOnly bool // Load: no schema, no rules
 }
@@ -171,9 +178,7 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 		found, overlaps, res.NotRun = checkSets(Rules(), res.Sets, unreadable, &opts)
 		res.Findings = append(res.Findings, found...)
 	}
-	res.Findings = applyOverrides(res.Findings, sup, &opts, res.NotRun)
-	res.Findings = linkOverlaps(res.Findings, overlaps)
-	SortFindings(res.Findings)
+	res.Findings = afterRules(res.Findings, res, sup, overlaps, &opts)
 	return res
 }
 
