@@ -112,12 +112,6 @@ func (in *InputOf[T]) Supply(opts *Options, v T) {
 	opts.Supplied[in] = v
 }
 
-// Supplied reports the value opts supplies for the input.
-func (in *InputOf[T]) Supplied(opts *Options) (T, bool) {
-	v, ok := opts.Supplied[in].(T)
-	return v, ok
-}
-
 // InputPass is what an input's Build receives.
 type InputPass struct {
 	// Docs are the documents the input is built from: one set's for a
