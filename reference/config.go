@@ -148,6 +148,7 @@ func (e *Engine) configureConflict(p *boundary.Policy) {
 
 func (e *Engine) configureStorage(p *boundary.Policy) {
 	e.maxRecords = int(p.Storage.RecordLimit())
+	e.maxBytes = p.Storage.ByteLimit()
 	e.ttl = defaultTTL
 	if ttl, err := boundary.ParseTTL(p.Storage.TTL.Value); err == nil && ttl > 0 {
 		e.ttl = ttl

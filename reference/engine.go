@@ -50,6 +50,7 @@ type Engine struct {
 	lease          time.Duration // idempotency_inflight.lease_ms
 	ttl            time.Duration
 	maxRecords     int             // of the default MemoryStore
+	maxBytes       int64           // of the default MemoryStore
 	base           context.Context // ends the handlers' contexts; nil: never
 	waiters        waiters
 
@@ -174,7 +175,7 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 	e.bodyMemory = newBodyMemory(e.maxBodyMemory, e.maxBody)
 	e.configure(doc)
 	if e.store == nil {
-		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords})
+		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords, MaxBytes: e.maxBytes, PerTenant: e.tenantHeader != ""})
 	}
 	if cf, ok := e.store.(CreateFirstStore); ok {
 		e.createFirst = cf.CreateFirst()
@@ -340,7 +341,7 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 		if !found {
 			var created bool
 			asked := time.Now()
-			live, created, err = e.store.Create(ctx, id, Record{Key: key, Operation: op.key, Fingerprint: fp, RawDigest: raw}, e.lease)
+			live, created, err = e.store.Create(ctx, id, Record{Key: key, Operation: op.key, Fingerprint: fp, RawDigest: raw, Tenant: e.tenant(req.Header)}, e.lease)
 			switch {
 			case errors.Is(err, ErrFull):
 				return reply.refuse(fullRefusal(e.storeFull, err)), nil
@@ -412,14 +413,23 @@ func (e *Engine) identity(op *operation, h http.Header, key string) string {
 	var buf [256]byte
 	b := append(buf[:0], op.idPrefix...)
 	if e.tenantHeader != "" {
-		v, _ := headerValue(h, e.tenantHeader)
-		b = appendField(b, v)
+		b = appendField(b, e.tenant(h))
 	}
 	if e.actorHeader != "" {
 		v, _ := headerValue(h, e.actorHeader)
 		b = appendField(b, v)
 	}
 	return string(appendField(b, key))
+}
+
+// tenant returns the request's tenant_id, "" when the scope does not name
+// it.
+func (e *Engine) tenant(h http.Header) string {
+	if e.tenantHeader == "" {
+		return ""
+	}
+	v, _ := headerValue(h, e.tenantHeader)
+	return v
 }
 
 // execute runs the attempt whose record this request created (holding

@@ -62,7 +62,12 @@ type Record struct {
 	// equals the record's, so does its fingerprint, and the engine skips
 	// canonicalisation, most of the cost of a replay.
 	RawDigest [sha256.Size]byte
-	State     State
+	// Tenant is the request's tenant_id when the scope names it. It is
+	// already part of the identity; a store that bounds each tenant's
+	// share (MemoryOptions.PerTenant) counts by it, others need not keep
+	// it.
+	Tenant string
+	State  State
 	// Token is the attempt token the store drew at Create (see
 	// NewToken): Renew, Finish and Release need it, so a worker whose
 	// attempt was taken over can never touch the new attempt's record.
