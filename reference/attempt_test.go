@@ -231,6 +231,9 @@ func TestStoreFull(t *testing.T) {
 	}
 	w := do(e.Middleware(a), call{key: "k", body: `{}`, header: http.Header{"X-Tenant-Id": {"c"}}})
 	wantProblem(t, w, http.StatusServiceUnavailable, CodeStoreFull)
+	if !strings.Contains(w.Body.String(), "the idempotency store is full") {
+		t.Errorf("the refusal does not say the store is full: %s", w.Body)
+	}
 	if got := w.Header().Get("Retry-After"); got != "15" || a.runs.Load() != 2 {
 		t.Errorf("Retry-After %q after %d runs; want 15 (the next sweep) and no execution", got, a.runs.Load())
 	}
@@ -283,6 +286,9 @@ func TestTenantShare(t *testing.T) {
 	e.store.(*MemoryStore).sweep() // notes when the greedy tenant's records end
 	w := do(e.Middleware(a), call{key: "k2", body: `{}`, header: greedy})
 	wantProblem(t, w, http.StatusServiceUnavailable, CodeStoreFull)
+	if !strings.Contains(w.Body.String(), "this tenant holds its share") {
+		t.Errorf("the refusal does not say the tenant's share is taken: %s", w.Body)
+	}
 	if got := w.Header().Get("Retry-After"); got != strconv.Itoa(86400+15) {
 		t.Errorf("Retry-After %q, want %d (its first record's ttl, then the sweep)", got, 86400+15)
 	}

@@ -64,6 +64,7 @@ type Engine struct {
 	noBodyMemory    refusal
 	storeDown       refusal
 	storeFull       refusal
+	tenantFull      refusal
 	notCommitted    refusal
 	panicked        Response // the failure recorded for a panic
 	handlerErr      Response // the failure recorded for a Handler error
@@ -344,7 +345,7 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 			live, created, err = e.store.Create(ctx, id, Record{Key: key, Operation: op.key, Fingerprint: fp, RawDigest: raw, Tenant: e.tenant(req.Header)}, e.lease)
 			switch {
 			case errors.Is(err, ErrFull):
-				return reply.refuse(fullRefusal(e.storeFull, err)), nil
+				return reply.refuse(e.fullRefusal(err)), nil
 			case err != nil:
 				return e.storeFailed(ctx, reply, "create", err), nil
 			case created:
@@ -383,12 +384,16 @@ func (e *Engine) storeFailed(ctx context.Context, reply Reply, call string, err 
 	return reply.refuse(e.storeDown)
 }
 
-// fullRefusal is the store-full answer with Retry-After from err.
-func fullRefusal(f refusal, err error) refusal {
-	after := time.Second
+// fullRefusal is the store-full answer, or the tenant-full one, with
+// Retry-After from err.
+func (e *Engine) fullRefusal(err error) refusal {
+	f, after := e.storeFull, time.Second
 	var fe *FullError
 	if errors.As(err, &fe) {
 		after = max(fe.RetryAfter, after)
+		if fe.Tenant {
+			f = e.tenantFull
+		}
 	}
 	return retryAfter(f, after)
 }

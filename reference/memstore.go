@@ -242,26 +242,26 @@ func (s *MemoryStore) Create(_ context.Context, id string, rec Record, lease tim
 	if exists { // an expired record the sweep has not removed yet: replaced
 		s.forget(id, &old)
 	}
-	if next, ok := s.reserve(rec.Tenant, recordSize(id, &rec)); !ok {
+	if tenantFull, next, ok := s.reserve(rec.Tenant, recordSize(id, &rec)); !ok {
 		if exists {
 			delete(sh.records, id)
 		}
-		return Record{}, false, &FullError{RetryAfter: s.retryAfter(now, next)}
+		return Record{}, false, &FullError{RetryAfter: s.retryAfter(now, next), Tenant: tenantFull}
 	}
 	sh.records[id] = rec
 	return rec, true, nil
 }
 
 // reserve counts one more held record of size bytes for tenant, unless
-// the store, or the tenant's share of it, is at its cap. Refused for the
-// tenant's share, it also returns when the tenant's first record stops
-// being live, as the last sweep saw it (Unix nanoseconds; 0 for the
-// store's).
-func (s *MemoryStore) reserve(tenant string, size int64) (nextFree int64, ok bool) {
+// the store, or the tenant's share of it (tenantFull), is at its cap.
+// Refused for the tenant's share, it also returns when the tenant's first
+// record stops being live, as the last sweep saw it (Unix nanoseconds; 0
+// for the store's).
+func (s *MemoryStore) reserve(tenant string, size int64) (tenantFull bool, nextFree int64, ok bool) {
 	for {
 		n := s.held.Load()
 		if s.maxRecords > 0 && n >= s.maxRecords || s.maxBytes > 0 && s.heldBytes.Load() >= s.maxBytes {
-			return 0, false
+			return false, 0, false
 		}
 		if s.held.CompareAndSwap(n, n+1) {
 			break
@@ -272,10 +272,10 @@ func (s *MemoryStore) reserve(tenant string, size int64) (nextFree int64, ok boo
 		if next, ok := s.tenants.reserve(tenant, size); !ok {
 			s.held.Add(-1)
 			s.heldBytes.Add(-size)
-			return next, false
+			return true, next, false
 		}
 	}
-	return 0, true
+	return false, 0, true
 }
 
 // retryAfter estimates when a full store has room again: at the first

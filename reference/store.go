@@ -140,9 +140,15 @@ var (
 // FullError is ErrFull with a hint of when room may free up.
 type FullError struct {
 	RetryAfter time.Duration
+	// Tenant is true when the store has room but the request's tenant
+	// holds its share (MemoryOptions.PerTenant).
+	Tenant bool
 }
 
 func (e *FullError) Error() string {
+	if e.Tenant {
+		return fmt.Sprintf("%v for this tenant, which holds its share; retry after %v", ErrFull, e.RetryAfter)
+	}
 	return fmt.Sprintf("%v; retry after %v", ErrFull, e.RetryAfter)
 }
 
