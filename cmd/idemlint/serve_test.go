@@ -376,18 +376,14 @@ func TestServeRefusesHugeHeaders(t *testing.T) {
 	}
 }
 
-// TestServeStoreErrors: a bad --store is a usage error, and a store that
-// cannot be reached is reported without the password of its URL.
+// TestServeStoreErrors: --store reaches server.OpenStore (tested there):
+// a bad one is a usage error, and one that cannot be reached is reported
+// without the password of its URL.
 func TestServeStoreErrors(t *testing.T) {
 	const secret = "s3cret-pass-123"
 	for _, tt := range []struct{ store, want string }{
 		{"mysql://db", `--store must be "memory"`},
-		{"redis://user:" + secret + "@127.0.0.1:port/0", "redis"},
-		{"postgres://user:" + secret + "@127.0.0.1:port/db", "postgres store"},
-		{"postgres://user:" + secret + "@[::1/db", "postgres store"},
-		{"redis://user:" + secret + "@127.0.0.1:1/0", "redis"},
 		{"postgres://user:" + secret + "@127.0.0.1:1/db?connect_timeout=5", "postgres store"},
-		{"postgres://user@127.0.0.1:1/db?password=" + secret + "&connect_timeout=5", "postgres store"},
 	} {
 		stdout, stderr, err := execServe("--policy", servePolicy, "--store", tt.store)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || stdout != "" {
