@@ -130,7 +130,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	defer stop()
 	demo := reference.NewDemo(engine.Policy())
 	demo.Delay = o.demoDelay
-	demo.Warnings = storeWarnings(ctx, store, logger)
+	demo.Warnings = server.StoreWarnings(ctx, store, logger)
 	srv, err := server.Listen(o.addr, engine.Middleware(demo), server.Options{
 		MaxConnections: o.maxConnections,
 		ReadTimeout:    o.readTimeout,
