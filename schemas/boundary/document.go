@@ -338,6 +338,7 @@ type Storage struct {
 	TTLReduction TTLReduction
 	Backend      String
 	MaxRecords   Int
+	MaxBytes     Int
 }
 
 // TTLReduction is idempotency_storage.ttl_reduction.
@@ -361,6 +362,19 @@ func (s *Storage) RecordLimit() int64 {
 		return s.MaxRecords.Value
 	}
 	return DefaultMaxRecords
+}
+
+// DefaultMaxBytes is idempotency_storage.max_bytes when not declared,
+// 128 MiB: about a hundred thousand records of 1 KiB responses, where
+// max_records alone would let a million records of any size in.
+const DefaultMaxBytes = 128 << 20
+
+// ByteLimit is the declared max_bytes, or DefaultMaxBytes.
+func (s *Storage) ByteLimit() int64 {
+	if s.MaxBytes.OK() && s.MaxBytes.Value > 0 {
+		return s.MaxBytes.Value
+	}
+	return DefaultMaxBytes
 }
 
 // Observability is the observability section.
