@@ -107,7 +107,12 @@ func (c *patternCache) compile(pattern string) error {
 // schemaFindings is the schema stage: the document as written (tree, in
 // src) against the schema of its kind. It runs before the tree is dropped,
 // so each violation is placed at the nearest value its pointer reaches.
+// The decoder has judged the document already; the validator runs only
+// on one that does not conform, to word what is wrong.
 func schemaFindings(doc *boundary.Document, tree *jsontree.Node, src string, validator *schemas.Validator) []Finding {
+	if doc.Conforms {
+		return nil
+	}
 	violations := validator.Validate(tree, src)
 	if len(violations) == 0 {
 		return nil

@@ -236,6 +236,7 @@ func intern(s string) string {
 func (d *decoder) document(doc *Document, root *jsontree.Node) {
 	top := doc.Root.Pos
 	doc.Boundary = root.Get("spec_version") != nil || root.Get("boundary") != nil
+	doc.Conforms = conforms(root)
 	doc.KindField = d.str(root, top, "boundary")
 	if k := Kind(doc.KindField.Value); isKind(k) {
 		doc.Kind = k
