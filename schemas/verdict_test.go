@@ -9,8 +9,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 	"github.com/idemlint/idemlint/fixtures"
 	"github.com/idemlint/idemlint/fixtures/corpus"
 	"github.com/idemlint/idemlint/schemas"

@@ -4,7 +4,7 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // The decoder's own verdict on the JSON Schema of a document's kind
