@@ -9,11 +9,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/idemlint/idemlint/schemas/boundary"
-	"github.com/idemlint/idemlint/schemas/jsontree"
 	"github.com/idemlint/idemlint/fixtures"
 	"github.com/idemlint/idemlint/fixtures/corpus"
 	"github.com/idemlint/idemlint/schemas"
+	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // The decoder judges each document against its kind's schema itself
