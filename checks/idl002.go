@@ -110,7 +110,7 @@ func (c *patternCache) compile(pattern string) error {
 // The decoder has judged the document already; the validator runs only
 // on one that does not conform, to word what is wrong.
 func schemaFindings(doc *boundary.Document, tree *jsontree.Node, src string, validator *schemas.Validator) []Finding {
-	if doc.Conforms {
+	if doc.Nonconforming == nil {
 		return nil
 	}
 	violations := validator.Validate(tree, src)

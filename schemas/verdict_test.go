@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/idemlint/idemlint/fixtures"
@@ -36,8 +37,15 @@ func agree(t *testing.T, src string) {
 		return // not a boundary document: the schema stage does not run
 	}
 	violations := schemas.Validate(root.Any())
-	if doc.Conforms != (len(violations) == 0) {
-		t.Fatalf("decoder says conforms=%v, schema violations %v\ndocument:\n%s", doc.Conforms, violations, src)
+	if (doc.Nonconforming == nil) != (len(violations) == 0) {
+		t.Fatalf("decoder says nonconforming at %v, schema violations %v\ndocument:\n%s", doc.Nonconforming, violations, src)
+	}
+	// The decoder's place is that of a violation or of the object
+	// lacking a member the violation names.
+	if at := doc.Nonconforming; at != nil && !slices.ContainsFunc(violations, func(v schemas.Violation) bool {
+		return v.Pointer == at.Pointer || strings.HasPrefix(v.Pointer, at.Pointer+"/")
+	}) {
+		t.Fatalf("decoder blames %q, schema violations %v\ndocument:\n%s", at.Pointer, violations, src)
 	}
 }
 
@@ -76,7 +84,7 @@ func TestDecoderVerdictEqualsSchema(t *testing.T) {
 		for _, variant := range deepMutations(rng, seed, 40) {
 			agree(t, variant)
 			compared++
-			if root, _ := jsontree.Parse(variant); root != nil && boundary.Decode("doc.json", variant, root).Conforms {
+			if root, _ := jsontree.Parse(variant); root != nil && boundary.Decode("doc.json", variant, root).Nonconforming == nil {
 				conforming++
 			}
 		}

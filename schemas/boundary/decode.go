@@ -97,18 +97,7 @@ func (d *decoder) at(n *jsontree.Node, parent Pos, name string, index int) Pos {
 
 // atOffset is at for the byte at off, such as a member's key.
 func (d *decoder) atOffset(off int, parent Pos, name string, index int) Pos {
-	off = max(0, min(off, len(d.src)))
-	// The decoder reads a document mostly front to back: try the line of
-	// the last place before searching.
-	l := d.line
-	if int(d.lines[l]) > off || l+1 < len(d.lines) && int(d.lines[l+1]) <= off {
-		l = sort.Search(len(d.lines), func(i int) bool { return int(d.lines[i]) > off }) - 1
-		d.line = l
-	}
-	col := off - int(d.lines[l])
-	if !d.ascii {
-		col = utf8.RuneCountInString(d.src[d.lines[l]:off])
-	}
+	line, col := d.lineCol(off)
 	ref := int32(index)
 	if index < 0 {
 		i, known := memberIndex[name]
@@ -119,7 +108,7 @@ func (d *decoder) atOffset(off int, parent Pos, name string, index int) Pos {
 		ref = -i - 1
 	}
 	self := Pos(len(d.places))
-	w := wide{line: int32(l + 1), col: int32(col + 1), parent: parent, ref: ref}
+	w := wide{line: int32(line), col: int32(col), parent: parent, ref: ref}
 	pl, ok := w.pack(self)
 	if !ok {
 		pl = place{link: uint32(len(d.wide))}
@@ -127,6 +116,23 @@ func (d *decoder) atOffset(off int, parent Pos, name string, index int) Pos {
 	}
 	d.places = append(d.places, pl)
 	return self
+}
+
+// lineCol returns the 1-based line and column of the byte at off.
+func (d *decoder) lineCol(off int) (line, col int) {
+	off = max(0, min(off, len(d.src)))
+	// The decoder reads a document mostly front to back: try the line of
+	// the last place before searching.
+	l := d.line
+	if int(d.lines[l]) > off || l+1 < len(d.lines) && int(d.lines[l+1]) <= off {
+		l = sort.Search(len(d.lines), func(i int) bool { return int(d.lines[i]) > off }) - 1
+		d.line = l
+	}
+	col = off - int(d.lines[l])
+	if !d.ascii {
+		col = utf8.RuneCountInString(d.src[d.lines[l]:off])
+	}
+	return l + 1, col + 1
 }
 
 // field returns the member name of obj (at parent) and its Field: Valid
@@ -236,7 +242,10 @@ func intern(s string) string {
 func (d *decoder) document(doc *Document, root *jsontree.Node) {
 	top := doc.Root.Pos
 	doc.Boundary = root.Get("spec_version") != nil || root.Get("boundary") != nil
-	doc.Conforms = conforms(root)
+	if bad := nonconforming(root); bad != nil {
+		line, col := d.lineCol(bad.Offset)
+		doc.Nonconforming = &Place{Line: line, Column: col, Pointer: bad.Pointer()}
+	}
 	doc.KindField = d.str(root, top, "boundary")
 	if k := Kind(doc.KindField.Value); isKind(k) {
 		doc.Kind = k

@@ -19,19 +19,39 @@ import (
 //
 // Each shape below names the schema definition it restates.
 
-// shape reports whether a value matches one schema (sub)definition.
-type shape func(n *jsontree.Node) bool
+// shape holds a value to one schema (sub)definition: it returns the
+// value where the first violation lies (an object that lacks a required
+// member, a member the object may not have, a value of the wrong type or
+// beyond a bound), nil when the value conforms.
+type shape func(n *jsontree.Node) *jsontree.Node
 
-// conforms reports whether root, a parsed top-level object, matches the
-// schema of its boundary kind. A document of no known kind is held to the
-// envelope schema, which then always fails (it requires a known kind).
-func conforms(root *jsontree.Node) bool {
+// nonconforming returns where root, a parsed top-level object, first
+// departs from the schema of its boundary kind; nil when it conforms. A
+// document of no known kind is held to the envelope schema, which then
+// always fails at its "boundary" (or its root, when that is missing).
+func nonconforming(root *jsontree.Node) *jsontree.Node {
 	k := root.Get("boundary")
-	if k == nil || k.Kind != jsontree.String {
-		return false
+	if k == nil {
+		return root
+	}
+	if k.Kind != jsontree.String {
+		return k
 	}
 	s, ok := kindShapes[Kind(k.Text)]
-	return ok && s(root)
+	if !ok {
+		return k
+	}
+	return s(root)
+}
+
+// is makes a shape of a predicate on a value: the value is to blame.
+func is(ok func(n *jsontree.Node) bool) shape {
+	return func(n *jsontree.Node) *jsontree.Node {
+		if ok(n) {
+			return nil
+		}
+		return n
+	}
 }
 
 // kindShapes are the schemas of the kinds (<kind>.schema.json): the
@@ -62,7 +82,15 @@ var kindShapes = func() map[Kind]shape {
 			"spec_version", "boundary", "service", "contract_version", "operations"),
 	}
 	for k, s := range kinds {
-		kinds[k] = func(n *jsontree.Node) bool { return s(n) && idempotencyWhenStateChanging(n) }
+		kinds[k] = func(n *jsontree.Node) *jsontree.Node {
+			if bad := s(n); bad != nil {
+				return bad
+			}
+			if !idempotencyWhenStateChanging(n) {
+				return n
+			}
+			return nil
+		}
 	}
 	return kinds
 }()
@@ -85,46 +113,46 @@ func (f fields) with(more fields) fields {
 // object is every object definition of the schemas: the properties,
 // extensions ("^x-": anything), nothing else, and the required members.
 func object(props fields, required ...string) shape {
-	return func(n *jsontree.Node) bool {
+	return func(n *jsontree.Node) *jsontree.Node {
 		if n.Kind != jsontree.Object {
-			return false
+			return n
 		}
 		for _, m := range n.Members {
 			if s, ok := props[m.Key]; ok {
-				if !s(m.Value) {
-					return false
+				if bad := s(m.Value); bad != nil {
+					return bad
 				}
 			} else if !strings.HasPrefix(m.Key, "x-") {
-				return false
+				return m.Value
 			}
 		}
 		for _, r := range required {
 			if n.Get(r) == nil {
-				return false
+				return n
 			}
 		}
-		return true
+		return nil
 	}
 }
 
 // arrayOf is an array of at least least items of one shape.
 func arrayOf(item shape, least int) shape {
-	return func(n *jsontree.Node) bool {
+	return func(n *jsontree.Node) *jsontree.Node {
 		if n.Kind != jsontree.Array || len(n.Items) < least {
-			return false
+			return n
 		}
 		for _, it := range n.Items {
-			if !item(it) {
-				return false
+			if bad := item(it); bad != nil {
+				return bad
 			}
 		}
-		return true
+		return nil
 	}
 }
 
 // stringWhere is a string for which ok holds.
 func stringWhere(ok func(string) bool) shape {
-	return func(n *jsontree.Node) bool { return n.Kind == jsontree.String && ok(n.Text) }
+	return is(func(n *jsontree.Node) bool { return n.Kind == jsontree.String && ok(n.Text) })
 }
 
 // oneOf is an enum of strings (an enum compares JSON values: a number or
@@ -142,22 +170,23 @@ func oneOf(values ...string) shape {
 
 func constString(v string) shape { return oneOf(v) }
 
+// anyOf is any of shapes; the value itself is to blame when it is none.
 func anyOf(shapes ...shape) shape {
-	return func(n *jsontree.Node) bool {
+	return is(func(n *jsontree.Node) bool {
 		for _, s := range shapes {
-			if s(n) {
+			if s(n) == nil {
 				return true
 			}
 		}
 		return false
-	}
+	})
 }
 
 // integer is {"type": "integer", "minimum": least, "maximum": most}. JSON
 // Schema compares numbers exactly, whatever their spelling (1e2 and 100.0
 // are the integer 100); the plain spelling is read without allocating.
 func integer(least, most int64) shape {
-	return func(n *jsontree.Node) bool {
+	return is(func(n *jsontree.Node) bool {
 		if n.Kind != jsontree.Number {
 			return false
 		}
@@ -166,12 +195,12 @@ func integer(least, most int64) shape {
 		}
 		r, ok := new(big.Rat).SetString(n.Text)
 		return ok && r.IsInt() && r.Cmp(big.NewRat(least, 1)) >= 0 && r.Cmp(big.NewRat(most, 1)) <= 0
-	}
+	})
 }
 
 // numberAtLeast is {"type": "number", "minimum": least}.
 func numberAtLeast(least int64) shape {
-	return func(n *jsontree.Node) bool {
+	return is(func(n *jsontree.Node) bool {
 		if n.Kind != jsontree.Number {
 			return false
 		}
@@ -180,7 +209,7 @@ func numberAtLeast(least int64) shape {
 		}
 		r, ok := new(big.Rat).SetString(n.Text)
 		return ok && r.Cmp(big.NewRat(least, 1)) >= 0
-	}
+	})
 }
 
 // plainInt reads a number literal of at most 18 digits without fraction
@@ -207,9 +236,11 @@ func plainInt(s string) (int64, bool) {
 	return v, true
 }
 
-func isString(n *jsontree.Node) bool  { return n.Kind == jsontree.String }
-func isBoolean(n *jsontree.Node) bool { return n.Kind == jsontree.Bool }
-func anything(*jsontree.Node) bool    { return true }
+var (
+	isString  = is(func(n *jsontree.Node) bool { return n.Kind == jsontree.String })
+	isBoolean = is(func(n *jsontree.Node) bool { return n.Kind == jsontree.Bool })
+	anything  = is(func(*jsontree.Node) bool { return true })
+)
 
 // The definitions of common.schema.json, by name.
 var (
@@ -304,16 +335,16 @@ var (
 
 // headersObject is example.headers: every member a string, extensions
 // included (its schema has no "^x-" exception).
-func headersObject(n *jsontree.Node) bool {
+func headersObject(n *jsontree.Node) *jsontree.Node {
 	if n.Kind != jsontree.Object {
-		return false
+		return n
 	}
 	for _, m := range n.Members {
 		if m.Value.Kind != jsontree.String {
-			return false
+			return m.Value
 		}
 	}
-	return true
+	return nil
 }
 
 // idempotencyWhenStateChanging is httpIdempotencyWhenStateChanging:
