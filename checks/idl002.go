@@ -2,9 +2,9 @@ package checks
 
 import (
 	"regexp"
+	"strconv"
 	"sync"
 
-	"github.com/idemlint/idemlint/schemas"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/jsontree"
 )
@@ -12,7 +12,7 @@ import (
 // IDL002 validates a document against the JSON Schema of its kind, plus
 // the one structural constraint JSON Schema cannot state: operation_key is
 // unique within a document.
-var IDL002 = register(&Rule{
+var IDL002 = Register(&Rule{
 	ID:       "IDL002",
 	Name:     "schema",
 	Severity: Error,
@@ -107,21 +107,30 @@ func (c *patternCache) compile(pattern string) error {
 // schemaFindings is the schema stage: the document as written (tree, in
 // src) against the schema of its kind. It runs before the tree is dropped,
 // so each violation is placed at the nearest value its pointer reaches.
-// The decoder has judged the document already; the validator runs only
-// on one that does not conform, to word what is wrong.
-func schemaFindings(doc *boundary.Document, tree *jsontree.Node, src string, validator *schemas.Validator) []Finding {
-	if doc.Nonconforming == nil {
+// The decoder has judged the document already: the stage, when one is
+// installed, runs only on a document that does not conform, to word
+// what is wrong; without one the decoder's verdict is the finding.
+func schemaFindings(doc *boundary.Document, tree *jsontree.Node, src string, stage SchemaStage) []Finding {
+	at := doc.Nonconforming
+	if at == nil {
 		return nil
 	}
-	violations := validator.Validate(tree, src)
-	if len(violations) == 0 {
-		return nil
+	if stage == nil {
+		what := "the document"
+		if at.Pointer != "" {
+			what = strconv.Quote(at.Pointer)
+		}
+		return []Finding{{Rule: IDL002.ID, Severity: IDL002.Severity, File: doc.Path, Line: at.Line, Column: at.Column, Pointer: at.Pointer,
+			Message: what + ` does not match the JSON Schema of its boundary kind (print it with "idemlint schema KIND")`}}
 	}
-	pos := jsontree.NewPosition(src)
-	out := make([]Finding, len(violations))
-	for i, v := range violations {
-		line, col := pos.At(tree.Nearest(v.Pointer).Offset)
-		out[i] = Finding{Rule: IDL002.ID, Severity: IDL002.Severity, File: doc.Path, Line: line, Column: col, Pointer: v.Pointer, Message: v.Message}
-	}
+	var out []Finding
+	var pos *jsontree.Position
+	stage.EachViolation(tree, src, func(pointer, message string) {
+		if pos == nil {
+			pos = jsontree.NewPosition(src)
+		}
+		line, col := pos.At(tree.Nearest(pointer).Offset)
+		out = append(out, Finding{Rule: IDL002.ID, Severity: IDL002.Severity, File: doc.Path, Line: line, Column: col, Pointer: pointer, Message: message})
+	})
 	return out
 }
