@@ -19,7 +19,7 @@ import (
 )
 
 // The whole-check benchmarks run on a generated varied corpus of 2,500
-// flows (about 10,500 files, 21 MB, 10% of the flows with one defect).
+// flows (about 11,000 files, 23 MB, 10% of the flows with one defect).
 // Set IDEMLINT_BENCH_CORPUS to a directory written by
 //
 //	go run ./fixtures/gen -flows 2500 -out DIR
