@@ -249,7 +249,7 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, stage Schem
 	if doc == nil || !doc.Boundary || opts.decodeOnly {
 		return doc, findings
 	}
-	if stage != nil && !opts.Disabled[IDL002.ID] {
+	if !opts.Disabled[IDL002.ID] {
 		findings = append(findings, schemaFindings(doc, tree, text, stage)...)
 	}
 	// One pass for every rule: a pass per rule was the most frequent

@@ -16,10 +16,6 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/idemlint/idemlint/checks"
-	// The engine's verdict on a policy includes the JSON Schema half of
-	// IDL002 until the typed decoder reports every violation itself; then
-	// this import goes, and with it the JSON Schema library.
-	_ "github.com/idemlint/idemlint/checks/schemastage"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
@@ -133,7 +129,11 @@ func WithMaxBodyBytes(n int64) Option {
 // InvalidPolicyError refuses a policy. Findings are those of the checks
 // (every per-document rule, as "idemlint check" runs them) or, for a
 // policy that passes them, what the engine still cannot run; warnings are
-// included for context.
+// included for context. The verdict is the same in every program; how a
+// schema violation is worded is not: the engine links no JSON Schema
+// library, so IDL002 names the value that departs from the schema, and a
+// program that imports checks/schemastage (as idemlint does) gets the
+// validator's words.
 type InvalidPolicyError struct {
 	Path     string
 	Findings []checks.Finding // sorted
