@@ -123,7 +123,10 @@
 //
 // Records expire ttl (idempotency_storage) after they finished; an
 // expired identity starts afresh. A memory store holding max_records
-// records refuses a new identity with 503 idempotency_store_full and
-// Retry-After, rather than evict a live record. The memory store's clock
-// is injectable (WithClock).
+// records, or max_bytes bytes of them (their keys, fingerprints and
+// stored responses, estimated), refuses a new identity with 503
+// idempotency_store_full and Retry-After, rather than evict a live
+// record; when the scope holds tenant_id, so does a tenant holding a
+// quarter of either, so that one tenant cannot refuse every other's new
+// keys. The memory store's clock is injectable (WithClock).
 package reference

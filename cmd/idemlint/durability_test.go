@@ -35,7 +35,7 @@ func TestServeWarnsOfAsyncPostgres(t *testing.T) {
 }
 
 // health reads s's /_health.
-func health(t *testing.T, s *server) (status string, warnings []string) {
+func health(t *testing.T, s *serveRun) (status string, warnings []string) {
 	t.Helper()
 	r := s.send(t, "GET", "/_health", "", "")
 	var h struct {

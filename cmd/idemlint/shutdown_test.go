@@ -143,7 +143,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // engine records the demo's answer (the only command that carries it), so
 // that the end of the attempt is retried in the background; it returns
 // the request's answer.
-func finishWhileStoreDown(t *testing.T, s *server, proxy *storeProxy, key string) reply {
+func finishWhileStoreDown(t *testing.T, s *serveRun, proxy *storeProxy, key string) reply {
 	t.Helper()
 	proxy.cutOn(`"operation":"orders.create"`)
 	r := s.send(t, "POST", "/orders", key, `{}`)
