@@ -103,7 +103,7 @@ func TestEncodingRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	const finished = created + 5000
-	a := attempt{created: created, request: string(appendRequest(nil, req))}
+	a := attempt{created: created, request: appendRequest(nil, req)}
 	got, err = decode(string(encodeFinished(reference.Failed, token, a, ttlMS, res, header)), finished+ttlMS)
 	want.State, want.LeaseUntil, want.Response, want.Error = reference.Failed, time.Time{}, res.Response, res.Error
 	want.UpdatedAt, want.ExpiresAt = time.UnixMilli(finished), time.UnixMilli(finished+ttlMS)

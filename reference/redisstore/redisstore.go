@@ -67,6 +67,9 @@ type Store struct {
 	client rueidis.Client
 	prefix string
 
+	// multi and exec are MULTI and EXEC, built once.
+	multi, exec rueidis.Completed
+
 	mu       sync.Mutex
 	attempts map[string]attempt // by token
 }
@@ -93,7 +96,8 @@ func New(client rueidis.Client, o Options) *Store {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
-	return &Store{client: client, prefix: o.Prefix, attempts: make(map[string]attempt)}
+	return &Store{client: client, prefix: o.Prefix, attempts: make(map[string]attempt),
+		multi: client.B().Multi().Build().Pin(), exec: client.B().Exec().Build().Pin()}
 }
 
 // Close closes the client.
@@ -194,7 +198,7 @@ func appendStamp(b []byte, n int64) []byte {
 // processing one.
 type attempt struct {
 	created int64  // milliseconds
-	request string // the request fields
+	request []byte // the request fields; nobody modifies them
 }
 
 // maxAttempts bounds the attempts the store remembers: past it, Finish
@@ -214,7 +218,7 @@ func (s *Store) Create(ctx context.Context, id string, rec reference.Record, lea
 	switch {
 	case rueidis.IsRedisNil(err):
 		created := expiry - leaseMS
-		s.remember(token, attempt{created: created, request: string(v[fieldsAt:])})
+		s.remember(token, attempt{created: created, request: v[fieldsAt:]})
 		return reference.Record{
 			Key: rec.Key, Operation: rec.Operation, Fingerprint: rec.Fingerprint, RawDigest: rec.RawDigest,
 			State: reference.Processing, Token: token, CreatedAt: time.UnixMilli(created), UpdatedAt: time.UnixMilli(created),
@@ -231,7 +235,7 @@ func (s *Store) Create(ctx context.Context, id string, rec reference.Record, lea
 // PEXPIRETIME of key as one transaction, and returns cmd's answer and
 // the expiry. A nil answer is the error rueidis.IsRedisNil reports.
 func (s *Store) transaction(ctx context.Context, cmd rueidis.Completed, key string) (string, int64, error) {
-	replies := s.client.DoMulti(ctx, s.client.B().Multi().Build(), cmd, s.client.B().Pexpiretime().Key(key).Build(), s.client.B().Exec().Build())
+	replies := s.client.DoMulti(ctx, s.multi, cmd, s.client.B().Pexpiretime().Key(key).Build(), s.exec)
 	for _, r := range replies[:len(replies)-1] {
 		if err := r.Error(); err != nil {
 			return "", 0, err
@@ -329,7 +333,7 @@ func (s *Store) Finish(ctx context.Context, id, token string, to reference.State
 		case rec.State != reference.Processing:
 			return fmt.Errorf("%w: the attempt already ended", reference.ErrInvalidTransition)
 		}
-		a = attempt{created: rec.CreatedAt.UnixMilli(), request: string(appendRequest(nil, rec))}
+		a = attempt{created: rec.CreatedAt.UnixMilli(), request: appendRequest(nil, rec)}
 	}
 	ttlMS := ms(ttl)
 	v := encodeFinished(to, token, a, ttlMS, res, header)
