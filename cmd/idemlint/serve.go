@@ -131,11 +131,6 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	if o.maxConnections < 1 || o.maxBodyMemoryMiB < 1 || o.readTimeout <= 0 || o.demoDelay < 0 || o.shutdownTimeout <= 0 {
 		return errors.New("--max-connections, --max-body-memory, --read-timeout and --shutdown-timeout must be positive, --demo-delay not negative")
 	}
-	// One line per request, written in batches: a write(2) each cost
-	// serve a tenth of its CPU per request.
-	logs := newCoalescingWriter(stderr)
-	defer logs.Close()
-	stderr = logs
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	store, closeStore, err := openStore(ctx, o.store)
 	if err != nil {
