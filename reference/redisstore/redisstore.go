@@ -10,7 +10,7 @@
 // holds the lease or ttl it was set with, so that the time it was
 // written is the expiry less that.
 //
-// Every change is one atomic step of Redis, and the hot ones run no
+// Every change to a record is one atomic step of Redis, and the hot ones run no
 // script over large strings: a Lua script costs Redis several times
 // what a plain command does, most of it hashing every string it sees.
 // Create is a transaction of SET NX GET, which answers with the live
@@ -19,7 +19,10 @@
 // reads the first 27 bytes of the record checks that the attempt still
 // holds it and renames the new one over it; the finished record repeats
 // the request fields the store remembers from Create. Renew and Release
-// are small scripts.
+// are small scripts. Should the connection fail between Finish's SET and
+// its script, the finished record's own key stays until its ttl ends,
+// unseen: no identity maps to it. Finish's two keys share no hash slot, so the store
+// needs one Redis server (with replicas or Sentinel), not Redis Cluster.
 //
 // The string: its state (P processing, C completed, F failed), the token
 // (26 characters), then the time it was created and the lease (while
@@ -242,6 +245,9 @@ func (s *Store) transaction(ctx context.Context, cmd rueidis.Completed, key stri
 		}
 	}
 	answers, err := replies[len(replies)-1].ToArray()
+	if rueidis.IsRedisNil(err) { // EXEC aborted; not a nil answer of cmd
+		return "", 0, errors.New("the transaction was aborted")
+	}
 	if err != nil {
 		return "", 0, err
 	}
