@@ -19,10 +19,11 @@
 // reads the first 27 bytes of the record checks that the attempt still
 // holds it and renames the new one over it; the finished record repeats
 // the request fields the store remembers from Create. Renew and Release
-// are small scripts. Should the connection fail between Finish's SET and
-// its script, the finished record's own key stays until its ttl ends,
-// unseen: no identity maps to it. Finish's two keys share no hash slot, so the store
-// needs one Redis server (with replicas or Sentinel), not Redis Cluster.
+// are small scripts. Should the connection fail between Finish's SET
+// and its script, the finished record's own key stays, unseen, until
+// its ttl ends: its name holds the attempt's token, which no one else
+// knows. Finish's two keys share no hash slot, so the store needs one
+// Redis server (with replicas or Sentinel), not Redis Cluster.
 //
 // The string: its state (P processing, C completed, F failed), the token
 // (26 characters), then the time it was created and the lease (while
