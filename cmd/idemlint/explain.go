@@ -28,7 +28,7 @@ RULE is an id such as IDL102 (any case); "idemlint rules" lists them.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, ok := checks.Lookup(args[0])
 			if !ok {
-				return fmt.Errorf(`unknown rule %q; "idemlint rules" lists the rule ids`, args[0])
+				return fmt.Errorf("unknown rule %q; %s", args[0], checks.RuleHint(args[0]))
 			}
 			return explain.Write(cmd.OutOrStdout(), r)
 		},
