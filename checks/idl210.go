@@ -31,6 +31,7 @@ it.`,
 	CheckSet: func(p *SetPass) {
 		graph := ChainGraph.Of(p)
 		note := missingHopNote(graph)
+		typos := linkTypos(graph, p.Docs)
 		for _, d := range p.Docs {
 			if d.Kind == boundary.BrowserToBFF || !chain.Linkable(d) || graph.OnChain(d) {
 				continue // a browser edge starts chains; an unlinkable one is the schema's finding
@@ -45,6 +46,12 @@ it.`,
 				msg = fmt.Sprintf("no chain from a browser reaches this document: the %s documents that end at %q are unreached or carry none of its operations; link it or remove it", prev, at)
 			}
 			f := p.Report(d, d.KindField.Pos, "", "%s", msg+note)
+			for _, c := range graph.Chains { // in order: the first typo that leaves d out
+				if t := typos[c]; t != nil && t.leftOutBy(d, p.Docs) {
+					p.CausedBy(f, IDL201, t.doc, t.at)
+					break
+				}
+			}
 			for _, dup := range graph.Duplicates {
 				if dup.Doc == d {
 					f.Relate(dup.First, dup.First.KindField.Pos, fmt.Sprintf("IDL211: chains use this document, which defines the same hop for %q", dup.Operation))
