@@ -265,3 +265,29 @@ func TestTypoCauseLinksOnlyWhileReported(t *testing.T) {
 		t.Errorf("with IDL201 off, IDL210's related locations %q, want none", got)
 	}
 }
+
+// A misspelt member folds the findings it explains only while IDL002's
+// finding at it is kept: with IDL002 off they are reported as they are.
+func TestTypoFoldsOnlyWhileReported(t *testing.T) {
+	dir := fixtureSet(t, "rules/IDL002/misspelt-member-folds-what-it-explains")
+	rules := func(opts checks.Options) []string {
+		t.Helper()
+		res, err := checks.Check([]string{dir}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range res.Findings {
+			out = append(out, f.Rule)
+		}
+		return out
+	}
+	if got, want := rules(checks.DefaultOptions()), []string{"IDL002"}; !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	opts := checks.DefaultOptions()
+	opts.Disabled = map[string]bool{"IDL002": true}
+	if got, want := rules(opts), []string{"IDL102", "IDL202"}; !slices.Equal(got, want) {
+		t.Errorf("with IDL002 off, findings %q, want %q", got, want)
+	}
+}
