@@ -3,10 +3,11 @@
 // ("/orders/{id}"), so that the OpenAPI bridge (spec section 7) and the
 // as-built binding (section 8.4) agree on what "the same path" means.
 //
-// A template's parameter stands for exactly one non-empty segment. A route
-// is matched against the template itself, not against sample requests:
-// an exact route "/orders/42" matches "/orders/{id}", a Gateway API
-// prefix "/orders" matches "/orders/{id}" but "/order" does not, and a
+// A template's parameter stands for one non-empty segment. A route is
+// matched against the template itself, not against sample requests:
+// Match says whether the route carries every request of the template (a
+// Gateway API prefix "/orders" carries "/orders/{id}", "/order" does
+// not), Overlaps whether it carries some (the exact "/orders/42"). A
 // regular expression is tried against the template with every parameter
 // replaced by sample segments.
 //
@@ -47,7 +48,7 @@ func Shape(template string) string {
 type Kind int
 
 const (
-	// Exact: the template describes the value ("/orders/42" for
+	// Exact: the path itself ("/orders/42", one request of
 	// "/orders/{id}").
 	Exact Kind = iota
 	// Prefix is a string prefix (Istio "prefix", Envoy): "/ord" matches
@@ -102,24 +103,51 @@ func New(kind Kind, value string) (Matcher, error) {
 // (digits, a word, a UUID).
 var samples = []string{"1", "a", "a1", "123e4567-e89b-42d3-a456-426614174000"}
 
-// Match reports whether requests to template are carried by the route.
+// Match reports whether the route carries the requests to template: it
+// holds whatever segment each parameter stands for ("/orders" as a
+// segment prefix carries "/orders/{id}"; the exact "/orders/42" carries
+// only one of its requests, so not the template). This is how an
+// operation is bound to the route the platform picks for it (spec 8.4).
 func (m Matcher) Match(template string) bool {
+	switch m.Kind {
+	case Exact:
+		return Shape(m.Value) == Shape(template)
+	case Prefix:
+		literal, _, _ := strings.Cut(template, "{")
+		return strings.HasPrefix(literal, m.Value) || Shape(m.Value) == Shape(template)
+	case SegmentPrefix:
+		return segmentPrefix(segments(m.Value), segments(template), false)
+	case Regex:
+		return m.regex(template)
+	case Template:
+		return templateMatch(segments(m.Value), segments(template))
+	}
+	return false
+}
+
+// Overlaps reports whether the route carries some of the requests to
+// template (the exact "/orders/42" overlaps "/orders/{id}"): whether a
+// route written for a method may be meant for that operation.
+func (m Matcher) Overlaps(template string) bool {
 	switch m.Kind {
 	case Exact:
 		return describes(template, m.Value, false)
 	case Prefix:
 		return describes(template, m.Value, true)
 	case SegmentPrefix:
-		return segmentPrefix(segments(m.Value), segments(template))
+		return segmentPrefix(segments(m.Value), segments(template), true)
 	case Regex:
-		if m.re == nil {
-			return false
-		}
-		return slices.ContainsFunc(samples, func(s string) bool { return m.re.MatchString(fill(template, s)) })
+		return m.regex(template)
 	case Template:
-		return templateMatch(segments(m.Value), segments(template))
+		return templateMatch(segments(m.Value), segments(Shape(template))) || templateMatch(segments(Shape(template)), segments(m.Value))
 	}
 	return false
+}
+
+// regex tries the expression with the template's parameters replaced
+// by each sample segment.
+func (m Matcher) regex(template string) bool {
+	return m.re != nil && slices.ContainsFunc(samples, func(s string) bool { return m.re.MatchString(fill(template, s)) })
 }
 
 // MatchString reports whether s, a plain string such as a method, is
@@ -180,12 +208,16 @@ func segments(path string) []string {
 
 func isParam(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") }
 
-func segmentPrefix(prefix, template []string) bool {
+// segmentPrefix: each segment of prefix is the template's (a parameter
+// of both, or with some, any segment against a parameter).
+func segmentPrefix(prefix, template []string, some bool) bool {
 	if len(prefix) > len(template) {
 		return false
 	}
 	for i, seg := range prefix {
-		if !isParam(template[i]) && template[i] != seg {
+		switch {
+		case isParam(template[i]) && (some || isParam(seg)):
+		case template[i] != seg:
 			return false
 		}
 	}

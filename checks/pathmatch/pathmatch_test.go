@@ -22,56 +22,62 @@ func TestMatch(t *testing.T) {
 		kind     Kind
 		value    string
 		template string
-		want     bool
+		carries  bool // Match
+		overlaps bool // Overlaps
 	}{
-		{Exact, "/orders", "/orders", true},
-		{Exact, "/orders/42", "/orders/{id}", true},
-		{Exact, "/orders/{x}", "/orders/{id}", true},
-		{Exact, "/orders/", "/orders/{id}", false}, // a parameter is never empty
-		{Exact, "/orders", "/orders/{id}", false},
-		{Exact, "/orders/42/items", "/orders/{id}", false},
-		{Exact, "/orders/42", "/orders/{id}/items", false},
-		{Exact, "/orders/", "/orders", false},
+		{Exact, "/orders", "/orders", true, true},
+		{Exact, "/orders/42", "/orders/{id}", false, true}, // one request of the template
+		{Exact, "/orders/{x}", "/orders/{id}", true, true},
+		{Exact, "/orders/", "/orders/{id}", false, false}, // a parameter is never empty
+		{Exact, "/orders", "/orders/{id}", false, false},
+		{Exact, "/orders/42/items", "/orders/{id}", false, false},
+		{Exact, "/orders/42", "/orders/{id}/items", false, false},
+		{Exact, "/orders/", "/orders", false, false},
 
-		{Prefix, "/", "/orders/{id}", true},
-		{Prefix, "/ord", "/orders/{id}", true}, // Istio: a string prefix
-		{Prefix, "/orders/4", "/orders/{id}", true},
-		{Prefix, "/orders/42/", "/orders/{id}", false}, // "/" is not in a segment
-		{Prefix, "/orders/42/i", "/orders/{id}/items", true},
-		{Prefix, "/orders/42/x", "/orders/{id}/items", false},
-		{Prefix, "/orders/", "/orders/{id}", true},
-		{Prefix, "/payments", "/orders/{id}", false},
-		{Prefix, "/orders/42/items/7", "/orders/{id}/items", false},
+		{Prefix, "/", "/orders/{id}", true, true},
+		{Prefix, "/ord", "/orders/{id}", true, true}, // Istio: a string prefix
+		{Prefix, "/orders/", "/orders/{id}", true, true},
+		{Prefix, "/orders/4", "/orders/{id}", false, true},
+		{Prefix, "/orders/42/", "/orders/{id}", false, false}, // "/" is not in a segment
+		{Prefix, "/orders/42/i", "/orders/{id}/items", false, true},
+		{Prefix, "/orders/42/x", "/orders/{id}/items", false, false},
+		{Prefix, "/payments", "/orders/{id}", false, false},
+		{Prefix, "/orders/42/items/7", "/orders/{id}/items", false, false},
+		{Prefix, "/api/orders", "/api/ordersx", true, true},
 
-		{SegmentPrefix, "/", "/orders/{id}", true},
-		{SegmentPrefix, "/orders", "/orders/{id}", true},
-		{SegmentPrefix, "/orders/", "/orders/{id}", true},
-		{SegmentPrefix, "/ord", "/orders/{id}", false}, // whole segments only
-		{SegmentPrefix, "/orders/42", "/orders/{id}/items", true},
-		{SegmentPrefix, "/orders/42/items/x", "/orders/{id}/items", false},
-		{SegmentPrefix, "/orders", "/orders", true},
+		{SegmentPrefix, "/", "/orders/{id}", true, true},
+		{SegmentPrefix, "/orders", "/orders/{id}", true, true},
+		{SegmentPrefix, "/orders/", "/orders/{id}", true, true},
+		{SegmentPrefix, "/ord", "/orders/{id}", false, false}, // whole segments only
+		{SegmentPrefix, "/api/orders", "/api/ordersx", false, false},
+		{SegmentPrefix, "/orders/42", "/orders/{id}/items", false, true},
+		{SegmentPrefix, "/orders/42/items/x", "/orders/{id}/items", false, false},
+		{SegmentPrefix, "/orders", "/orders", true, true},
 
-		{Regex, "/orders/[0-9]+", "/orders/{id}", true},
-		{Regex, "/orders/[a-f0-9-]{36}", "/orders/{id}", true},
-		{Regex, "/orders/[a-z]+", "/orders/{id}", true},
-		{Regex, "/orders", "/orders/{id}", false}, // the whole path must match
-		{Regex, "/orders/.*", "/orders", false},
-		{Regex, "/(orders|carts)/[^/]+/items", "/carts/{cart}/items", true},
+		{Regex, "/orders/[0-9]+", "/orders/{id}", true, true},
+		{Regex, "/orders/[a-f0-9-]{36}", "/orders/{id}", true, true},
+		{Regex, "/orders/[a-z]+", "/orders/{id}", true, true},
+		{Regex, "/orders", "/orders/{id}", false, false}, // the whole path must match
+		{Regex, "/orders/.*", "/orders", false, false},
+		{Regex, "/(orders|carts)/[^/]+/items", "/carts/{cart}/items", true, true},
 
-		{Template, "/orders/{orderId}", "/orders/{id}", true},
-		{Template, "/orders/{id}", "/orders/{id}/items", false},
-		{Template, "/{proxy+}", "/orders/{id}/items", true},
-		{Template, "/orders/{proxy+}", "/orders", false}, // greedy takes at least one segment
-		{Template, "/orders/latest", "/orders/{id}", false},
-		{Template, "/orders/{id}", "/orders/latest", true},
+		{Template, "/orders/{orderId}", "/orders/{id}", true, true},
+		{Template, "/orders/{id}", "/orders/{id}/items", false, false},
+		{Template, "/{proxy+}", "/orders/{id}/items", true, true},
+		{Template, "/orders/{proxy+}", "/orders", false, false}, // greedy takes at least one segment
+		{Template, "/orders/latest", "/orders/{id}", false, true},
+		{Template, "/orders/{id}", "/orders/latest", true, true},
 	}
 	for _, tt := range tests {
 		m, err := New(tt.kind, tt.value)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := m.Match(tt.template); got != tt.want {
-			t.Errorf("%v %q matches %q = %v, want %v", tt.kind, tt.value, tt.template, got, tt.want)
+		if got := m.Match(tt.template); got != tt.carries {
+			t.Errorf("%v %q carries %q = %v, want %v", tt.kind, tt.value, tt.template, got, tt.carries)
+		}
+		if got := m.Overlaps(tt.template); got != tt.overlaps {
+			t.Errorf("%v %q overlaps %q = %v, want %v", tt.kind, tt.value, tt.template, got, tt.overlaps)
 		}
 	}
 }

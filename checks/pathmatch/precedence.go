@@ -31,6 +31,7 @@ const (
 type Candidate struct {
 	Path   *Matcher // nil: every path
 	Method string   // "" or "ANY": every method
+	Index  int      // the caller's, carried along
 }
 
 // Sort orders candidates (given in listing order) as the platform tries

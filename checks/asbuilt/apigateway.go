@@ -1,0 +1,95 @@
+package asbuilt
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+
+	"github.com/idemlint/idemlint/checks/pathmatch"
+)
+
+// AWS API Gateway (spec 8.1): an OpenAPI export with x-amazon-apigateway-*
+// extensions. Names are those of the API Gateway developer guide's
+// OpenAPI extensions.
+
+const awsExtension = "x-amazon-apigateway-"
+
+// anyMethod is API Gateway's operation for every method.
+const anyMethod = awsExtension + "any-method"
+
+// isAPIGatewayExport reports whether root is an OpenAPI (or Swagger)
+// document with API Gateway extensions, at its top or in an operation.
+func isAPIGatewayExport(r *reader, root *yaml.Node) bool {
+	if r.field(root, "openapi") == nil && r.field(root, "swagger") == nil {
+		return false
+	}
+	keys, _ := r.pairs(root, "the document")
+	for _, k := range keys {
+		if strings.HasPrefix(k.Value, awsExtension) {
+			return true
+		}
+	}
+	_, items := r.pairs(r.field(root, "paths"), "paths")
+	for _, item := range items {
+		_, ops := r.pairs(item, "a path item")
+		for _, op := range ops {
+			if r.field(op, awsExtension+"integration") != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// operationKeys are the keys of a path item that are operations.
+var operationKeys = map[string]bool{"get": true, "put": true, "post": true, "delete": true, "options": true, "head": true, "patch": true, anyMethod: true}
+
+func (f *fileRead) apiGateway(root *yaml.Node) {
+	res := &Resource{Platform: APIGateway, Kind: "ApiGateway", At: f.pos(f.visit(root))}
+	res.Name, _ = f.text(f.path(root, "info", "title"), "info.title")
+	f.resources = append(f.resources, res)
+	var cors *CORS
+	if c := f.visit(f.field(root, awsExtension+"cors")); c != nil && !isNull(c) {
+		cors = f.corsList(c, "allowHeaders", "allowCredentials")
+	}
+	templates, items := f.pairs(f.field(root, "paths"), "paths")
+	for i, item := range items {
+		template := Text{Value: templates[i].Value, At: f.pos(templates[i])}
+		methods, ops := f.pairs(item, "paths."+template.Value)
+		for j, op := range ops {
+			method := strings.ToLower(methods[j].Value)
+			if !operationKeys[method] {
+				continue
+			}
+			rt := &Route{Resource: res, At: f.pos(methods[j]), CORS: cors}
+			rt.Retry = Retry{Attempts: 1, AttemptsKnown: true}
+			match := Match{Path: f.matcher(pathmatch.Template, template, "paths"), At: rt.At}
+			if method != anyMethod {
+				match.Method = f.matcher(pathmatch.Exact, Text{Value: strings.ToUpper(method), At: rt.At}, "method")
+			}
+			rt.Matches = []Match{match}
+			f.integration(rt, f.visit(f.field(op, awsExtension+"integration")))
+			res.Routes = append(res.Routes, rt)
+		}
+	}
+	res.rank(pathmatch.APIGateway)
+}
+
+// integration reads an operation's integration: a REST "http" (non-proxy)
+// integration forwards only the headers its requestParameters map.
+func (f *fileRead) integration(rt *Route, n *yaml.Node) {
+	if n == nil || isNull(n) {
+		return
+	}
+	typ, _ := f.text(f.field(n, "type"), "integration type")
+	if !strings.EqualFold(typ.Value, "http") {
+		return
+	}
+	rt.Forwards = &Forwarding{From: defaulted(APIGatewayHTTPIntegration, f.pos(n)).From}
+	keys, _ := f.pairs(f.field(n, "requestParameters"), "requestParameters")
+	for _, k := range keys {
+		if name, ok := strings.CutPrefix(k.Value, "integration.request.header."); ok {
+			rt.Forwards.Headers = append(rt.Forwards.Headers, Header{Name: name, At: f.pos(k), Field: "requestParameters"})
+		}
+	}
+}

@@ -1,0 +1,60 @@
+// Package asbuilt reads the proxy and mesh configuration that actually
+// carries each hop of a boundary set (spec section 8) into a small model
+// free of any platform: which resource routes which requests to which
+// backend, what it retries, which request headers it drops, and what its
+// CORS answer allows.
+//
+// # Reading (8.1)
+//
+// Read takes infrastructure files (YAML, several documents per file, or
+// JSON; IsFile says which files of a walked directory to take) and
+// returns a Set. Every value keeps its file, line and column. The kinds
+// read, one file each:
+//
+//   - istio.go: VirtualService (networking.istio.io/*), and the ConfigMap
+//     "istio" whose data.mesh holds defaultHttpRetryPolicy;
+//   - gatewayapi.go: HTTPRoute (gateway.networking.k8s.io/*);
+//   - nginx.go: Ingress, and the ingress-nginx controller ConfigMap;
+//   - apigateway.go: an AWS API Gateway OpenAPI export.
+//
+// A kubectl "List" is read item by item; any other kind is counted in
+// Set.Skipped. A file that cannot be read or parsed is a Set.Errors entry
+// (IDL001 at that file) and nothing of it is used; a value written but
+// not understood is a Set.Problems entry at its place. Reading is bounded
+// whatever the input: MaxFileSize, a nesting limit, and a budget of node
+// visits proportional to the file's size that YAML aliases cannot
+// escape.
+//
+// # Model
+//
+// A Resource (kind, name, namespace, position) has Routes in the order
+// written. A Route has Matches (pathmatch matchers, a method), the
+// Backends it sends to, its effective Retry, the headers it Removed or
+// Set, the only headers it Forwards (if it forwards only some), whether
+// it DropsUnderscores, and its CORS. Each value that a default can
+// provide carries an Origin: where it is written, or which Default of
+// the table in defaults.go applies (spec 8.2), so that a finding can say
+// "Istio retries twice by default" and cite where that comes from.
+//
+// Retries are counted and classified in one place, retry.go (8.3):
+// Retry.Attempts are in all, the first included; Conditions are on the
+// retry_on vocabulary (connect_error, timeout, status codes), and
+// Retry.ResendsAfterReceipt says whether the upstream may already have
+// acted on a resent request. ingress-nginx treats POST, LOCK and PATCH
+// apart: Route.RetryFor(method) picks the right one.
+//
+// # What comes next: binding (8.4) and rules (8.5)
+//
+// The rules IDL401-IDL407 will live in a sub-package that registers them
+// with the checks framework; the core checks package never imports this
+// one. Binding an operation of a boundary edge to its as-built route is:
+//
+//  1. the resources the edge's as_built entries name (Resource.Kind,
+//     Name and Namespace), else those with a route whose Backends hold
+//     the edge's "to" (several namespaces: IDL407);
+//  2. within a resource, Resource.Select(method, path) returns the route
+//     the platform itself picks, by its precedence (pathmatch.Precedence);
+//  3. the as-built hop is that route's RetryFor(method), Drops(header),
+//     and CORS; an unbound hop under mesh: istio gets
+//     Set.IstioDefaultRetry.
+package asbuilt

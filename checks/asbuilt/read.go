@@ -1,0 +1,262 @@
+package asbuilt
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+	"go.yaml.in/yaml/v4/plugin/loaderlimits"
+
+	"github.com/idemlint/idemlint/checks/fileset"
+)
+
+// MaxFileSize bounds one infrastructure file. Rendered manifests of a
+// whole cluster's routes are far smaller; YAML nodes cost tens of times
+// their bytes in memory, so the limit also bounds memory.
+const MaxFileSize = 8 << 20
+
+// maxDepth bounds nesting: Kubernetes resources are a few dozen levels
+// deep at most (a CRD schema), and the bound keeps a hostile file from
+// nesting ten thousand levels.
+const maxDepth = 500
+
+// IsFile reports whether a file met while walking a directory is read
+// as an infrastructure file (spec 8.1: *.yaml, *.yml, *.json).
+func IsFile(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// Set is everything read from the infrastructure files.
+type Set struct {
+	Resources []*Resource // by file as given, then as written
+	// Configs are the cluster-wide configurations read: the Istio mesh
+	// ConfigMap and the ingress-nginx controller ConfigMap.
+	Configs []Text // each named by kind/namespace/name, where it is
+	// Skipped counts the documents of kinds idemlint does not read.
+	Skipped int
+	// Errors are the files that cannot be read or parsed (IDL001 at the
+	// file); nothing of them is used.
+	Errors []*FileError
+	// Problems are values written but not understood, at their place;
+	// the rest of their resource is read.
+	Problems []Problem
+
+	mesh   *meshConfig
+	nginx  *nginxConfig
+	finish []func()
+}
+
+// FileError is a file that cannot be read or parsed.
+type FileError struct {
+	At  Pos // Line 0 when the problem has no place in the file
+	Err error
+}
+
+func (e *FileError) Error() string {
+	if e.At.Line == 0 {
+		return e.At.File + ": " + e.Err.Error()
+	}
+	return e.At.String() + ": " + e.Err.Error()
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Read reads the infrastructure files at paths (files; directories are
+// expanded by the caller, keeping the files IsFile takes). A file that
+// cannot be read or parsed is an Error and the others are still read.
+func Read(paths []string) *Set {
+	s := &Set{}
+	for _, p := range paths {
+		data, err := fileset.ReadLimited(p, MaxFileSize, "an infrastructure file")
+		if err != nil {
+			s.Errors = append(s.Errors, &FileError{At: Pos{File: p}, Err: err})
+			continue
+		}
+		s.add(p, data)
+	}
+	s.resolve()
+	return s
+}
+
+// Parse reads one file's bytes as Read would.
+func Parse(path string, data []byte) *Set {
+	s := &Set{}
+	if len(data) > MaxFileSize {
+		s.Errors = append(s.Errors, &FileError{At: Pos{File: path}, Err: fmt.Errorf("file is larger than the %d MiB limit for an infrastructure file", MaxFileSize>>20)})
+	} else {
+		s.add(path, data)
+	}
+	s.resolve()
+	return s
+}
+
+// fileRead is what one file yields; it joins the set only if the whole
+// file parses.
+type fileRead struct {
+	*reader
+	set       *Set   // for the cluster-wide configurations
+	data      []byte // the file
+	resources []*Resource
+	configs   []Text
+	skipped   int
+	finish    []func()
+	mesh      *meshConfig
+	nginx     *nginxConfig
+}
+
+func (s *Set) add(path string, data []byte) {
+	f := &fileRead{reader: newReader(path, len(data)), set: s, data: data}
+	if err := f.read(data); err != nil {
+		s.Errors = append(s.Errors, err)
+		return
+	}
+	s.Resources = append(s.Resources, f.resources...)
+	s.Configs = append(s.Configs, f.configs...)
+	s.Skipped += f.skipped
+	s.Problems = append(s.Problems, f.problems...)
+	s.finish = append(s.finish, f.finish...)
+	if f.mesh != nil {
+		s.setMesh(f.mesh)
+	}
+	if f.nginx != nil {
+		s.setNginx(f.nginx)
+	}
+}
+
+func (f *fileRead) read(data []byte) *FileError {
+	loader, err := yaml.NewLoader(bytes.NewReader(data), yaml.WithPlugin(loaderlimits.New(loaderlimits.DepthValue(maxDepth))))
+	if err != nil {
+		return f.parseError(err)
+	}
+	for {
+		var doc yaml.Node
+		err := loader.Load(&doc)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return f.parseError(err)
+		}
+		f.document(&doc, 0)
+		if f.exceeded {
+			return &FileError{At: f.pos(&doc), Err: errors.New("the YAML aliases of this document expand to more nodes than the file could hold; idemlint does not read alias bombs")}
+		}
+	}
+	return nil
+}
+
+// parseError is a YAML error at its place, in words a user can act on.
+func (f *fileRead) parseError(err error) *FileError {
+	var le *yaml.LoadError
+	if errors.As(err, &le) {
+		msg := le.Message
+		if le.ContextMsg != "" {
+			msg = le.ContextMsg + ": " + msg
+		}
+		return &FileError{At: Pos{File: f.file, Line: le.Mark.Line, Column: le.Mark.Column}, Err: errors.New("not valid YAML or JSON: " + msg)}
+	}
+	return &FileError{At: Pos{File: f.file}, Err: fmt.Errorf("not valid YAML or JSON: %w", err)}
+}
+
+// document reads one YAML document, or one item of a List.
+func (f *fileRead) document(doc *yaml.Node, depth int) {
+	root := f.visit(doc)
+	if root != nil && root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return
+		}
+		root = f.visit(root.Content[0])
+	}
+	if root == nil || isNull(root) {
+		return // an empty document, between two "---"
+	}
+	if root.Kind != yaml.MappingNode {
+		f.skipped++
+		return
+	}
+	apiVersion, _ := f.text(f.field(root, "apiVersion"), "apiVersion")
+	kind, _ := f.text(f.field(root, "kind"), "kind")
+	group, _, _ := strings.Cut(apiVersion.Value, "/")
+	switch {
+	case kind.Value == "List" && depth == 0:
+		for _, item := range f.items(f.field(root, "items"), "items") {
+			f.document(item, depth+1)
+		}
+	case kind.Value == "VirtualService" && group == "networking.istio.io":
+		f.virtualService(root)
+	case kind.Value == "HTTPRoute" && group == "gateway.networking.k8s.io":
+		f.httpRoute(root)
+	case kind.Value == "Ingress" && (group == "networking.k8s.io" || group == "extensions"):
+		f.ingress(root)
+	case kind.Value == "ConfigMap" && apiVersion.Value == "v1":
+		f.configMap(root)
+	case kind.Value == "" && isAPIGatewayExport(f.reader, root):
+		f.apiGateway(root)
+	default:
+		f.skipped++
+	}
+}
+
+// meta returns a Kubernetes resource's name and namespace.
+func (f *fileRead) meta(root *yaml.Node) (name Text, namespace string) {
+	m := f.field(root, "metadata")
+	name, _ = f.text(f.field(m, "name"), "metadata.name")
+	ns, _ := f.text(f.field(m, "namespace"), "metadata.namespace")
+	return name, ns.Value
+}
+
+// resource starts a resource read from root.
+func (f *fileRead) resource(p Platform, kind string, root *yaml.Node) *Resource {
+	name, ns := f.meta(root)
+	res := &Resource{Platform: p, Kind: kind, Name: name, Namespace: ns, At: f.pos(f.visit(root))}
+	f.resources = append(f.resources, res)
+	return res
+}
+
+// config records a cluster-wide configuration read.
+func (f *fileRead) config(kind string, root *yaml.Node) Pos {
+	name, ns := f.meta(root)
+	at := f.pos(f.visit(root))
+	f.configs = append(f.configs, Text{Value: kind + " " + ns + "/" + name.Value, At: at})
+	return at
+}
+
+// later runs fn once every file is read: what a route does can depend on
+// a cluster-wide configuration in another file.
+func (f *fileRead) later(fn func()) { f.finish = append(f.finish, fn) }
+
+func (s *Set) resolve() {
+	for _, fn := range s.finish {
+		fn()
+	}
+	s.finish = nil
+}
+
+// configMap reads the ConfigMaps idemlint knows: the Istio mesh
+// configuration and the ingress-nginx controller's.
+func (f *fileRead) configMap(root *yaml.Node) {
+	name, _ := f.meta(root)
+	label, _ := f.text(f.path(root, "metadata", "labels", "app.kubernetes.io/name"), "the app.kubernetes.io/name label")
+	switch {
+	case name.Value == "istio":
+		f.meshConfigMap(root)
+	case name.Value == "ingress-nginx-controller" || label.Value == "ingress-nginx":
+		f.nginxConfigMap(root)
+	default:
+		f.skipped++
+	}
+}
+
+// once reports a second cluster-wide configuration of one kind: the
+// first read is used.
+func (s *Set) once(kind string, first, second Pos) {
+	s.Problems = append(s.Problems, Problem{At: second, Message: fmt.Sprintf("a second %s; the one at %s is used", kind, first)})
+}
