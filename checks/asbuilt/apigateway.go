@@ -23,17 +23,22 @@ func isAPIGatewayExport(r *reader, root *yaml.Node) bool {
 	if r.field(root, "openapi") == nil && r.field(root, "swagger") == nil {
 		return false
 	}
-	keys, _ := r.pairs(root, "the document")
-	for _, k := range keys {
-		if strings.HasPrefix(k.Value, awsExtension) {
+	mapping := func(n *yaml.Node) []*yaml.Node {
+		if n = r.visit(n); n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		return n.Content
+	}
+	for i, k := range mapping(root) {
+		if i%2 == 0 && strings.HasPrefix(k.Value, awsExtension) {
 			return true
 		}
 	}
-	_, items := r.pairs(r.field(root, "paths"), "paths")
-	for _, item := range items {
-		_, ops := r.pairs(item, "a path item")
-		for _, op := range ops {
-			if r.field(op, awsExtension+"integration") != nil {
+	paths := mapping(r.field(root, "paths"))
+	for i := 1; i < len(paths); i += 2 {
+		item := mapping(paths[i])
+		for j := 1; j < len(item); j += 2 {
+			if r.field(item[j], awsExtension+"integration") != nil {
 				return true
 			}
 		}

@@ -123,40 +123,43 @@ func (r *reader) path(n *yaml.Node, keys ...string) *yaml.Node {
 	return n
 }
 
-// items returns the elements of a sequence; a value that is not a
+// items returns the elements of a sequence, as written (aliases are
+// followed when they are read); a value that is not a
 // sequence (and not null) is a problem.
 func (r *reader) items(n *yaml.Node, what string) []*yaml.Node {
+	written := n
 	n = r.visit(n)
 	if n == nil || isNull(n) {
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		r.problem(n, "%s is not a list", what)
+		r.problem(written, "%s is not a list", what)
 		return nil
 	}
 	out := make([]*yaml.Node, 0, len(n.Content))
 	for _, c := range n.Content {
-		if c = r.visit(c); c == nil {
+		if r.visit(c) == nil {
 			break
 		}
-		out = append(out, c)
+		out = append(out, c) // as written: an alias is placed where it is used
 	}
 	return out
 }
 
-// pairs returns the keys and values of a mapping, in order.
+// pairs returns the keys and values (as written) of a mapping, in order.
 func (r *reader) pairs(n *yaml.Node, what string) (keys, values []*yaml.Node) {
+	written := n
 	n = r.visit(n)
 	if n == nil || isNull(n) {
 		return nil, nil
 	}
 	if n.Kind != yaml.MappingNode {
-		r.problem(n, "%s is not a mapping", what)
+		r.problem(written, "%s is not a mapping", what)
 		return nil, nil
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := r.visit(n.Content[i]), r.visit(n.Content[i+1])
-		if k == nil || v == nil {
+		k, v := r.visit(n.Content[i]), n.Content[i+1]
+		if k == nil || r.visit(v) == nil {
 			break
 		}
 		keys, values = append(keys, k), append(values, v)
@@ -174,19 +177,20 @@ var plainTags = map[string]bool{"!!str": true, "!!int": true, "!!bool": true, "!
 // text returns a scalar's value as written; false, with a problem, for
 // anything else. A null is absent.
 func (r *reader) text(n *yaml.Node, what string) (Text, bool) {
+	written := n // an alias is reported where it is used
 	n = r.visit(n)
 	if n == nil || isNull(n) {
 		return Text{}, false
 	}
 	if n.Kind != yaml.ScalarNode {
-		r.problem(n, "%s is not a single value", what)
+		r.problem(written, "%s is not a single value", what)
 		return Text{}, false
 	}
 	if !plainTags[n.Tag] {
-		r.problem(n, "%s has the tag %s; idemlint reads only plain strings, numbers and booleans here", what, n.Tag)
+		r.problem(written, "%s has the tag %s; idemlint reads only plain strings, numbers and booleans here", what, n.Tag)
 		return Text{}, false
 	}
-	return Text{Value: n.Value, At: r.pos(n)}, true
+	return Text{Value: n.Value, At: r.pos(written)}, true
 }
 
 // texts returns a list of scalars; a single scalar is refused.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v4"
 	"go.yaml.in/yaml/v4/plugin/loaderlimits"
@@ -132,6 +133,12 @@ func (s *Set) add(path string, data []byte) {
 }
 
 func (f *fileRead) read(data []byte) *FileError {
+	if at, bad := invalidUTF8(data); bad && !bytes.HasPrefix(data, []byte{0xfe, 0xff}) && !bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
+		// The YAML reader says so too, but without a place.
+		line := bytes.Count(data[:at], []byte("\n")) + 1
+		start := bytes.LastIndexByte(data[:at], '\n') + 1
+		return &FileError{At: Pos{File: f.file, Line: line, Column: utf8.RuneCount(data[start:at]) + 1}, Err: fmt.Errorf("not UTF-8: the byte %#x starts no UTF-8 character (YAML and JSON files are UTF-8, or UTF-16 with a byte order mark)", data[at])}
+	}
 	loader, err := yaml.NewLoader(bytes.NewReader(data), yaml.WithPlugin(loaderlimits.New(loaderlimits.DepthValue(maxDepth))))
 	if err != nil {
 		return f.parseError(err)
@@ -151,6 +158,19 @@ func (f *fileRead) read(data []byte) *FileError {
 		}
 	}
 	return nil
+}
+
+// invalidUTF8 returns the offset of the first byte of data that is not
+// part of a UTF-8 character.
+func invalidUTF8(data []byte) (int, bool) {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i, true
+		}
+		i += size
+	}
+	return 0, false
 }
 
 // parseError is a YAML error at its place, in words a user can act on.
