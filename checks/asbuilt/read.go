@@ -12,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v4"
 	"go.yaml.in/yaml/v4/plugin/loaderlimits"
 
-	"github.com/idemlint/idemlint/checks/fileset"
+	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
 // MaxFileSize bounds one infrastructure file. Rendered manifests of a
