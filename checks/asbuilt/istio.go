@@ -3,7 +3,6 @@ package asbuilt
 import (
 	"bytes"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v4"
 	"go.yaml.in/yaml/v4/plugin/loaderlimits"
@@ -97,18 +96,6 @@ func (f *fileRead) istioStringMatch(n *yaml.Node, what string) *pathmatch.Matche
 	return nil
 }
 
-// matcher builds a matcher of t; a regular expression that does not
-// compile is a problem, and a matcher that matches nothing (the platform
-// refuses such a route, so it carries no request).
-func (f *fileRead) matcher(kind pathmatch.Kind, t Text, what string) *pathmatch.Matcher {
-	m, err := pathmatch.New(kind, t.Value)
-	if err != nil {
-		f.problems = append(f.problems, Problem{At: t.At, Message: what + ": " + err.Error()})
-		return &pathmatch.Matcher{Kind: kind, Value: t.Value}
-	}
-	return &m
-}
-
 // istioRetry reads an HTTPRetry; nil when not written.
 func (f *fileRead) istioRetry(n *yaml.Node) *istioRetry {
 	n = f.visit(n)
@@ -195,40 +182,4 @@ func (s *Set) IstioDefaultRetry(at Pos) Retry {
 		r, _ = envoyRetry(nil, nil, nil, at)
 	}
 	return r
-}
-
-// timed is a duration read, where it was written.
-type timed struct {
-	d  time.Duration
-	At Pos
-}
-
-// duration reads a duration ("1.5s", "250ms", "1h2m").
-func (f *fileRead) duration(n *yaml.Node, what string) (timed, bool) {
-	t, ok := f.text(n, what)
-	if !ok {
-		return timed{}, false
-	}
-	d, err := time.ParseDuration(t.Value)
-	if err != nil {
-		f.problems = append(f.problems, Problem{At: t.At, Message: what + " is " + `"` + t.Value + `", not a duration`})
-		return timed{}, false
-	}
-	return timed{d, t.At}, true
-}
-
-// corsList reads a CORS configuration whose allowed headers are a list
-// and whose credentials are a boolean (Istio corsPolicy, the Gateway API
-// CORS filter).
-func (f *fileRead) corsList(n *yaml.Node, headers, credentials string) *CORS {
-	c := &CORS{At: f.pos(n)}
-	c.AllowHeadersFrom = Origin{At: c.At}
-	if h := f.field(n, headers); h != nil {
-		c.AllowHeaders = f.texts(h, headers)
-		c.AllowHeadersFrom = Origin{At: f.pos(f.visit(h))}
-	}
-	if v, at, ok := f.boolean(f.field(n, credentials), credentials); ok {
-		c.Credentials, c.CredentialsFrom = v, Origin{At: at}
-	}
-	return c
 }

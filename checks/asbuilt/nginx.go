@@ -2,6 +2,7 @@ package asbuilt
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
@@ -71,13 +72,35 @@ func (f *fileRead) ingress(root *yaml.Node) {
 	if snippet := f.visit(f.field(annotations, annotationPrefix+"configuration-snippet")); snippet != nil {
 		removed = f.snippetRemoves(snippet)
 	}
+	var next, tries *setting
+	if t, ok := annotation("proxy-next-upstream"); ok {
+		next = written(t)
+	}
+	if t, ok := annotation("proxy-next-upstream-tries"); ok {
+		tries = written(t)
+	}
+	var cors *CORS
+	if enabled, at, ok := f.boolean(f.field(annotations, annotationPrefix+"enable-cors"), "the "+annotationPrefix+"enable-cors annotation"); ok && enabled {
+		cors = &CORS{At: at}
+		if t, ok := annotation("cors-allow-headers"); ok {
+			cors.AllowHeaders, cors.AllowHeadersFrom = splitList(t), Origin{At: t.At}
+		} else {
+			d := defaulted(NginxCORSAllowHeaders, at)
+			cors.AllowHeaders, cors.AllowHeadersFrom = splitList(Text{Value: d.Value, At: at}), d.From
+		}
+		credentials := defaulted(NginxCORSAllowCredentials, at)
+		if t, ok := annotation("cors-allow-credentials"); ok {
+			credentials = written(t)
+		}
+		cors.Credentials, cors.CredentialsFrom = isTrue(credentials.Value), credentials.From
+	}
 	spec := f.field(root, "spec")
 	for _, rule := range f.items(f.field(spec, "rules"), "spec.rules") {
 		if host, ok := f.text(f.field(rule, "host"), "rules.host"); ok {
 			res.Hosts = append(res.Hosts, host)
 		}
 		for _, p := range f.items(f.path(rule, "http", "paths"), "rules.http.paths") {
-			rt := &Route{Resource: res, At: f.pos(p), Removed: removed}
+			rt := &Route{Resource: res, At: f.pos(p), Removed: removed, CORS: cors}
 			kind := pathmatch.SegmentPrefix // Prefix, and ImplementationSpecific as ingress-nginx reads it
 			if t, ok := f.text(f.field(p, "pathType"), "pathType"); ok && t.Value == "Exact" {
 				kind = pathmatch.Exact
@@ -94,33 +117,10 @@ func (f *fileRead) ingress(root *yaml.Node) {
 		}
 	}
 	if name, ok := f.text(f.path(spec, "defaultBackend", "service", "name"), "spec.defaultBackend.service.name"); ok {
-		res.Routes = append(res.Routes, &Route{Resource: res, At: name.At, Backends: []Text{name}, Removed: removed})
+		res.Routes = append(res.Routes, &Route{Resource: res, At: name.At, Backends: []Text{name}, Removed: removed, CORS: cors})
 	}
 	res.rank(pathmatch.Ingress)
 
-	var next, tries, credentials *setting
-	if t, ok := annotation("proxy-next-upstream"); ok {
-		next = written(t)
-	}
-	if t, ok := annotation("proxy-next-upstream-tries"); ok {
-		tries = written(t)
-	}
-	var cors *CORS
-	if enabled, at, ok := f.boolean(f.field(annotations, annotationPrefix+"enable-cors"), "the "+annotationPrefix+"enable-cors annotation"); ok && enabled {
-		cors = &CORS{At: at}
-		if t, ok := annotation("cors-allow-headers"); ok {
-			cors.AllowHeaders, cors.AllowHeadersFrom = splitList(t), Origin{At: t.At}
-		} else {
-			d := defaulted(NginxCORSAllowHeaders, at)
-			cors.AllowHeaders, cors.AllowHeadersFrom = splitList(Text{Value: d.Value, At: at}), d.From
-		}
-		if t, ok := annotation("cors-allow-credentials"); ok {
-			credentials = written(t)
-		} else {
-			credentials = defaulted(NginxCORSAllowCredentials, at)
-		}
-		cors.Credentials, cors.CredentialsFrom = credentials.Value == "true", credentials.From
-	}
 	f.later(func() {
 		s := f.set
 		for _, rt := range res.Routes {
@@ -137,13 +137,19 @@ func (f *fileRead) ingress(root *yaml.Node) {
 			rt.Retry, problems = nginxRetry(next, tries, nonIdempotent, false)
 			post, _ := nginxRetry(next, tries, nonIdempotent, true)
 			rt.NonIdempotent = &post
-			if underscores := s.controller("enable-underscores-in-headers", NginxUnderscoresInHeaders, at); underscores.Value != "true" {
+			if underscores := s.controller("enable-underscores-in-headers", NginxUnderscoresInHeaders, at); !isTrue(underscores.Value) {
 				rt.DropsUnderscores = &underscores.From
 			}
-			rt.CORS = cors
 			s.Problems = append(s.Problems, problems...)
 		}
 	})
+}
+
+// isTrue reads a boolean setting as ingress-nginx does (strconv's
+// words); anything else is false.
+func isTrue(s string) bool {
+	v, _ := strconv.ParseBool(strings.TrimSpace(s))
+	return v
 }
 
 // splitList splits a comma-separated header list written at t.

@@ -7,11 +7,13 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v4"
 	"go.yaml.in/yaml/v4/plugin/loaderlimits"
 
+	"github.com/idemlint/idemlint/checks/pathmatch"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
@@ -69,6 +71,9 @@ func (e *FileError) Error() string {
 }
 
 func (e *FileError) Unwrap() error { return e.Err }
+
+// Counts are the summary's: "N as-built resources read, M skipped".
+func (s *Set) Counts() (read, skipped int) { return len(s.Resources) + len(s.Configs), s.Skipped }
 
 // Read reads the infrastructure files at paths (files; directories are
 // expanded by the caller, keeping the files IsFile takes). A file that
@@ -279,4 +284,54 @@ func (f *fileRead) configMap(root *yaml.Node) {
 // first read is used.
 func (s *Set) once(kind string, first, second Pos) {
 	s.Problems = append(s.Problems, Problem{At: second, Message: fmt.Sprintf("a second %s; the one at %s is used", kind, first)})
+}
+
+// The readers' shared value types.
+
+// matcher builds a matcher of t; a regular expression that does not
+// compile is a problem, and a matcher that matches nothing (the platform
+// refuses such a route, so it carries no request).
+func (f *fileRead) matcher(kind pathmatch.Kind, t Text, what string) *pathmatch.Matcher {
+	m, err := pathmatch.New(kind, t.Value)
+	if err != nil {
+		f.problems = append(f.problems, Problem{At: t.At, Message: what + ": " + err.Error()})
+		return &pathmatch.Matcher{Kind: kind, Value: t.Value}
+	}
+	return &m
+}
+
+// timed is a duration read, where it was written.
+type timed struct {
+	d  time.Duration
+	At Pos
+}
+
+// duration reads a duration ("1.5s", "250ms", "1h2m").
+func (f *fileRead) duration(n *yaml.Node, what string) (timed, bool) {
+	t, ok := f.text(n, what)
+	if !ok {
+		return timed{}, false
+	}
+	d, err := time.ParseDuration(t.Value)
+	if err != nil {
+		f.problems = append(f.problems, Problem{At: t.At, Message: what + " is " + `"` + t.Value + `", not a duration`})
+		return timed{}, false
+	}
+	return timed{d, t.At}, true
+}
+
+// corsList reads a CORS configuration whose allowed headers are a list
+// and whose credentials are a boolean (Istio corsPolicy, the Gateway API
+// CORS filter).
+func (f *fileRead) corsList(n *yaml.Node, headers, credentials string) *CORS {
+	c := &CORS{At: f.pos(n)}
+	c.AllowHeadersFrom = Origin{At: c.At}
+	if h := f.field(n, headers); h != nil {
+		c.AllowHeaders = f.texts(h, headers)
+		c.AllowHeadersFrom = Origin{At: f.pos(f.visit(h))}
+	}
+	if v, at, ok := f.boolean(f.field(n, credentials), credentials); ok {
+		c.Credentials, c.CredentialsFrom = v, Origin{At: at}
+	}
+	return c
 }

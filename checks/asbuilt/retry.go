@@ -139,7 +139,7 @@ func nginxRetry(next, tries, retryNonIdempotent *setting, nonIdempotent bool) (R
 	out := Retry{Attempts: n, AttemptsKnown: true, AttemptsFrom: tries.From}
 	words := strings.Fields(next.Value)
 	sentOnly := nonIdempotent && !slices.Contains(words, "non_idempotent")
-	if sentOnly && retryNonIdempotent != nil && retryNonIdempotent.Value == "true" {
+	if sentOnly && retryNonIdempotent != nil && isTrue(retryNonIdempotent.Value) {
 		sentOnly = false
 	}
 	if slices.Contains(words, "off") {
