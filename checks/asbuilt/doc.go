@@ -43,18 +43,26 @@
 // acted on a resent request. ingress-nginx treats POST, LOCK and PATCH
 // apart: Route.RetryFor(method) picks the right one.
 //
-// # What comes next: binding (8.4) and rules (8.5)
+// # Binding (8.4)
+//
+// bind.go binds a boundary edge to what realises it, from what the checks
+// know of the edge: Set.Bind(to, asBuilt) takes the resources its
+// as_built entries name (Binding.Unmatched: entries naming nothing), else
+// those with a route to the backend named as the edge's "to"
+// (Binding.Ambiguous: found in several namespaces, so none is bound).
+// Binding.Hops(method, path) is then the as-built hop of an operation
+// through each bound resource: the route the platform itself picks
+// (Resource.Select, by the platform's precedence), its RetryFor the
+// method, and through the route Drops(header) and CORS.
+// Binding.Strays are the routes written for a write the hop does not
+// declare. A hop no resource binds, under mesh: istio, gets
+// Set.IstioDefaultRetry.
+//
+// # What comes next: rules (8.5)
 //
 // The rules IDL401-IDL407 will live in a sub-package that registers them
-// with the checks framework; the core checks package never imports this
-// one. Binding an operation of a boundary edge to its as-built route is:
-//
-//  1. the resources the edge's as_built entries name (Resource.Kind,
-//     Name and Namespace), else those with a route whose Backends hold
-//     the edge's "to" (several namespaces: IDL407);
-//  2. within a resource, Resource.Select(method, path) returns the route
-//     the platform itself picks, by its precedence (pathmatch.Precedence);
-//  3. the as-built hop is that route's RetryFor(method), Drops(header),
-//     and CORS; an unbound hop under mesh: istio gets
-//     Set.IstioDefaultRetry.
+// with the checks framework, one file each, and turn Set.Errors into
+// IDL001; the core checks package never imports this one. Each finding
+// is placed at the as-built value (a Text's or an Origin's At) and, for a
+// default, names the Default and its Source.
 package asbuilt
