@@ -93,7 +93,10 @@ func TestHostileFiles(t *testing.T) {
 	good := write("good.yaml", "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: ok, namespace: shop}\nspec: {rules: [{backendRefs: [{name: orders}]}]}\n")
 	paths := []string{
 		huge,
-		write("deep.yaml", "spec: "+strings.Repeat("[", 100000)),
+		write("deep.yaml", "kind: HTTPRoute\nspec: "+strings.Repeat("[", 100000)),
+		// Not a kind idemlint reads: skipped unparsed, like a broken
+		// Deployment (spec 6.8 skips unrelated JSON files alike).
+		write("unrelated.yaml", "kind: Deployment\nspec: "+strings.Repeat("[", 100000)),
 		write("latin1.yaml", "kind: VirtualService\nmetadata: {name: caf\xe9}\n"),
 		write("broken.json", `{"kind": "HTTPRoute", "spec": {`),
 		write("tabs.json", "{\n\t\"kind\": \"Service\",\n\t\"apiVersion\": \"v1\"\n}\n"),
@@ -108,7 +111,7 @@ func TestHostileFiles(t *testing.T) {
 	}
 	want := []string{
 		"huge.yaml:0:0: file is larger than the 8 MiB limit for an infrastructure file",
-		"deep.yaml:1:" + fmt.Sprint(7+maxDepth) + ": not valid YAML or JSON: while increasing flow level: exceeded max depth of 500",
+		"deep.yaml:2:" + fmt.Sprint(7+maxDepth) + ": not valid YAML or JSON: while increasing flow level: exceeded max depth of 500",
 		"latin1.yaml:2:21: not UTF-8: the byte 0xe9 starts no UTF-8 character",
 		"broken.json:2:1: not valid YAML or JSON: while parsing a flow node: did not find expected node content",
 		"missing.yaml:0:0: no such file or directory",
@@ -125,8 +128,8 @@ func TestHostileFiles(t *testing.T) {
 			t.Errorf("error %d:\n got %s\nwant %s...", i, g, w)
 		}
 	}
-	if len(s.Resources) != 1 || s.Resources[0].Name.Value != "ok" || s.Skipped != 1 {
-		t.Errorf("the readable files: %d resources, %d skipped; want the HTTPRoute read and the Service skipped", len(s.Resources), s.Skipped)
+	if len(s.Resources) != 1 || s.Resources[0].Name.Value != "ok" || s.Skipped != 2 {
+		t.Errorf("the readable files: %d resources, %d skipped; want the HTTPRoute read, the Service and the Deployment skipped", len(s.Resources), s.Skipped)
 	}
 }
 
@@ -165,5 +168,38 @@ spec:
 	rt := s.Resources[0].Routes[0]
 	if len(rt.Backends) != 1 || rt.Backends[0].Value != "orders" || rt.Retry.Attempts != 3 {
 		t.Errorf("backends %v, attempts %d; want the untagged backend and 2 retries", rt.Backends, rt.Retry.Attempts)
+	}
+}
+
+func TestDocuments(t *testing.T) {
+	src := "# leading comment\n---\na: 1\nb: |\n  ---\n  text\n--- # second\nc: 2\n...\n---\td: 3\n---\n"
+	var got []string
+	for offset, doc := range documents([]byte(src)) {
+		got = append(got, fmt.Sprintf("%d %q", offset, doc))
+	}
+	want := []string{
+		`0 "# leading comment\n"`,
+		`1 "---\na: 1\nb: |\n  ---\n  text\n"`,
+		`6 "--- # second\nc: 2\n"`,
+		`8 "...\n"`,
+		`9 "---\td: 3\n"`,
+		`10 "---\n"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("documents:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Positions after skipped documents, and in a file with a directive
+	// (parsed whole), are the file's.
+	for _, tt := range []struct {
+		src           string
+		line, skipped int
+	}{
+		{"kind: Deployment\n---\nkind: Service\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\n", 7, 2},
+		{"%TAG !e! tag:example.com,2026:\n---\nkind: Deployment\n---\n\n\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\n", 9, 1},
+	} {
+		s := Parse("p.yaml", []byte(tt.src))
+		if len(s.Resources) != 1 || s.Resources[0].Name.At.Line != tt.line || s.Skipped != tt.skipped || len(s.Errors) > 0 {
+			t.Errorf("%q: resources %d, skipped %d, errors %v", tt.src, len(s.Resources), s.Skipped, s.Errors)
+		}
 	}
 }

@@ -141,11 +141,12 @@ func (f *fileRead) meshConfigMap(root *yaml.Node) {
 // a literal block ("|") keeps its lines, indented by the block's
 // indentation; any other style puts everything at the value.
 func (f *fileRead) blockShift(n *yaml.Node) func(line, col int) (int, int) {
+	at := f.pos(n)
 	if n.Style&yaml.LiteralStyle == 0 {
-		return func(int, int) (int, int) { return n.Line, n.Column }
+		return func(int, int) (int, int) { return at.Line, at.Column }
 	}
-	indent := leadingSpaces(f.data, n.Line+1)
-	return func(line, col int) (int, int) { return n.Line + line, indent + col }
+	indent := leadingSpaces(f.data, at.Line+1)
+	return func(line, col int) (int, int) { return at.Line + line, indent + col }
 }
 
 // leadingSpaces counts the spaces that start the given line (1-based).

@@ -21,9 +21,12 @@ type reader struct {
 	budget   int
 	exceeded bool
 	problems []Problem
-	// shift maps a node's line and column into the file: the identity,
-	// except for YAML read out of a string of the file (the mesh
-	// configuration in a ConfigMap).
+	// lineOffset is the line of the file before the document being read
+	// (each document is parsed on its own).
+	lineOffset int
+	// shift, when set, maps a node's line and column into the file, for
+	// YAML read out of a string of the file (the mesh configuration in a
+	// ConfigMap).
 	shift func(line, col int) (int, int)
 }
 
@@ -47,9 +50,9 @@ func (r *reader) pos(n *yaml.Node) Pos {
 	if n == nil {
 		return Pos{File: r.file}
 	}
-	line, col := n.Line, n.Column
+	line, col := n.Line+r.lineOffset, n.Column
 	if r.shift != nil {
-		line, col = r.shift(line, col)
+		line, col = r.shift(n.Line, n.Column)
 	}
 	return Pos{File: r.file, Line: line, Column: col}
 }
