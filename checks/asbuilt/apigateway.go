@@ -81,7 +81,10 @@ func (f *fileRead) apiGateway(root *yaml.Node) {
 }
 
 // integration reads an operation's integration: a REST "http" (non-proxy)
-// integration forwards only the headers its requestParameters map.
+// integration forwards only the request headers its requestParameters
+// map from the method request ("method.request.header.NAME"); a mapping
+// from anything else (a quoted constant, a context variable) sets the
+// header instead.
 func (f *fileRead) integration(rt *Route, n *yaml.Node) {
 	if n == nil || isNull(n) {
 		return
@@ -91,10 +94,17 @@ func (f *fileRead) integration(rt *Route, n *yaml.Node) {
 		return
 	}
 	rt.Forwards = &Forwarding{From: defaulted(APIGatewayHTTPIntegration, f.pos(n)).From}
-	keys, _ := f.pairs(f.field(n, "requestParameters"), "requestParameters")
-	for _, k := range keys {
-		if name, ok := strings.CutPrefix(k.Value, "integration.request.header."); ok {
-			rt.Forwards.Headers = append(rt.Forwards.Headers, Header{Name: name, At: f.pos(k), Field: "requestParameters"})
+	keys, values := f.pairs(f.field(n, "requestParameters"), "requestParameters")
+	for i, k := range keys {
+		name, ok := strings.CutPrefix(k.Value, "integration.request.header.")
+		if !ok {
+			continue
+		}
+		h := Header{Name: name, At: f.pos(k), Field: "requestParameters"}
+		if from, _ := f.text(values[i], "requestParameters."+k.Value); strings.HasPrefix(from.Value, "method.request.header.") {
+			rt.Forwards.Headers = append(rt.Forwards.Headers, h)
+		} else {
+			rt.Set = append(rt.Set, h)
 		}
 	}
 }

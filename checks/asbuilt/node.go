@@ -207,21 +207,6 @@ func (r *reader) texts(n *yaml.Node, what string) []Text {
 	return out
 }
 
-// integer reads a whole number (written as a number or, for annotations
-// and ConfigMap data, a string).
-func (r *reader) integer(n *yaml.Node, what string) (int, Pos, bool) {
-	t, ok := r.text(n, what)
-	if !ok {
-		return 0, Pos{}, false
-	}
-	v, err := strconv.Atoi(strings.TrimSpace(t.Value))
-	if err != nil {
-		r.problem(n, "%s is %q, not a whole number", what, t.Value)
-		return 0, Pos{}, false
-	}
-	return v, t.At, true
-}
-
 // boolean reads true or false (written as a boolean or a string).
 func (r *reader) boolean(n *yaml.Node, what string) (bool, Pos, bool) {
 	t, ok := r.text(n, what)
