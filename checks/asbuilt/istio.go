@@ -119,7 +119,7 @@ func (f *fileRead) istioRetry(n *yaml.Node) *istioRetry {
 // configuration, YAML inside a string of this file.
 func (f *fileRead) meshConfigMap(root *yaml.Node) {
 	mesh := &meshConfig{at: f.config("ConfigMap", root)}
-	f.mesh = mesh
+	f.meshes = append(f.meshes, mesh)
 	value := f.visit(f.path(root, "data", "mesh"))
 	t, ok := f.text(value, "data.mesh")
 	if !ok {

@@ -34,7 +34,7 @@ func (f *fileRead) nginxConfigMap(root *yaml.Node) {
 			cfg.settings[key] = written(t)
 		}
 	}
-	f.nginx = cfg
+	f.nginxes = append(f.nginxes, cfg)
 }
 
 func (s *Set) setNginx(c *nginxConfig) {
@@ -77,7 +77,13 @@ func (f *fileRead) ingress(root *yaml.Node) {
 		next = written(t)
 	}
 	if t, ok := annotation("proxy-next-upstream-tries"); ok {
-		tries = written(t)
+		// ingress-nginx ignores an annotation it cannot parse: the
+		// controller's setting applies.
+		if n, err := strconv.Atoi(strings.TrimSpace(t.Value)); err != nil || n < 0 {
+			f.problems = append(f.problems, Problem{At: t.At, Message: "the " + annotationPrefix + "proxy-next-upstream-tries annotation is " + strconv.Quote(t.Value) + ", not a whole number"})
+		} else {
+			tries = written(t)
+		}
 	}
 	var cors *CORS
 	if enabled, at, ok := f.boolean(f.field(annotations, annotationPrefix+"enable-cors"), "the "+annotationPrefix+"enable-cors annotation"); ok && enabled {

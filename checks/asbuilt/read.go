@@ -132,8 +132,10 @@ type fileRead struct {
 	configs   []Text
 	skipped   int
 	finish    []func()
-	mesh      *meshConfig
-	nginx     *nginxConfig
+	// meshes and nginxes are the cluster-wide configurations read, in
+	// order: the first of the whole set is used.
+	meshes  []*meshConfig
+	nginxes []*nginxConfig
 }
 
 func parse(path string, data []byte) *fileRead {
@@ -153,11 +155,11 @@ func (s *Set) add(f *fileRead) {
 	s.Skipped += f.skipped
 	s.Problems = append(s.Problems, f.problems...)
 	s.finish = append(s.finish, f.finish...)
-	if f.mesh != nil {
-		s.setMesh(f.mesh)
+	for _, m := range f.meshes {
+		s.setMesh(m)
 	}
-	if f.nginx != nil {
-		s.setNginx(f.nginx)
+	for _, c := range f.nginxes {
+		s.setNginx(c)
 	}
 }
 

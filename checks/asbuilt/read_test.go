@@ -110,7 +110,7 @@ func dump(s *Set, dir string, selects []string) string {
 		fmt.Fprintf(&b, "error %s: %v\n", rel(e.At), e.Err)
 	}
 	for _, p := range s.Problems {
-		fmt.Fprintf(&b, "problem %s: %s\n", rel(p.At), p.Message)
+		fmt.Fprintf(&b, "problem %s: %s\n", rel(p.At), strings.ReplaceAll(p.Message, dir+string(filepath.Separator), ""))
 	}
 	for _, c := range s.Configs {
 		fmt.Fprintf(&b, "config %s at %s\n", c.Value, rel(c.At))
