@@ -28,6 +28,9 @@ func (f *fileRead) httpRoute(root *yaml.Node) {
 			if name, ok := f.text(f.field(b, "name"), "backendRefs.name"); ok {
 				rt.Backends = append(rt.Backends, name)
 			}
+			for _, filter := range f.items(f.field(b, "filters"), "backendRefs.filters") {
+				f.gatewayFilter(rt, filter) // a backend's own filters
+			}
 		}
 		for _, filter := range f.items(f.field(rule, "filters"), "filters") {
 			f.gatewayFilter(rt, filter)

@@ -48,18 +48,12 @@ func (f *fileRead) virtualService(root *yaml.Node) {
 				label, _, _ := strings.Cut(host.Value, ".")
 				rt.Backends = append(rt.Backends, Text{Value: label, At: host.At})
 			}
+			f.istioHeaders(rt, d) // a destination's own header operations
 		}
 		if t, ok := f.duration(f.field(h, "timeout"), "timeout"); ok {
 			rt.Timeout, rt.TimeoutFrom = t.d, Origin{At: t.At}
 		}
-		request := f.path(h, "headers", "request")
-		for _, name := range f.texts(f.field(request, "remove"), "headers.request.remove") {
-			rt.Removed = append(rt.Removed, Header{Name: name.Value, At: name.At, Field: "headers.request.remove"})
-		}
-		keys, _ := f.pairs(f.field(request, "set"), "headers.request.set")
-		for _, k := range keys {
-			rt.Set = append(rt.Set, Header{Name: k.Value, At: f.pos(k), Field: "headers.request.set"})
-		}
+		f.istioHeaders(rt, h)
 		if cors := f.visit(f.field(h, "corsPolicy")); cors != nil && !isNull(cors) {
 			rt.CORS = f.corsList(cors, "allowHeaders", "allowCredentials")
 		}
@@ -80,6 +74,19 @@ func (f *fileRead) virtualService(root *yaml.Node) {
 		res.Routes = append(res.Routes, rt)
 	}
 	res.rank(pathmatch.Listed)
+}
+
+// istioHeaders reads the request header operations of an http entry or
+// of one of its destinations (Istio Headers: request.remove, request.set).
+func (f *fileRead) istioHeaders(rt *Route, n *yaml.Node) {
+	request := f.path(n, "headers", "request")
+	for _, name := range f.texts(f.field(request, "remove"), "headers.request.remove") {
+		rt.Removed = append(rt.Removed, Header{Name: name.Value, At: name.At, Field: "headers.request.remove"})
+	}
+	keys, _ := f.pairs(f.field(request, "set"), "headers.request.set")
+	for _, k := range keys {
+		rt.Set = append(rt.Set, Header{Name: k.Value, At: f.pos(k), Field: "headers.request.set"})
+	}
 }
 
 // istioStringMatch reads an Istio StringMatch: exact, prefix (a string
