@@ -44,7 +44,7 @@ func (f *fileRead) httpRoute(root *yaml.Node) {
 // gatewayMatch reads an HTTPRouteMatch; a path without type or value is
 // PathPrefix "/" (the API's defaults).
 func (f *fileRead) gatewayMatch(m *yaml.Node) Match {
-	match := Match{At: f.pos(m)}
+	match := Match{At: f.pos(m), Partial: f.partial(m, "path", "method")}
 	kind, value := pathmatch.SegmentPrefix, Text{Value: "/", At: match.At}
 	if p := f.field(m, "path"); p != nil {
 		if t, ok := f.text(f.field(p, "type"), "matches.path.type"); ok {

@@ -34,7 +34,7 @@ func (f *fileRead) virtualService(root *yaml.Node) {
 	for _, h := range f.items(f.field(spec, "http"), "spec.http") {
 		rt := &Route{Resource: res, At: f.pos(h)}
 		for _, m := range f.items(f.field(h, "match"), "match") {
-			match := Match{At: f.pos(m)}
+			match := Match{At: f.pos(m), Partial: f.partial(m, "uri", "method", "name", "ignoreUriCase")}
 			if uri := f.field(m, "uri"); uri != nil {
 				match.Path = f.istioStringMatch(uri, "match.uri")
 			}

@@ -141,12 +141,17 @@ type Match struct {
 	Path   *pathmatch.Matcher // nil: every path
 	Method *pathmatch.Matcher // nil: every method
 	At     Pos
+	// Partial is set when the match also asks what idemlint does not
+	// know of an operation's requests (a header, a query parameter, the
+	// source workload): it holds for some of them only, such as a canary
+	// route, so it carries none in general.
+	Partial string // the condition, e.g. "headers"
 }
 
-// Holds reports whether a request with method to the path template (a
-// boundary operation's) meets the match.
+// Holds reports whether every request with method to the path template
+// (a boundary operation's) meets the match.
 func (m Match) Holds(method, template string) bool {
-	return (m.Path == nil || m.Path.Match(template)) &&
+	return m.Partial == "" && (m.Path == nil || m.Path.Match(template)) &&
 		(m.Method == nil || m.Method.MatchString(strings.ToUpper(method)))
 }
 

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -446,4 +447,16 @@ func (f *fileRead) corsList(n *yaml.Node, headers, credentials string) *CORS {
 		c.Credentials, c.CredentialsFrom = v, Origin{At: at}
 	}
 	return c
+}
+
+// partial returns the first key of the match m that is none of known
+// (a header or query condition), or "".
+func (f *fileRead) partial(m *yaml.Node, known ...string) string {
+	keys, _ := f.pairs(m, "match")
+	for _, k := range keys {
+		if !slices.Contains(known, k.Value) {
+			return k.Value
+		}
+	}
+	return ""
 }

@@ -130,6 +130,9 @@ func dump(s *Set, dir string, selects []string) string {
 				if m.Method != nil {
 					fmt.Fprintf(&b, " method %s %q", m.Method.Kind, m.Method.Value)
 				}
+				if m.Partial != "" {
+					fmt.Fprintf(&b, " and %s", m.Partial)
+				}
 				b.WriteString("\n")
 			}
 			retry("retry", rt.Retry)
