@@ -251,16 +251,18 @@ func marker(line []byte, m string) bool {
 	return ok && (len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r')
 }
 
-// kindWords are words one of which a document idemlint reads holds.
-var kindWords = [][]byte{[]byte("VirtualService"), []byte("HTTPRoute"), []byte("Ingress"), []byte("ConfigMap"), []byte("List"), []byte("openapi"), []byte("swagger")}
+// kindWords are words one of which a document idemlint reads holds; a
+// ConfigMap is read only when it also names Istio or ingress-nginx (the
+// mesh and controller ConfigMaps), as most are an application's own.
+var (
+	kindWords      = [][]byte{[]byte("VirtualService"), []byte("HTTPRoute"), []byte("Ingress"), []byte("List"), []byte("openapi"), []byte("swagger")}
+	configMapWords = [][]byte{[]byte("istio"), []byte("ingress-nginx")}
+)
 
 func mayHold(doc []byte) bool {
-	for _, w := range kindWords {
-		if bytes.Contains(doc, w) {
-			return true
-		}
-	}
-	return false
+	has := func(w []byte) bool { return bytes.Contains(doc, w) }
+	return slices.ContainsFunc(kindWords, has) ||
+		(has([]byte("ConfigMap")) && slices.ContainsFunc(configMapWords, has))
 }
 
 // blank reports whether doc holds no content: markers, comments, blanks.
