@@ -18,7 +18,9 @@
 //   - apigateway.go: an AWS API Gateway OpenAPI export.
 //
 // A kubectl "List" is read item by item; any other kind is counted in
-// Set.Skipped. A file that cannot be read or parsed is a Set.Errors entry
+// Set.Skipped (a document that names no kind idemlint reads is skipped
+// without being parsed: most of a repository's manifests are
+// Deployments and Services). A file that cannot be read or parsed is a Set.Errors entry
 // (IDL001 at that file) and nothing of it is used; a value written but
 // not understood is a Set.Problems entry at its place. Reading is bounded
 // whatever the input: MaxFileSize, a nesting limit, and a budget of node
@@ -28,7 +30,8 @@
 // # Model
 //
 // A Resource (kind, name, namespace, position) has Routes in the order
-// written. A Route has Matches (pathmatch matchers, a method), the
+// written. A Route has Matches (pathmatch matchers, a method; Partial
+// when it also asks for a header or query parameter), the
 // Backends it sends to, its effective Retry, the headers it Removed or
 // Set, the only headers it Forwards (if it forwards only some), whether
 // it DropsUnderscores, and its CORS. Each value that a default can
