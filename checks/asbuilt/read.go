@@ -386,7 +386,8 @@ func (f *fileRead) configMap(root *yaml.Node) {
 	name, _ := f.meta(root)
 	label, _ := f.text(f.path(root, "metadata", "labels", "app.kubernetes.io/name"), "the app.kubernetes.io/name label")
 	switch {
-	case name.Value == "istio":
+	case name.Value == "istio" || strings.HasPrefix(name.Value, "istio-") && f.path(root, "data", "mesh") != nil:
+		// "istio", or a revision's "istio-REVISION"
 		f.meshConfigMap(root)
 	case name.Value == "ingress-nginx-controller" || label.Value == "ingress-nginx":
 		f.nginxConfigMap(root)
