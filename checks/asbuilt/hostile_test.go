@@ -203,3 +203,16 @@ func TestDocuments(t *testing.T) {
 		}
 	}
 }
+
+// TestUTF16 reads a file in UTF-16 with a byte order mark, as YAML allows.
+func TestUTF16(t *testing.T) {
+	src := "kind: Deployment\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: wide}\n"
+	data := []byte{0xff, 0xfe}
+	for _, r := range src {
+		data = append(data, byte(r), 0)
+	}
+	s := Parse("utf16.yaml", data)
+	if len(s.Errors) > 0 || len(s.Resources) != 1 || s.Resources[0].Name.Value != "wide" || s.Resources[0].Name.At.Line != 5 {
+		t.Fatalf("errors %v, resources %d", s.Errors, len(s.Resources))
+	}
+}

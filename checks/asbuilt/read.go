@@ -142,6 +142,7 @@ type fileRead struct {
 func parse(path string, data []byte) *fileRead {
 	f := &fileRead{reader: newReader(path, len(data)), data: data}
 	f.err = f.read(data)
+	f.data = nil // the model holds copies; the file is not kept
 	return f
 }
 
@@ -165,7 +166,8 @@ func (s *Set) add(f *fileRead) {
 }
 
 func (f *fileRead) read(data []byte) *FileError {
-	if at, bad := invalidUTF8(data); bad && !bytes.HasPrefix(data, []byte{0xfe, 0xff}) && !bytes.HasPrefix(data, []byte{0xff, 0xfe}) {
+	utf16 := bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe})
+	if at, bad := invalidUTF8(data); bad && !utf16 {
 		// The YAML reader says so too, but without a place.
 		line := bytes.Count(data[:at], []byte("\n")) + 1
 		start := bytes.LastIndexByte(data[:at], '\n') + 1
@@ -175,8 +177,9 @@ func (f *fileRead) read(data []byte) *FileError {
 	// idemlint reads is skipped unparsed (most of a platform team's
 	// manifests are Deployments and Services; spec 6.8 skips unrelated
 	// JSON files alike). Directives (%YAML, %TAG) apply across a document
-	// marker, so a file with any is parsed whole.
-	if bytes.HasPrefix(data, []byte("%")) || bytes.Contains(data, []byte("\n%")) {
+	// marker, so a file with any is parsed whole, as is one in UTF-16,
+	// whose bytes the split does not read.
+	if utf16 || bytes.HasPrefix(data, []byte("%")) || bytes.Contains(data, []byte("\n%")) {
 		return f.parseDocuments(data)
 	}
 	for offset, doc := range documents(data) {
