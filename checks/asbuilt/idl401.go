@@ -13,7 +13,7 @@ var IDL401 = checks.Register(&checks.Rule{
 	ID:       "IDL401",
 	Name:     "as-built-resends-write",
 	Severity: checks.Error,
-	Requires: []checks.Input{hops},
+	Requires: []checks.Input{Config, hops},
 	Summary:  "the as-built hop resends a state-changing operation after receipt while its boundary edge does not retry it",
 	Doc: `A proxy that retries a request the upstream already received may run a
 write twice: Istio retries every route twice by default, 503 included, for

@@ -127,3 +127,14 @@ func report(p *checks.SetPass, at Pos, e edgeOp, related, format string, args ..
 	f := p.ReportAt(at.File, at.Line, at.Column, "", format, args...)
 	f.Relate(e.doc, e.op.Pos, related)
 }
+
+// FileFindings are the IDL001 findings of the files that could not be
+// read or parsed (spec 8.1), for the caller to add to a run's.
+func (s *Set) FileFindings() []checks.Finding {
+	out := make([]checks.Finding, 0, len(s.Errors))
+	for _, e := range s.Errors {
+		out = append(out, checks.Finding{Rule: checks.IDL001.ID, Severity: checks.IDL001.Severity, File: e.At.File,
+			Line: e.At.Line, Column: e.At.Column, Message: "cannot read this as-built file: " + e.Err.Error()})
+	}
+	return out
+}
