@@ -38,8 +38,9 @@ const HealthPath = "/_health"
 //     "warn" with the Warnings (a store that can lose records);
 //   - anything else is 404 problem+json.
 //
-// It keeps the last DemoKeeps resources in memory, forgetting older ones,
-// so that a long run stays small, and is safe for concurrent use.
+// It keeps the last DemoKeeps resources in memory, and no more than
+// DemoKeepsBytes of them, forgetting older ones, so that a long run (or
+// one of large bodies) stays small, and is safe for concurrent use.
 type Demo struct {
 	// Delay is how long a state-changing operation takes, to try
 	// concurrent duplicates and leases by hand; the operation gives up
@@ -56,10 +57,15 @@ type Demo struct {
 	mu        sync.Mutex
 	resources map[string]json.RawMessage // by id
 	order     []string                   // ids in creation order
+	bytes     int64                      // of the resources kept
 }
 
 // DemoKeeps is how many resources a Demo remembers.
 const DemoKeeps = 10000
+
+// DemoKeepsBytes is how many bytes of resources a Demo remembers: ten
+// thousand of 1.6 KiB, or 16 of the largest (a 1 MiB body echoed).
+const DemoKeepsBytes = 16 << 20
 
 // Page sizes of a Demo's list.
 const (
@@ -195,7 +201,9 @@ func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
 	d.mu.Lock()
 	d.resources[id] = res
 	d.order = append(d.order, id)
-	if len(d.order) > DemoKeeps {
+	d.bytes += int64(len(res))
+	for len(d.order) > DemoKeeps || d.bytes > DemoKeepsBytes && len(d.order) > 1 {
+		d.bytes -= int64(len(d.resources[d.order[0]]))
 		delete(d.resources, d.order[0])
 		d.order = d.order[1:] // append copies the live part when it grows
 	}

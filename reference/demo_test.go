@@ -52,6 +52,29 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// TestDemoBytesAreBounded: large bodies make the demo forget older
+// resources once they take DemoKeepsBytes.
+func TestDemoBytesAreBounded(t *testing.T) {
+	e := newEngine(t, nil)
+	d := NewDemo(e.Policy())
+	body := `{"note":"` + strings.Repeat("x", 1<<20-11) + `"}`
+	for i := range 40 {
+		if w := do(d, call{body: body}); w.Code != http.StatusCreated {
+			t.Fatalf("create %d: %d", i, w.Code)
+		}
+	}
+	d.mu.Lock()
+	kept, bytes := len(d.order), d.bytes
+	var counted int64
+	for _, res := range d.resources {
+		counted += int64(len(res))
+	}
+	d.mu.Unlock()
+	if bytes > DemoKeepsBytes || counted != bytes || kept == 0 || kept >= 40 {
+		t.Errorf("%d resources kept, %d bytes (counted %d); want at most %d bytes and the older ones forgotten", kept, counted, bytes, DemoKeepsBytes)
+	}
+}
+
 // TestDemoHealth: /_health is up, and carries the warnings it was given.
 func TestDemoHealth(t *testing.T) {
 	d := NewDemo(newEngine(t, nil).Policy())

@@ -62,7 +62,12 @@ type Record struct {
 	// equals the record's, so does its fingerprint, and the engine skips
 	// canonicalisation, most of the cost of a replay.
 	RawDigest [sha256.Size]byte
-	State     State
+	// Tenant is the request's tenant_id when the scope names it. It is
+	// already part of the identity; a store that bounds each tenant's
+	// share (MemoryOptions.PerTenant) counts by it, others need not keep
+	// it.
+	Tenant string
+	State  State
 	// Token is the attempt token the store drew at Create (see
 	// NewToken): Renew, Finish and Release need it, so a worker whose
 	// attempt was taken over can never touch the new attempt's record.
@@ -135,9 +140,15 @@ var (
 // FullError is ErrFull with a hint of when room may free up.
 type FullError struct {
 	RetryAfter time.Duration
+	// Tenant is true when the store has room but the request's tenant
+	// holds its share (MemoryOptions.PerTenant).
+	Tenant bool
 }
 
 func (e *FullError) Error() string {
+	if e.Tenant {
+		return fmt.Sprintf("%v for this tenant, which holds its share; retry after %v", ErrFull, e.RetryAfter)
+	}
 	return fmt.Sprintf("%v; retry after %v", ErrFull, e.RetryAfter)
 }
 

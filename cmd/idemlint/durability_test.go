@@ -12,7 +12,7 @@ import (
 // file, so serve warns at start, in the log and on /_health; the memory
 // store has nothing to warn of.
 func TestServeWarnsOfVolatileRedis(t *testing.T) {
-	health := func(s *server) (status string, warnings []string) {
+	health := func(s *serveRun) (status string, warnings []string) {
 		t.Helper()
 		r := s.send(t, "GET", "/_health", "", "")
 		var h struct {

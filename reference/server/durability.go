@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -8,19 +8,20 @@ import (
 	"github.com/idemlint/idemlint/reference"
 )
 
-// durabilityReporter is a store that can tell whether its server's
+// DurabilityReporter is a store that can tell whether its server's
 // settings let records vanish early (redisstore).
-type durabilityReporter interface {
+type DurabilityReporter interface {
 	Durability(context.Context) (warnings []string, read bool, err error)
 }
 
 // durabilityTimeout bounds reading the store's settings at start.
 const durabilityTimeout = 10 * time.Second
 
-// storeWarnings logs, and returns for /_health, each way the store's
-// settings let a record vanish, so that its key would run again.
-func storeWarnings(ctx context.Context, store reference.Store, logger *slog.Logger) []string {
-	d, ok := store.(durabilityReporter)
+// StoreWarnings logs, and returns for the demo's /_health, each way the
+// store's settings let a record vanish, so that its key would run again;
+// it logs too when the settings cannot be read.
+func StoreWarnings(ctx context.Context, store reference.Store, logger *slog.Logger) []string {
+	d, ok := store.(DurabilityReporter)
 	if !ok {
 		return nil
 	}
