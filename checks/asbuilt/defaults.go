@@ -83,7 +83,7 @@ var (
 	GatewayRetryConnectionErrors = &Default{
 		ID: "gateway-api.retry-connection-errors", Platform: GatewayAPI,
 		Setting: "HTTPRoute rules[].retry (conditions besides codes)",
-		Value:   "connection errors (disconnect, reset, timeout, TCP failure)",
+		Value:   "connection errors (connect_error)",
 		Source:  "Gateway API HTTPRouteRetry (GEP-1731): implementations MUST retry on connection errors if a retry stanza is configured",
 	}
 	GatewayRetryAttempts = &Default{

@@ -117,11 +117,12 @@ func TestGatewayRetry(t *testing.T) {
 	}
 	codes := []Text{{Value: "503", At: stanza}, {Value: "600", At: stanza}}
 	r, problems := gatewayRetry(stanza, true, &setting{Value: "2", From: Origin{At: stanza}}, codes, rule)
-	if conditions(r) != "3 connect_error,timeout,503" || len(problems) != 1 {
+	if conditions(r) != "3 connect_error,503" || len(problems) != 1 {
 		t.Errorf("retry: %q, problems %v", conditions(r), problems)
 	}
 	unknown, _ := gatewayRetry(stanza, true, nil, nil, rule)
-	if unknown.AttemptsKnown || unknown.AttemptsFrom.Default != GatewayRetryAttempts || !unknown.ResendsAfterReceipt() {
+	// Without codes, only connection errors: never after receipt.
+	if unknown.AttemptsKnown || unknown.AttemptsFrom.Default != GatewayRetryAttempts || !unknown.Retries() || unknown.ResendsAfterReceipt() {
 		t.Errorf("retry without attempts: %q from %v", conditions(unknown), unknown.AttemptsFrom)
 	}
 }
