@@ -73,7 +73,7 @@ func verdictSeeds(tb testing.TB) [][]byte {
 }
 
 // TestDecoderVerdictEqualsSchema compares the verdicts on every seed and
-// on deep mutations of each: any value replaced by a value of another
+// on 20 deep mutations of each (FuzzSchemaVerdict goes further): any value replaced by a value of another
 // type or at a bound, any member dropped, an unknown or extension member
 // added to any object.
 func TestDecoderVerdictEqualsSchema(t *testing.T) {
@@ -81,7 +81,7 @@ func TestDecoderVerdictEqualsSchema(t *testing.T) {
 	compared, conforming := 0, 0
 	for _, seed := range verdictSeeds(t) {
 		agree(t, string(seed))
-		for _, variant := range deepMutations(rng, seed, 40) {
+		for _, variant := range deepMutations(rng, seed, 20) {
 			agree(t, variant)
 			compared++
 			if root, _ := jsontree.Parse(variant); root != nil && boundary.Decode("doc.json", variant, root).Nonconforming == nil {
@@ -92,7 +92,7 @@ func TestDecoderVerdictEqualsSchema(t *testing.T) {
 	// Mutations that keep a document valid (an extension member, a value
 	// swapped for another legal one) must be among them, or the test
 	// could not tell a decoder that rejects everything.
-	if compared < 10000 || conforming < compared/20 {
+	if compared < 5000 || conforming < compared/20 {
 		t.Fatalf("%d variants compared, %d of them conforming: too few to hold the verdicts equal", compared, conforming)
 	}
 	t.Logf("%d variants compared, %d conforming", compared, conforming)
