@@ -3,6 +3,7 @@ package schemas_test
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -237,4 +238,175 @@ func setAt(root any, path []any, v any) {
 	case []any:
 		p[last.(int)] = v
 	}
+}
+
+// TestDecoderKnowsEveryProperty adds each property the schemas declare,
+// with a value its schema accepts, to a valid document of its kind, and
+// holds the verdicts equal: a property added to a schema but not to the
+// decoder's shapes fails here, before a policy using it is refused by
+// the reference engine.
+func TestDecoderKnowsEveryProperty(t *testing.T) {
+	base, err := fixtures.Lookup(fixtures.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"browser_to_bff": "01-browser-to-bff.json", "bff_to_gateway": "02-bff-to-gateway.json",
+		"gateway_to_adapter": "03-gateway-to-adapter.json", "adapter": "04-adapter.json",
+	}
+	defs := map[string]any{}
+	load := func(name string) map[string]any {
+		src, ok := schemas.Source(name)
+		if !ok {
+			t.Fatalf("no schema %s", name)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(src, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for name, def := range load("common")["$defs"].(map[string]any) {
+		defs[name] = def
+	}
+	// resolve follows $ref to a common definition (a kind's own $ref is
+	// the conditional requirement beside its properties).
+	resolve := func(s map[string]any) map[string]any {
+		for {
+			ref, ok := s["$ref"].(string)
+			if _, props := s["properties"]; !ok || props {
+				return s
+			}
+			s = defs[ref[strings.LastIndex(ref, "/")+1:]].(map[string]any)
+		}
+	}
+	samples := map[string]any{ // a string each pattern of the schemas accepts
+		`^/`: "/a", `^(/([^~]|~[01])*)+$`: "/a/b~1c", `^[0-9]+[smhdw]$`: "36h",
+		"^header:[!#$%&'*+.^_`|~0-9A-Za-z-]+$": "header:x-org", `^[a-z0-9][a-z0-9._:-]*$`: "a.b:c",
+		`^[a-z0-9][a-z0-9._-]{0,62}$`: "svc-1", "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$": "X-Trace",
+	}
+	var sample func(s map[string]any) any
+	sample = func(s map[string]any) any {
+		s = resolve(s)
+		if c, ok := s["const"]; ok {
+			return c
+		}
+		if e, ok := s["enum"].([]any); ok {
+			return e[len(e)-1]
+		}
+		if alts, ok := s["anyOf"].([]any); ok {
+			return sample(alts[0].(map[string]any))
+		}
+		switch s["type"] {
+		case "string":
+			if p, ok := s["pattern"].(string); ok {
+				v, known := samples[p]
+				if !known {
+					t.Fatalf("no sample string for the pattern %q: add one", p)
+				}
+				return v
+			}
+			return "x"
+		case "integer", "number":
+			if m, ok := s["maximum"]; ok {
+				return m
+			}
+			return 1
+		case "boolean":
+			return true
+		case "array":
+			if items, ok := s["items"].(map[string]any); ok {
+				return []any{sample(items)}
+			}
+			return []any{}
+		case "object":
+			obj := map[string]any{}
+			req, _ := s["required"].([]any)
+			props, _ := s["properties"].(map[string]any)
+			for _, r := range req {
+				obj[r.(string)] = sample(props[r.(string)].(map[string]any))
+			}
+			return obj
+		}
+		return nil // an extension or an example body: any value
+	}
+	compared := 0
+	for kind, file := range files {
+		src, err := fs.ReadFile(base.Files, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(src, &doc); err != nil {
+			t.Fatal(err)
+		}
+		// walk adds every property of the object schema s at path (in a
+		// copy of doc each), then descends into objects and items.
+		var walk func(s map[string]any, path []any)
+		walk = func(s map[string]any, path []any) {
+			s = resolve(s)
+			if items, ok := s["items"].(map[string]any); ok {
+				walk(items, append(path, 0))
+			}
+			props, _ := s["properties"].(map[string]any)
+			for name, p := range props {
+				variant := clone(doc).(map[string]any)
+				objectAt(t, variant, path)[name] = sample(p.(map[string]any))
+				b, _ := json.Marshal(variant)
+				if vs := schemas.Validate(mustAny(t, b)); len(vs) == 0 {
+					compared++
+				} else if testing.Verbose() {
+					t.Logf("%s %v/%s: %v", kind, path, name, vs)
+				}
+				agree(t, string(b))
+				if len(path) < 4 {
+					// The base gains the member (an object with its
+					// required members) so that its own members are added
+					// to a valid document.
+					if parent := objectAt(t, doc, path); parent[name] == nil {
+						parent[name] = sample(p.(map[string]any))
+					}
+					walk(p.(map[string]any), append(slices.Clone(path), name))
+				}
+			}
+		}
+		walk(load(kind), nil)
+	}
+	if compared < 150 {
+		t.Fatalf("only %d variants with one more property were valid: the test no longer covers the schemas", compared)
+	}
+	t.Logf("%d valid variants compared", compared)
+}
+
+// objectAt returns the object at path in doc, taking the first item of
+// each array on the way.
+func objectAt(t *testing.T, doc map[string]any, path []any) map[string]any {
+	t.Helper()
+	at := doc
+	for _, step := range path {
+		name, ok := step.(string)
+		if !ok {
+			continue // an item: the member before it went to the first
+		}
+		next := at[name]
+		if list, ok := next.([]any); ok && len(list) > 0 {
+			next = list[0]
+		}
+		obj, ok := next.(map[string]any)
+		if !ok {
+			t.Fatalf("no object at %v", path)
+		}
+		at = obj
+	}
+	return at
+}
+
+func mustAny(t *testing.T, b []byte) any {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
