@@ -84,6 +84,7 @@ type SetPass struct {
 
 	inputs   map[Input]any // what the rule requires, by input (InputOf.Of)
 	findings *[]Finding
+	overlaps *[]overlap
 }
 
 // Report reports, at the rule's severity, the value at `at` in doc as a

@@ -32,7 +32,7 @@
 //
 // The engine renews the lease (idempotency_inflight.lease_ms) every third
 // of it while the handler runs, so a record lapses only when its worker
-// died, or when the store stopped answering for longer than the lease;
+// died, or when the store stopped answering for about as long as the lease;
 // the next duplicate then takes the key over and executes. The handler's
 // context does not end when the client goes away (a client's timeout must
 // not become a stored failure); it ends at shutdown (WithBaseContext),

@@ -172,9 +172,12 @@ func TestShutdownReleasesCutAttempt(t *testing.T) {
 
 // TestLeaseLapseCancelsHandler: the store stops answering while the
 // handler runs; once the lease lapsed unrenewed, the handler's context
-// ends with ErrLeaseLapsed. The handler sees its attempt token.
+// ends with ErrLeaseLapsed. The handler sees its attempt token. The
+// store's clock stands still, so that no renewal delayed by a busy
+// machine finds the lease lapsed on the store's side instead.
 func TestLeaseLapseCancelsHandler(t *testing.T) {
 	store := newOutageStore()
+	store.MemoryStore = NewMemoryStore(MemoryOptions{Clock: newFakeClock().Now})
 	e := newEngine(t, map[string]any{"/idempotency_inflight/lease_ms": 30}, WithStore(store))
 	var cause error
 	var token string
@@ -198,5 +201,33 @@ func TestLeaseLapseCancelsHandler(t *testing.T) {
 	}
 	if _, ok := AttemptToken(context.Background()); ok {
 		t.Error("AttemptToken found a token outside a handler")
+	}
+}
+
+// TestLapsedAttemptThatFailsIsReleased: the store is back just after the
+// engine gave the lease up (on its side the lease still holds: its clock
+// stands still); the handler, cut, answers 503, which is released, not
+// stored as a failure, and a duplicate executes.
+func TestLapsedAttemptThatFailsIsReleased(t *testing.T) {
+	store := newOutageStore()
+	store.MemoryStore = NewMemoryStore(MemoryOptions{Clock: newFakeClock().Now})
+	e := newEngine(t, map[string]any{"/idempotency_inflight/lease_ms": 30}, WithStore(store))
+	a := &app{}
+	a.serve = func(w http.ResponseWriter, r *http.Request, run int64) {
+		if run == 1 {
+			store.down.Store(true)
+			<-r.Context().Done()
+			store.down.Store(false)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	}
+	do(e.Middleware(a), call{key: "k", body: `{}`})
+	if err := e.Drain(context.Background()); err != nil {
+		t.Fatalf("Drain = %v, want the release recorded", err)
+	}
+	if w := do(e.Middleware(a), call{key: "k", body: `{}`}); w.Code != http.StatusCreated || a.runs.Load() != 2 {
+		t.Errorf("duplicate after the lapse: %d, %d runs; want a second execution, not the cut 503 replayed", w.Code, a.runs.Load())
 	}
 }

@@ -16,10 +16,6 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/idemlint/idemlint/checks"
-	// The engine's verdict on a policy includes the JSON Schema half of
-	// IDL002 until the typed decoder reports every violation itself; then
-	// this import goes, and with it the JSON Schema library.
-	_ "github.com/idemlint/idemlint/checks/schemastage"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
@@ -105,9 +101,9 @@ func WithClock(now func() time.Time) Option {
 // that goes away must not turn the attempt into a stored failure. It also
 // ends, with cause ErrLeaseLost, when another attempt took the key over,
 // or ErrLeaseLapsed, when the lease lapsed before the store answered. An
-// attempt cut by the end of ctx that fails (an error, a panic, a 5xx) is
-// released, not stored as a failure: the client did not cause it, and a
-// retry executes it again.
+// attempt whose context ended so and that then fails (an error, a panic,
+// a 5xx) is released, not stored as a failure: the client did not cause
+// it, and a retry executes it again.
 func WithBaseContext(ctx context.Context) Option { return func(e *Engine) { e.base = ctx } }
 
 // WithLogger sets where the engine reports handler panics and errors,
@@ -133,7 +129,11 @@ func WithMaxBodyBytes(n int64) Option {
 // InvalidPolicyError refuses a policy. Findings are those of the checks
 // (every per-document rule, as "idemlint check" runs them) or, for a
 // policy that passes them, what the engine still cannot run; warnings are
-// included for context.
+// included for context. The verdict is the same in every program; how a
+// schema violation is worded is not: the engine links no JSON Schema
+// library, so IDL002 names the value that departs from the schema, and a
+// program that imports checks/schemastage (as idemlint does) gets the
+// validator's words.
 type InvalidPolicyError struct {
 	Path     string
 	Findings []checks.Finding // sorted
@@ -464,8 +464,8 @@ func (e *Engine) execute(a *attempt, run Handler) Reply {
 	}
 	if cause != "" {
 		state = Failed
-		if e.base != nil && e.base.Err() != nil && a.ctx.Err() != nil {
-			state = Processing // cut by shutdown: release the key
+		if a.ctx.Err() != nil {
+			state = Processing // cut by shutdown or a lost lease: release the key
 		}
 	}
 	err := a.end(state, Result{Response: storable(resp), Error: cause})

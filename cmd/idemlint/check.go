@@ -18,6 +18,7 @@ import (
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
+	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
@@ -136,19 +137,22 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if fromStdin {
 		start = cmp.Or(c.stdinName, ".")
 	}
-	var base *baseline.Baseline
-	if c.baselinePath != "" {
-		if base, err = baseline.Load(c.baselinePath); err != nil {
-			return err
-		}
+	n := &narrowing{write: c.writeBaseline != "", rev: c.newFromRev}
+	switch {
+	case c.baselinePath != "":
+		n.base, err = baseline.Load(c.baselinePath)
+	case n.write:
+		n.base, err = baseline.New(c.writeBaseline)
 	}
-	var changedFiles changed.Set
+	if err != nil {
+		return err
+	}
 	if c.newFromRev != "" {
-		if changedFiles, err = changed.Since(gitDir(start), c.newFromRev); err != nil {
+		if n.changed, err = changed.Since(gitDir(start), c.newFromRev); err != nil {
 			return err
 		}
 	}
-	cfg, err := loadConfig(c.configPath, c.noConfig, start)
+	cfg, err := config.Discover(c.configPath, c.noConfig, start)
 	if err != nil {
 		return err
 	}
@@ -156,6 +160,7 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if api != nil {
 		openapi.Use(&opts, api)
 	}
+	n.stages(&opts)
 	var res *checks.Result
 	if fromStdin {
 		res, err = checkStdin(cmd.InOrStdin(), cmp.Or(c.stdinName, "<stdin>"), opts)
@@ -178,10 +183,10 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	default:
 		return errNoDocuments(paths)
 	}
-	findings, err := narrow(cmd.ErrOrStderr(), res, base, c.writeBaseline, changedFiles, c.newFromRev)
-	if err != nil {
+	if err := n.finish(cmd.ErrOrStderr()); err != nil {
 		return err
 	}
+	findings := res.Findings
 	rep := &report.Report{Findings: findings, Files: res.Files, Unreadable: res.Unreadable, NotBoundary: res.NotBoundary,
 		Rules: checks.Rules(), Version: buildVersion(), FailOn: threshold}
 	for _, d := range res.Documents {
@@ -233,37 +238,60 @@ func gitDir(start string) string {
 	return filepath.Dir(start)
 }
 
-// narrow applies --write-baseline (recording every finding), then
-// --baseline and --new-from-rev (hiding some), saying on w what each did,
-// because no finding shows it.
-func narrow(w io.Writer, res *checks.Result, base *baseline.Baseline, writePath string, changedFiles changed.Set, rev string) ([]checks.Finding, error) {
-	findings := res.Findings
-	if writePath != "" {
-		var err error
-		if base, err = baseline.New(writePath); err != nil {
-			return nil, err
+// narrowing is what --write-baseline, --baseline and --new-from-rev do
+// to the findings: stages of the pipeline after the rules, and what each
+// did, said once the run is over because no finding shows it.
+type narrowing struct {
+	base    *baseline.Baseline // --baseline, or --write-baseline's
+	write   bool               // --write-baseline: record every finding in base first
+	changed changed.Set        // --new-from-rev, since rev
+	rev     string
+
+	recorded    int
+	outcome     baseline.Outcome
+	hiddenByRev int
+}
+
+// stages sets the baseline and new-from-rev stages of opts.
+func (n *narrowing) stages(opts *checks.Options) {
+	if n.base != nil {
+		opts.Baseline = func(findings []checks.Finding) []checks.Finding {
+			if n.write {
+				n.base.Record(findings)
+				n.recorded = len(findings)
+			}
+			n.outcome = n.base.Filter(findings)
+			return n.outcome.New
 		}
-		base.Record(findings)
-		if err := base.Save(); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(w, "idemlint: recorded %s in baseline %s\n", report.Plural(len(findings), "finding"), writePath)
 	}
-	if base != nil {
-		out := base.Filter(findings)
-		findings = out.New
-		fmt.Fprintf(w, "idemlint: baseline %s hid %s", base.Path, report.Plural(out.Hidden, "finding"))
-		if out.Stale > 0 {
-			fmt.Fprintf(w, "; %s no longer occur (prune with --write-baseline %s)", report.Plural(out.Stale, "entry"), base.Path)
+	if n.changed != nil {
+		opts.NewFromRev = func(findings []checks.Finding, docs []*boundary.Document) []checks.Finding {
+			kept := changed.Filter(findings, docs, n.changed)
+			n.hiddenByRev = len(findings) - len(kept)
+			return kept
+		}
+	}
+}
+
+// finish saves a recorded baseline and says on w what each stage did.
+func (n *narrowing) finish(w io.Writer) error {
+	if n.write {
+		if err := n.base.Save(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "idemlint: recorded %s in baseline %s\n", report.Plural(n.recorded, "finding"), n.base.Path)
+	}
+	if n.base != nil {
+		fmt.Fprintf(w, "idemlint: baseline %s hid %s", n.base.Path, report.Plural(n.outcome.Hidden, "finding"))
+		if n.outcome.Stale > 0 {
+			fmt.Fprintf(w, "; %s no longer occur (prune with --write-baseline %s)", report.Plural(n.outcome.Stale, "entry"), n.base.Path)
 		}
 		fmt.Fprintln(w)
 	}
-	if changedFiles != nil {
-		kept := changed.Filter(findings, res.Documents, changedFiles)
-		fmt.Fprintf(w, "idemlint: %s outside the files changed since %s not shown\n", report.Plural(len(findings)-len(kept), "finding"), rev)
-		findings = kept
+	if n.changed != nil {
+		fmt.Fprintf(w, "idemlint: %s outside the files changed since %s not shown\n", report.Plural(n.hiddenByRev, "finding"), n.rev)
 	}
-	return findings, nil
+	return nil
 }
 
 // errNoDocuments is the usage error of a run that found no boundary
@@ -271,22 +299,6 @@ func narrow(w io.Writer, res *checks.Result, base *baseline.Baseline, writePath 
 // pass as a clean check.
 func errNoDocuments(paths []string) error {
 	return fmt.Errorf("no boundary documents found under %s (a boundary document is a JSON object with spec_version or boundary)", strings.Join(paths, " "))
-}
-
-// loadConfig returns the configuration named by --config, or the one found
-// from the first checked path; nil with --no-config or when there is none.
-func loadConfig(explicit string, none bool, start string) (*config.Config, error) {
-	switch {
-	case none:
-		return nil, nil
-	case explicit != "":
-		return config.Load(explicit)
-	}
-	path, err := config.Find(start)
-	if err != nil || path == "" {
-		return nil, err
-	}
-	return config.Load(path)
 }
 
 // verdict turns the findings into the exit status: findings at or above

@@ -48,6 +48,10 @@ type Document struct {
 	// Boundary is true when the object has spec_version or boundary: an
 	// object with neither (a package.json) is not a boundary document.
 	Boundary bool
+	// Nonconforming is where the document first departs from the JSON
+	// Schema of its kind (shape.go); nil when it conforms, so that IDL002's
+	// schema stage would find nothing.
+	Nonconforming *Place
 
 	Kind            Kind   // "" when missing or not one of Kinds
 	KindField       String // the "boundary" member as written
