@@ -238,3 +238,31 @@ func setAt(root any, path []any, v any) {
 		p[last.(int)] = v
 	}
 }
+
+// TestDecoderVerdictOnStorageLimits: the storage caps no fixture declares
+// (max_records, max_bytes), at and beyond their bounds.
+func TestDecoderVerdictOnStorageLimits(t *testing.T) {
+	var adapter map[string]any
+	for _, seed := range verdictSeeds(t) {
+		var doc map[string]any
+		if json.Unmarshal(seed, &doc) == nil && doc["boundary"] == "adapter" && doc["idempotency_storage"] != nil {
+			adapter = doc
+			break
+		}
+	}
+	if adapter == nil {
+		t.Fatal("no adapter document among the seeds")
+	}
+	storage := adapter["idempotency_storage"].(map[string]any)
+	for _, field := range []string{"max_records", "max_bytes"} {
+		for _, v := range []any{0, 1, 1000000000, 1000000001, 1099511627776, 1099511627777, 1.5, "1", nil} {
+			storage[field] = v
+			src, err := json.Marshal(adapter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agree(t, string(src))
+			delete(storage, field)
+		}
+	}
+}
