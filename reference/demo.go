@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -173,14 +174,6 @@ func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
 		writeResponse(w, problem(http.StatusBadRequest, CodeBodyUnreadable, "the request body could not be read: "+err.Error()))
 		return
 	}
-	var echoed any
-	switch {
-	case len(body) == 0:
-	case json.Valid(body):
-		echoed = json.RawMessage(body)
-	default:
-		echoed = string(body)
-	}
 	if d.Delay > 0 {
 		t := time.NewTimer(d.Delay)
 		select {
@@ -192,12 +185,7 @@ func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
 		}
 	}
 	id := rand.Text()
-	// Cannot fail: strings, and a RawMessage that json.Valid accepted.
-	res, _ := json.Marshal(struct {
-		ID        string `json:"id"`
-		Operation string `json:"operation"`
-		Request   any    `json:"request"`
-	}{id, opKey, echoed})
+	res := createdJSON(id, opKey, body)
 	d.mu.Lock()
 	d.resources[id] = res
 	d.order = append(d.order, id)
@@ -209,6 +197,45 @@ func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
 	}
 	d.mu.Unlock()
 	writeJSON(w, http.StatusCreated, res)
+}
+
+// createdJSON is what json.Marshal makes of
+//
+//	struct {
+//		ID        string `json:"id"`
+//		Operation string `json:"operation"`
+//		Request   any    `json:"request"`
+//	}
+//
+// with Request nil for an empty body, the body as a json.RawMessage when
+// it is JSON, else as a string: the body, JSON, is compacted and checked
+// in one pass instead of json.Valid's and then Marshal's.
+func createdJSON(id, opKey string, body []byte) []byte {
+	var res bytes.Buffer
+	res.Grow(len(body) + len(id) + len(opKey) + 48)
+	res.WriteString(`{"id":`)
+	writeJSONString(&res, id)
+	res.WriteString(`,"operation":`)
+	writeJSONString(&res, opKey)
+	res.WriteString(`,"request":`)
+	var compact bytes.Buffer
+	switch {
+	case len(body) == 0:
+		res.WriteString("null")
+	case json.Compact(&compact, body) == nil:
+		// Marshal escapes HTML in a RawMessage as it compacts it.
+		json.HTMLEscape(&res, compact.Bytes())
+	default:
+		writeJSONString(&res, string(body))
+	}
+	res.WriteByte('}')
+	return res.Bytes()
+}
+
+// writeJSONString writes s as json.Marshal does.
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc, _ := json.Marshal(s) // cannot fail: a string
+	b.Write(enc)
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

@@ -231,3 +231,38 @@ func TestLapsedAttemptThatFailsIsReleased(t *testing.T) {
 		t.Errorf("duplicate after the lapse: %d, %d runs; want a second execution, not the cut 503 replayed", w.Code, a.runs.Load())
 	}
 }
+
+// deadlineStore is a MemoryStore whose Renew reports how long each call
+// was given and fails it, as a store that is down.
+type deadlineStore struct {
+	*MemoryStore
+	given chan time.Duration
+}
+
+func (s deadlineStore) Renew(ctx context.Context, _, _ string, _ time.Duration) error {
+	deadline, _ := ctx.Deadline()
+	select {
+	case s.given <- time.Until(deadline):
+	default:
+	}
+	return errConnReset
+}
+
+// TestFailedRenewalsAreShortAndRetried: a renewal may take a tenth of
+// the lease, not a third, so that a store that hangs cannot hold the next
+// try back until the lease lapsed; a failed one is tried again.
+func TestFailedRenewalsAreShortAndRetried(t *testing.T) {
+	const lease = 3 * time.Second
+	store := deadlineStore{NewMemoryStore(MemoryOptions{}), make(chan time.Duration, 1)}
+	e := newEngine(t, map[string]any{"/idempotency_inflight/lease_ms": lease.Milliseconds()}, WithStore(store))
+	a := &app{release: make(chan struct{})}
+	done := make(chan struct{})
+	go func() { defer close(done); do(e.Middleware(a), call{key: "k", body: `{}`}) }()
+	for try := range 2 {
+		if given := <-store.given; given <= 0 || given > lease/10 {
+			t.Errorf("renewal %d was given %v, want at most a tenth of the %v lease", try+1, given, lease)
+		}
+	}
+	close(a.release)
+	<-done
+}

@@ -239,30 +239,105 @@ func setAt(root any, path []any, v any) {
 	}
 }
 
-// TestDecoderVerdictOnStorageLimits: the storage caps no fixture declares
-// (max_records, max_bytes), at and beyond their bounds.
-func TestDecoderVerdictOnStorageLimits(t *testing.T) {
-	var adapter map[string]any
-	for _, seed := range verdictSeeds(t) {
-		var doc map[string]any
-		if json.Unmarshal(seed, &doc) == nil && doc["boundary"] == "adapter" && doc["idempotency_storage"] != nil {
-			adapter = doc
-			break
+// TestDecoderKnowsEverySchemaMember adds each member name any schema
+// declares, with values of several types, to every object of the shipped
+// valid documents, and compares the verdicts: a field added to a schema
+// but not to the decoder's shape would make the engine refuse every
+// policy declaring it, and random mutations reach one object and one name
+// together too rarely to notice.
+func TestDecoderKnowsEverySchemaMember(t *testing.T) {
+	var names []string
+	schemaFiles, _ := filepath.Glob("*.schema.json")
+	for _, p := range schemaFiles {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
 		}
+		var schema any
+		if err := json.Unmarshal(data, &schema); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		names = append(names, declaredMembers(schema)...)
 	}
-	if adapter == nil {
-		t.Fatal("no adapter document among the seeds")
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if !slices.Contains(names, "max_records") {
+		t.Fatalf("no schema declares max_records: the schema files were not read (%v)", schemaFiles)
 	}
-	storage := adapter["idempotency_storage"].(map[string]any)
-	for _, field := range []string{"max_records", "max_bytes"} {
-		for _, v := range []any{0, 1, 1000000000, 1000000001, 1099511627776, 1099511627777, 1.5, "1", nil} {
-			storage[field] = v
-			src, err := json.Marshal(adapter)
-			if err != nil {
-				t.Fatal(err)
+	// One flow with its adapter apart and one embedding it: every object
+	// of every kind, without the other valid sets' repetitions of them.
+	docs, _ := filepath.Glob(filepath.Join("..", "fixtures", "valid", "orders-basic", "*.json"))
+	embedded, _ := filepath.Glob(filepath.Join("..", "fixtures", "valid", "embedded-adapter-policy", "*.json"))
+	docs = append(docs, embedded...)
+	if len(docs) == 0 {
+		t.Fatal("no shipped valid documents found")
+	}
+	values := []any{json.Number("1"), "x", true}
+	for _, p := range docs {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var doc any
+		if err := dec.Decode(&doc); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		var objects [][]any
+		var walk func(v any, path []any)
+		walk = func(v any, path []any) {
+			switch v := v.(type) {
+			case map[string]any:
+				objects = append(objects, slices.Clone(path))
+				for k, c := range v {
+					walk(c, append(path, k))
+				}
+			case []any:
+				for i, c := range v {
+					walk(c, append(path, i))
+				}
 			}
-			agree(t, string(src))
-			delete(storage, field)
+		}
+		walk(doc, nil)
+		for _, at := range objects {
+			for _, name := range names {
+				for _, value := range values {
+					mutated := clone(doc)
+					obj := valueAt(mutated, at).(map[string]any)
+					if _, declared := obj[name]; declared {
+						continue
+					}
+					obj[name] = value
+					b, err := json.Marshal(mutated)
+					if err != nil {
+						t.Fatal(err)
+					}
+					agree(t, string(b))
+				}
+			}
 		}
 	}
+}
+
+// declaredMembers lists the member names of every "properties" object in
+// a schema, at any depth.
+func declaredMembers(schema any) []string {
+	var out []string
+	switch s := schema.(type) {
+	case map[string]any:
+		if props, ok := s["properties"].(map[string]any); ok {
+			for name := range props {
+				out = append(out, name)
+			}
+		}
+		for _, c := range s {
+			out = append(out, declaredMembers(c)...)
+		}
+	case []any:
+		for _, c := range s {
+			out = append(out, declaredMembers(c)...)
+		}
+	}
+	return out
 }

@@ -46,8 +46,9 @@ with a fresh id and the request body it received, a read-only one a page of what
 was created (?offset=, ?limit=). GET /_effects answers {"count": N}, how many
 times the demo really ran, so "idemlint conform" can be tried end to end.
 GET /_health answers {"status": "ok"}, or "warn" with the warnings about the
-store that serve also logs at start: a Redis without an append-only file or
-that may evict records lets a key run again.
+store that serve also logs at start: a store that can lose records (Redis
+without a synced append-only file or evicting, PostgreSQL without fsync or
+synchronous commit) lets a key run again.
 
 --store keeps the records in memory (the default; lost on restart), or in
 Redis or PostgreSQL, so that several serve processes on one store act as the

@@ -9,7 +9,7 @@ import (
 )
 
 // DurabilityReporter is a store that can tell whether its server's
-// settings let records vanish early (redisstore).
+// settings let records vanish early (redisstore, pgstore).
 type DurabilityReporter interface {
 	Durability(context.Context) (warnings []string, read bool, err error)
 }
@@ -32,7 +32,7 @@ func StoreWarnings(ctx context.Context, store reference.Store, logger *slog.Logg
 	case err != nil:
 		logger.Warn("idempotency store: cannot read its persistence and eviction settings", "error", err)
 	case !read:
-		logger.Warn("idempotency store: the server does not let its persistence and eviction settings be read; at-most-once needs appendonly yes and maxmemory-policy noeviction")
+		logger.Warn("idempotency store: the server does not let its persistence and eviction settings be read; at-most-once needs appendonly yes, appendfsync always and maxmemory-policy noeviction")
 	}
 	for _, w := range warnings {
 		logger.Warn("idempotency store: records can be lost", "warning", w)
