@@ -60,23 +60,54 @@ func entryField(d *boundary.Document) string {
 // linkTypos finds the typo behind each incomplete state-changing chain of
 // the set that has one, by chain.
 func linkTypos(g *chain.Graph, docs []*boundary.Document) map[*chain.Chain]*linkTypo {
-	var uses map[string]int // how many linking fields of the set hold each id
+	var ix *typoIndex
 	out := map[*chain.Chain]*linkTypo{}
 	for _, c := range g.Chains {
 		if !c.StateChanging || c.Complete() {
 			continue
 		}
-		if uses == nil {
-			uses = componentUses(docs)
+		if ix == nil {
+			ix = newTypoIndex(docs)
 		}
-		if t := typoOf(c, docs, uses); t != nil {
+		if t := ix.typoOf(c); t != nil {
 			out[c] = t
 		}
 	}
 	return out
 }
 
-func typoOf(c *chain.Chain, docs []*boundary.Document, uses map[string]int) *linkTypo {
+// typoIndex is what finding typos looks up, built once per set so that
+// the search stays linear in the set however many chains break.
+type typoIndex struct {
+	uses     map[string]int                   // how many linking fields of the set hold each id
+	carriers map[kindKey][]*boundary.Document // by kind and operation_key
+	entries  map[kindKey][]*boundary.Document // by kind and from (service for an adapter)
+}
+
+type kindKey struct {
+	kind boundary.Kind
+	key  string
+}
+
+func newTypoIndex(docs []*boundary.Document) *typoIndex {
+	ix := &typoIndex{uses: componentUses(docs), carriers: map[kindKey][]*boundary.Document{}, entries: map[kindKey][]*boundary.Document{}}
+	for _, d := range docs {
+		if !chain.Linkable(d) {
+			continue
+		}
+		e := kindKey{d.Kind, entryValue(d).Value}
+		ix.entries[e] = append(ix.entries[e], d)
+		for _, op := range d.Operations.Items {
+			k := kindKey{d.Kind, op.Key.Value}
+			if n := len(ix.carriers[k]); n == 0 || ix.carriers[k][n-1] != d {
+				ix.carriers[k] = append(ix.carriers[k], d)
+			}
+		}
+	}
+	return ix
+}
+
+func (ix *typoIndex) typoOf(c *chain.Chain) *linkTypo {
 	s, last := c.Stop, c.Last()
 	// The next hop is there but lacks the operation: the browser edge
 	// names the operation, so a near key downstream is the typo.
@@ -95,13 +126,10 @@ func typoOf(c *chain.Chain, docs []*boundary.Document, uses map[string]int) *lin
 		return nil // an embedded policy's service: IDL201's own message says which
 	}
 	// No next hop at all: one that carries the operation at a near id.
-	var near []*boundary.Document
-	var ids []string
-	for _, d := range docs {
-		if d.Kind == s.Next && chain.Linkable(d) && carries(d, c.Operation) {
-			near = append(near, d)
-			ids = append(ids, entryValue(d).Value)
-		}
+	near := ix.carriers[kindKey{s.Next, c.Operation}]
+	ids := make([]string, len(near))
+	for i, d := range near {
+		ids[i] = entryValue(d).Value
 	}
 	id := suggest.One(s.At, ids)
 	if id == "" {
@@ -110,12 +138,44 @@ func typoOf(c *chain.Chain, docs []*boundary.Document, uses map[string]int) *lin
 	d := near[slices.Index(ids, id)]
 	// The spelling fewer linking fields use is the typo; when the set
 	// cannot tell, it is the "to" where the chain breaks.
+	uses := ix.uses
 	if uses[id] < uses[s.At] {
 		return &linkTypo{doc: d, at: entryValue(d).Pos, field: entryField(d), value: id, want: s.At,
 			match: last.Doc, matchAt: last.Doc.To.Pos, leftOut: d}
 	}
 	return &linkTypo{doc: last.Doc, at: last.Doc.To.Pos, field: "to", value: s.At, want: id,
 		match: d, matchAt: entryValue(d).Pos, leftOut: d, tie: uses[id] == uses[s.At]}
+}
+
+// leftOut maps each document a typo leaves out of its chain to that typo,
+// the first by chain order: the document the fix brings on, and those that
+// link on from it.
+func leftOut(g *chain.Graph, typos map[*chain.Chain]*linkTypo, docs []*boundary.Document) map[*boundary.Document]*linkTypo {
+	out := map[*boundary.Document]*linkTypo{}
+	var ix *typoIndex
+	for _, c := range g.Chains {
+		t := typos[c]
+		if t == nil {
+			continue
+		}
+		if ix == nil {
+			ix = newTypoIndex(docs)
+		}
+		reached := []*boundary.Document{t.leftOut}
+		for len(reached) > 0 {
+			d := reached[len(reached)-1]
+			reached = reached[:len(reached)-1]
+			if _, seen := out[d]; seen {
+				continue
+			}
+			out[d] = t
+			if d.Kind != boundary.Adapter {
+				next := boundary.Kinds[slices.Index(boundary.Kinds, d.Kind)+1]
+				reached = append(reached, ix.entries[kindKey{next, d.To.Value}]...)
+			}
+		}
+	}
+	return out
 }
 
 // componentUses counts, for each component id, the linking fields of docs
@@ -137,35 +197,4 @@ func entryValue(d *boundary.Document) boundary.String {
 		return d.Service
 	}
 	return d.From
-}
-
-func carries(d *boundary.Document, op string) bool {
-	for _, o := range d.Operations.Items {
-		if o.Key.Value == op {
-			return true
-		}
-	}
-	return false
-}
-
-// leftOutBy reports whether doc is among the documents typo t leaves out of
-// its chain: the one the fix brings on, or one that links on from it.
-func (t *linkTypo) leftOutBy(doc *boundary.Document, docs []*boundary.Document) bool {
-	reached := []*boundary.Document{t.leftOut}
-	for i := 0; i < len(reached); i++ {
-		d := reached[i]
-		if d == doc {
-			return true
-		}
-		if d.Kind == boundary.Adapter {
-			continue
-		}
-		next := boundary.Kinds[slices.Index(boundary.Kinds, d.Kind)+1]
-		for _, n := range docs {
-			if n.Kind == next && entryValue(n).Value == d.To.Value && !slices.Contains(reached, n) {
-				reached = append(reached, n)
-			}
-		}
-	}
-	return false
 }

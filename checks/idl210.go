@@ -31,7 +31,7 @@ it.`,
 	CheckSet: func(p *SetPass) {
 		graph := ChainGraph.Of(p)
 		note := missingHopNote(graph)
-		typos := linkTypos(graph, p.Docs)
+		causes := leftOut(graph, linkTypos(graph, p.Docs), p.Docs)
 		for _, d := range p.Docs {
 			if d.Kind == boundary.BrowserToBFF || !chain.Linkable(d) || graph.OnChain(d) {
 				continue // a browser edge starts chains; an unlinkable one is the schema's finding
@@ -46,11 +46,8 @@ it.`,
 				msg = fmt.Sprintf("no chain from a browser reaches this document: the %s documents that end at %q are unreached or carry none of its operations; link it or remove it", prev, at)
 			}
 			f := p.Report(d, d.KindField.Pos, "", "%s", msg+note)
-			for _, c := range graph.Chains { // in order: the first typo that leaves d out
-				if t := typos[c]; t != nil && t.leftOutBy(d, p.Docs) {
-					p.CausedBy(f, IDL201, t.doc, t.at)
-					break
-				}
+			if t := causes[d]; t != nil {
+				p.CausedBy(f, IDL201, t.doc, t.at)
 			}
 			for _, dup := range graph.Duplicates {
 				if dup.Doc == d {

@@ -35,10 +35,13 @@ func Within(name string, candidates []string, edits int) []string {
 	}
 	limit := min(edits, (utf8.RuneCountInString(name)-1)/2)
 	lower := strings.ToLower(name)
+	n := utf8.RuneCountInString(name)
 	var best []string
 	bestD := limit + 1
 	for _, c := range candidates {
-		if c == name {
+		// A length further off than the limit is further off in edits:
+		// skip the distance, as a long list of ids mostly is.
+		if c == name || abs(utf8.RuneCountInString(c)-n) > limit {
 			continue
 		}
 		d := Distance(lower, strings.ToLower(c))
@@ -88,4 +91,11 @@ func Distance(a, b string) int {
 		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
