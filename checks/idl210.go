@@ -23,7 +23,9 @@ When some file of the set cannot be read or linked (it is not JSON, or lacks
 its kind, "from", "to" or "service"; IDL001 and IDL002 say so) the finding
 says how many: one of them may be the missing link. A document that defines
 the same hop as an earlier one (IDL211) is reached by no chain either; its
-finding names the document chains use.
+finding names the document chains use. When a misspelt link leaves the
+document out ("edge-gwy" for "edge-gw"), the finding names IDL201's finding
+at the typo as related.
 
 Fix: correct the linking fields so a chain reaches the document, or delete
 it.`,
