@@ -10,11 +10,24 @@ import (
 	"github.com/idemlint/idemlint/reference"
 )
 
-// probe is one row of the tables of spec sections 5 and 6.6.
-type probe struct {
-	id     string
-	name   string // what it sends
-	checks string // the policy rule it checks
+// Probe is one conform probe, documented like a lint rule (checks.Rule):
+// the rows of the tables of spec sections 5 and 6.6, each with why it
+// matters, what it sends, when it passes and when it is skipped.
+// "idemlint probes" lists them and "idemlint explain CF07" explains one.
+// Adding a probe is one entry in the table probes.
+type Probe struct {
+	ID     string `json:"id"`     // "CF07"; never renamed: the spec and every output name it
+	Name   string `json:"name"`   // what it sends, in a few words: every output's probe column
+	Checks string `json:"checks"` // the policy rule or property it checks
+	Passes string `json:"passes"` // when it passes, in one line: README's probe table
+	// Why says what goes wrong for clients when a target fails the probe.
+	Why string `json:"why"`
+	// Sends says what the probe sends, request by request.
+	Sends string `json:"sends"`
+	// Skipped says when the policy or the run makes the probe
+	// inapplicable or unjudgeable; the skip reason names the field.
+	Skipped string `json:"skipped"`
+
 	// requests is how many requests it sends at most; a burst probe sends
 	// Config.Concurrency more.
 	requests int
@@ -31,89 +44,256 @@ type probe struct {
 // probes are the probes in the order they run: CF03, CF04 and CF16 build
 // on CF02, CF14 on CF01 and CF05, and the probes after CF02 fill path
 // parameters with its id.
-var probes = []probe{
+var probes = []Probe{
 	{
-		id: "CF01", checks: "on_missing", name: "key-required request without the key",
+		ID: "CF01", Checks: "on_missing", Name: "key-required request without the key",
+		Passes: "status on_missing.status, and the body carries error_code (the declared one, if any)",
+		Why: `A key-required operation that runs without a key leaves the client no
+safe retry: a lost answer followed by a retry executes twice. Refusing
+keyless requests is what makes the key required in practice, and the
+error_code tells the client what to fix.`,
+		Sends:    `One request with a fresh payload and no key header.`,
+		Skipped:  `When the operation is not in http_idempotency.require_key, or on_missing declares no status.`,
 		requests: 1, effects: 0, effectsWhy: "a refused request executes nothing",
 		skip: skipMissingKey, run: runMissingKey,
 	},
 	{
-		id: "CF02", checks: "fresh execution", name: "first request with a fresh key",
+		ID: "CF02", Checks: "fresh execution", Name: "first request with a fresh key",
+		Passes: "2xx",
+		Why: `A target that refuses a well-formed request with a fresh key is not
+usable at all, and the probes after it build on its answer: CF03 replays
+it, CF04 and CF16 read its headers, and its "id" member fills the path
+parameters ({id}) of every later probe.`,
+		Sends:    `One request with a fresh key and a fresh payload.`,
+		Skipped:  `Never.`,
 		requests: 1, effects: 1, effectsWhy: "one execution",
 		skip: applicable, run: runFresh,
 	},
 	{
-		id: "CF03", checks: "idempotency_replay", name: "same key, same payload, after CF02 finished",
+		ID: "CF03", Checks: "idempotency_replay", Name: "same key, same payload, after CF02 finished",
+		Passes: "CF02's status and body, byte for byte (a diff of the JSON values on failure); request-id headers may differ",
+		Why: `This is what the key is for: a client that retries after losing the
+answer must get the first answer back, not a second execution (a second
+charge, a second order). A different body is a re-execution; the same
+JSON spelt otherwise breaks clients that compare or sign bodies.`,
+		Sends: `CF02's request again, same key and body (to the next target when there
+are several). The replay marker is CF16's concern, so one defect fails
+one probe.`,
+		Skipped: `When the policy declares no idempotency_replay, or its on_completed is not
+stored_response: then it promises no replay. It fails, rather than
+skips, when CF02 got no 2xx.`,
 		requests: 1, effects: 0, effectsWhy: "a replay executes nothing",
 		skip: skipNoReplay, run: runReplay,
 	},
 	{
-		id: "CF04", checks: "echo_key_header", name: "key echo on CF02's answer and CF03's replay",
+		ID: "CF04", Checks: "echo_key_header", Name: "key echo on CF02's answer and CF03's replay",
+		Passes: "CF02's answer and CF03's replay each carry one key header, with the key sent",
+		Why: `A client, proxy or log that correlates answers by the echoed key must see
+the key it sent: an echo of another key, or two, points the trace at the
+wrong request.`,
+		Sends:   `Nothing of its own: it reads CF02's answer and CF03's replay.`,
+		Skipped: `When http_idempotency.echo_key_header is not true.`,
 		effects: -1, skip: skipEcho, run: runEcho,
 	},
 	{
-		id: "CF05", checks: "idempotency_conflict", name: "same key, different payload",
+		ID: "CF05", Checks: "idempotency_conflict", Name: "same key, different payload",
+		Passes: "status on_payload_mismatch.status, with error_code (the declared one) when the body is JSON",
+		Why: `The same key with another payload is a reused key or a changed retry.
+Replaying the first answer hides the change from the client, and
+executing the second payload makes the key meaningless; the conflict
+status tells the client its key is reused.`,
+		Sends: `A request with a fresh key and payload, then the same key with another
+payload. On failure it says whether the 2xx that came was a replay of the
+first answer (same body) or a re-execution.`,
+		Skipped: `When on_payload_mismatch declares no status, the policy declares no
+idempotency_fingerprint, or its inputs leave out the body (every body is
+then the same payload).`,
 		requests: 2, effects: 1, effectsWhy: "the first request only: a mismatch executes nothing",
 		skip: skipNoMismatch, run: runMismatch,
 	},
 	{
-		id: "CF06", checks: "canonicalization", name: "same key and payload re-serialised (key order, spaces, 1.0)",
+		ID: "CF06", Checks: "canonicalization", Name: "same key and payload re-serialised (key order, spaces, 1.0)",
+		Passes: "a replay of the first answer, as CF03 judges one",
+		Why: `Clients, proxies and SDK versions spell one JSON value differently. With
+canonical_json, a retry re-serialised on the way is still the same
+payload; a target that fingerprints the bytes refuses a harmless retry as
+a conflict, or executes it again.`,
+		Sends: `A request with a fresh key, then the same key with the same JSON value
+re-serialised: members in another order, other whitespace, and an
+integer written as 1.0 (the member idemlint_probe_n, 1, is added when
+the body has no integer of its own).`,
+		Skipped: `When canonicalization is not canonical_json, when the fingerprint leaves
+out the body or is not declared, or when the policy promises no replay
+(as CF03).`,
 		requests: 2, effects: 1, effectsWhy: "the first request only: the second is a replay",
 		skip: skipReserialised, run: runReserialised,
 	},
 	{
-		id: "CF07", checks: "at-most-once, inflight", name: "concurrent requests with one fresh key",
-		burst: true, effects: 1, effectsWhy: "exactly one execution for the whole burst",
+		ID: "CF07", Checks: "at-most-once, inflight", Name: "concurrent requests with one fresh key",
+		Passes: "exactly one execution: every 2xx answer has one body, the others follow idempotency_inflight (wait: a replay, or its status after wait_timeout_ms; reject: its status; none declared: any 4xx or 5xx)",
+		Why: `Retries race the attempt they repeat: a client times out and retries
+while the first attempt still runs, or a client and a gateway retry at
+once. A store that looks the key up and then inserts it, without making
+both one atomic step, lets two attempts execute: at-most-once fails
+exactly when it matters.`,
+		Sends: `--concurrency copies of one request with a fresh key, released at
+once and spread over the targets.`,
+		Skipped: `Never.`,
+		burst:   true, effects: 1, effectsWhy: "exactly one execution for the whole burst",
 		skip: applicable, run: runConcurrent,
 	},
 	{
-		id: "CF08", checks: "scope operation_key", name: "same key on a second operation",
+		ID: "CF08", Checks: "scope operation_key", Name: "same key on a second operation",
+		Passes: "a 2xx fresh execution of the second operation, never the first operation's stored answer",
+		Why: `Clients often draw keys from one generator for every endpoint. When
+records are not scoped by operation, a key used to create an order and
+then to refund it gets the order's stored answer, or a conflict, instead
+of a refund.`,
+		Sends: `A request with a fresh key to the probed operation, then the same key to
+a second state-changing operation, with that operation's payload.`,
+		Skipped: `When the policy declares no idempotency_scope, its scope does not list
+operation_key (operations then share records, which IDL107 reports), or
+it declares no second state-changing operation.`,
 		requests: 2, effects: 2, effectsWhy: "one execution per operation",
 		skip: skipOtherOperation, run: runOtherOperation,
 	},
 	{
-		id: "CF09", checks: "read-only passthrough", name: "a read-only operation without a key",
+		ID: "CF09", Checks: "read-only passthrough", Name: "a read-only operation without a key",
+		Passes: "any answer other than on_missing.status",
+		Why: `Reads carry no key: a middleware that demands one on every route rather
+than on the operations require_key lists breaks every client and cache
+that reads.`,
+		Sends: `One request to a read-only operation outside require_key, without a key
+and without a body.`,
+		Skipped: `When the policy declares no read-only operation outside require_key, or
+on_missing declares no status to tell a refusal by.`,
 		requests: 1, effects: -1, skip: skipReadOnly, run: runReadOnly,
 	},
 	{
-		id: "CF10", checks: "no type coercion", name: `same key, a value sent as 100 and then as "100"`,
+		ID: "CF10", Checks: "no type coercion", Name: `same key, a value sent as 100 and then as "100"`,
+		Passes: "status on_payload_mismatch.status, judged on the status alone (error_code is CF05's concern)",
+		Why: `100 and "100" are different payloads, which a handler may treat
+differently. A fingerprint that coerces types takes the second for a
+retry of the first and answers a request the client did not send with
+the stored answer.`,
+		Sends: `A request with a fresh key and the member idemlint_probe_amount: 100,
+then the same key and payload with idemlint_probe_amount: "100".`,
+		Skipped: `As CF05: when on_payload_mismatch declares no status, or the fingerprint
+is not declared or leaves out the body.`,
 		requests: 2, effects: 1, effectsWhy: "the first request only: a mismatch executes nothing",
 		skip: skipNoMismatch, run: runTypeChange,
 	},
 	{
-		id: "CF11", checks: "exact big integers", name: "same key, 9007199254740993 and then 9007199254740992",
+		ID: "CF11", Checks: "exact big integers", Name: "same key, 9007199254740993 and then 9007199254740992",
+		Passes: "the second answer is no replay of the first (or the first is refused: 400 " + reference.CodeNotCanonicalizable + ")",
+		Why: `9007199254740993 and 9007199254740992 round to one IEEE double. A
+fingerprint computed after parsing numbers into float64 takes two
+payloads that differ in an id or an amount for one, and replays an
+answer to the other request.`,
+		Sends: `A request with a fresh key and the member idemlint_probe_big:
+9007199254740993, then the same key and payload with 9007199254740992,
+written as those digits: no float64 is involved. A target may refuse the
+first with 400 and error_code ` + reference.CodeNotCanonicalizable + `: it refuses
+what it cannot fingerprint exactly.`,
+		Skipped: `When the fingerprint is not declared or leaves out the body; and,
+unjudgeable, when no earlier probe saw the target replay at all: against
+a target that never replays, a fresh answer proves nothing.`,
 		requests: 2, effects: -1, skip: skipNoBodyFingerprint, run: runBigInteger,
 	},
 	{
-		id: "CF12", checks: "Structured Field key", name: "the key sent quoted after the bare form",
+		ID: "CF12", Checks: "Structured Field key", Name: "the key sent quoted after the bare form",
+		Passes: "a replay of the first answer: the quoted key is the same key",
+		Why: `The key header is an RFC 8941 Structured Field String, which clients and
+proxies may send quoted. A target that takes abc and "abc" for two keys
+executes such a retry again.`,
+		Sends: `A request with a fresh key sent bare, then the same request with the key
+quoted ("<uuid>").`,
+		Skipped:  `When the policy promises no replay (as CF03).`,
 		requests: 2, effects: 1, effectsWhy: "the first request only: the quoted key is the same key",
 		skip: skipNoReplay, run: runQuotedKey,
 	},
 	{
-		id: "CF13", checks: "scope tenant_id", name: "same key and payload, another tenant",
+		ID: "CF13", Checks: "scope tenant_id", Name: "same key and payload, another tenant",
+		Passes: "a 2xx fresh execution for the second tenant, never the first tenant's stored answer",
+		Why: `Clients choose keys, so two tenants can send one key, by chance or on
+purpose. Records not scoped by tenant hand one tenant the other's stored
+response: a data leak.`,
+		Sends: `A request with a fresh key from tenant idemlint-probe-tenant-a (the tenant
+header of scope_sources), then the same key and payload from
+idemlint-probe-tenant-b. It probes the target alone, sending the header
+itself, and its note says so: whether the hops in front forward the
+header is for idemlint check to judge (spec 6.9).`,
+		Skipped: `When the policy declares no idempotency_scope or its scope does not list
+tenant_id (tenants then share records); and, unjudgeable, when no earlier
+probe saw the target replay at all.`,
 		requests: 2, effects: 2, effectsWhy: "one execution per tenant",
 		skip: skipScope("tenant_id"), run: runOtherScope("tenant"),
 	},
 	{
-		id: "CF14", checks: "problem+json", name: "the refusals of CF01 and CF05",
+		ID: "CF14", Checks: "problem+json", Name: "the refusals of CF01 and CF05",
+		Passes: "each refusal is application/problem+json: a JSON object whose status is the HTTP status, with title and error_code",
+		Why: `Clients handle refusals in one place when they follow RFC 9457. A body
+that is no problem object, or lacks error_code, leaves a client unable
+to tell a missing key from a reused one, and so unable to react.`,
+		Sends: `Nothing of its own: it reads the refusals (4xx and 5xx) that CF01 and
+CF05 received.`,
+		Skipped: `When neither CF01 nor CF05 runs, or when they received no refusal.`,
 		effects: -1, skip: skipNoRefusal, run: runProblemJSON,
 	},
 	{
-		id: "CF15", checks: "key_format", name: "malformed keys: empty, one over max_length, two fields",
+		ID: "CF15", Checks: "key_format", Name: "malformed keys: empty, one over max_length, two fields",
+		Passes: "each answered on_missing.status, nothing executed",
+		Why: `A key the policy forbids must be refused like a missing one: an empty key
+makes every such client share one record, an oversized one grows the
+store, and two key header fields leave the key to whichever proxy joins
+them.`,
+		Sends: `Three requests with fresh payloads: one with an empty key, one with a key
+one character over key_format.max_length, one with two key header
+fields.`,
+		Skipped: `As CF01: when the operation is not in require_key, or on_missing
+declares no status.`,
 		requests: 3, effects: 0, effectsWhy: "a refused request executes nothing",
 		skip: skipMissingKey, run: runMalformedKeys,
 	},
 	{
-		id: "CF16", checks: "replayed_header", name: "replay marker on CF03's replay, not on CF02's answer",
+		ID: "CF16", Checks: "replayed_header", Name: "replay marker on CF03's replay, not on CF02's answer",
+		Passes: "the replayed header says true on CF03's replay, and is absent (or false) on CF02's answer",
+		Why: `A client that must tell a replay from a fresh execution, to book a
+payment once or to log a retry, reads the marker; a marker on a fresh
+answer is as wrong as none on a replay.`,
+		Sends: `Nothing of its own: it reads CF02's answer and CF03's replay.`,
+		Skipped: `When idempotency_replay declares no replayed_header, or the policy
+promises no replay (as CF03).`,
 		effects: -1, skip: skipMarker, run: runMarker,
 	},
 	{
-		id: "CF17", checks: "scope actor_id", name: "same key and payload, another actor",
+		ID: "CF17", Checks: "scope actor_id", Name: "same key and payload, another actor",
+		Passes: "a 2xx fresh execution for the second actor, never the first actor's stored answer",
+		Why: `Within one tenant, two users can send one key. Records not scoped by actor
+replay one user's response, with their order or their data, to another.`,
+		Sends: `As CF13, from actor idemlint-probe-actor-a and then
+idemlint-probe-actor-b (the actor header of scope_sources). It probes
+the target alone, and its note says so.`,
+		Skipped: `When the policy declares no idempotency_scope or its scope does not list
+actor_id (actors then share records); and, unjudgeable, when no earlier
+probe saw the target replay at all.`,
 		requests: 2, effects: 2, effectsWhy: "one execution per actor",
 		skip: skipScope("actor_id"), run: runOtherScope("actor"),
 	},
 	{
-		id: "CF18", checks: "one record across replicas", name: "a replay and a burst spread over every target",
+		ID: "CF18", Checks: "one record across replicas", Name: "a replay and a burst spread over every target",
+		Passes: "exactly one execution per key across the targets, judged on executions only",
+		Why: `Replicas that keep their records apart each execute the retry that lands
+on them: behind a load balancer, at-most-once then holds only while
+retries happen to reach the same replica.`,
+		Sends: `A request with a fresh key to one target and its duplicate to the next,
+then --concurrency copies of another fresh request spread over every
+target. It judges executions only (spec 6.7): answers that break the
+replay or inflight policy are CF03's and CF07's concern. Without an
+effects counter (--effects-url), a 2xx with a body of its own is an
+execution and any other answer is not, which its note counts.`,
+		Skipped: `When there is one target (give --target once per replica), or the
+policy promises no replay (as CF03).`,
 		requests: 2, burst: true, effects: 2, effectsWhy: "one execution for the replayed key, one for the burst",
 		skip: skipOneTarget, run: runReplicas,
 	},

@@ -552,8 +552,8 @@ func (st *run) preflight(ctx context.Context) error {
 
 // probe runs one probe, with the effects counter around it when there is
 // one and the probe says how much it must grow.
-func (st *run) probe(ctx context.Context, p *probe) (res Result) {
-	res = Result{ID: p.id, Name: p.name, Checks: p.checks}
+func (st *run) probe(ctx context.Context, p *Probe) (res Result) {
+	res = Result{ID: p.ID, Name: p.Name, Checks: p.Checks}
 	if reason := p.skip(st.Runner); reason != "" {
 		res.Status, res.Reason = Skip, reason
 		return res
