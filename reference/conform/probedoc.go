@@ -5,26 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 )
 
 // Probes returns every probe in the order they run, which is id order.
-func Probes() []*Probe {
-	out := make([]*Probe, len(probes))
-	for i := range probes {
-		out[i] = &probes[i]
-	}
-	return out
-}
+func Probes() []*Probe { return slices.Clone(probes) }
 
 // LookupProbe finds a probe by id (case-insensitive).
 func LookupProbe(id string) (*Probe, bool) {
 	id = strings.ToUpper(id)
-	for i := range probes {
-		if probes[i].ID == id {
-			return &probes[i], true
+	for _, p := range probes {
+		if p.ID == id {
+			return p, true
 		}
 	}
 	return nil, false
@@ -44,12 +39,12 @@ func SuggestProbe(arg string) string {
 	}
 	// Else one character wrong, missing or extra, when that names one probe.
 	near := ""
-	for i := range probes {
-		if editDistance(id, probes[i].ID) == 1 {
+	for _, p := range probes {
+		if editDistance(id, p.ID) == 1 {
 			if near != "" {
 				return ""
 			}
-			near = probes[i].ID
+			near = p.ID
 		}
 	}
 	return near

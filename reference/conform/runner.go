@@ -360,8 +360,7 @@ func (r *Runner) computeBounds() Bounds {
 			b.MaxRequests++
 		}
 	}
-	for i := range probes {
-		p := &probes[i]
+	for _, p := range probes {
 		if p.skip(r) != "" {
 			continue
 		}
@@ -447,7 +446,7 @@ func (r *Runner) Run(ctx context.Context, out Writer) (*Report, error) {
 	}
 	rep := &Report{Plan: r.plan, Results: make([]Result, 0, len(probes))}
 	for i := range probes {
-		rep.Results = append(rep.Results, st.probe(ctx, &probes[i]))
+		rep.Results = append(rep.Results, st.probe(ctx, probes[i]))
 		if err := out.Probe(&rep.Results[i]); err != nil {
 			return nil, err
 		}
