@@ -5,7 +5,7 @@ import "strings"
 // cf04 is CF04: key echo on CF02's answer and CF03's replay.
 var cf04 = &Probe{
 	ID: "CF04", Checks: "echo_key_header", Name: "key echo on CF02's answer and CF03's replay",
-	Passes: "CF02's answer and CF03's replay each carry one key header, with the key sent",
+	Passes: "CF02's answer, and CF03's replay when it ran, each carry one key header with the key sent",
 	Why: `A client, proxy or log that correlates answers by the echoed key must see
 the key it sent: an echo of another key, or two, points the trace at the
 wrong request.`,

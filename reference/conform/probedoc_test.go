@@ -84,7 +84,8 @@ func TestExplainProbe(t *testing.T) {
 	}
 	want := `CF04 key echo on CF02's answer and CF03's replay
 checks: echo_key_header
-passes when: CF02's answer and CF03's replay each carry one key header, with the key sent
+passes when: CF02's answer, and CF03's replay when it ran, each carry one key header with the key
+  sent
 
 Why it matters:
   A client, proxy or log that correlates answers by the echoed key must see
