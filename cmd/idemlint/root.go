@@ -19,8 +19,7 @@ policy is sound; then it can probe a running service against that policy.
 
 Start with "idemlint init DIR" for a starter set, "idemlint rules" for the
 rules, "idemlint probes" for conform's probes and "idemlint explain ID" for
-one of them. Shell completion: see
-"idemlint completion --help".`,
+one of them. Shell completion: see "idemlint completion --help".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
