@@ -162,12 +162,7 @@ var sortedRules = sync.OnceValue(func() []*Rule {
 // where the ids are listed. Lookup ignores case; the hint names the id as
 // written.
 func RuleHint(id string) string {
-	ids := make([]string, 0, len(Rules()))
-	for _, r := range Rules() {
-		ids = append(ids, r.ID)
-	}
-	// Rule ids differ in three digits: two edits reach most of them.
-	near := suggest.Within(id, ids, 1)
+	near := NearRules(id)
 	if len(near) == 0 {
 		return `"idemlint rules" lists the rule ids`
 	}
@@ -179,6 +174,17 @@ func RuleHint(id string) string {
 		return "did you mean " + quoted[0] + "?"
 	}
 	return "did you mean " + strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1] + "?"
+}
+
+// NearRules returns the rule ids id may be a typo of, sorted; none when
+// it names a rule as written.
+func NearRules(id string) []string {
+	ids := make([]string, 0, len(Rules()))
+	for _, r := range Rules() {
+		ids = append(ids, r.ID)
+	}
+	// Rule ids differ in three digits: two edits reach most of them.
+	return suggest.Within(id, ids, 1)
 }
 
 // Lookup finds a rule by id (case-insensitive).
