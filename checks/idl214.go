@@ -33,7 +33,9 @@ and header_to_allow_inbound of the browser edge. Names compare
 case-insensitively and "*" allows all.
 
 Reported at every list that drops such a header, once however many chains
-cross it, with the owner's scope part as a related location.
+cross it, with the owner's scope part as a related location. A list that is
+missing altogether drops the key as well: where IDL102 reports it, this
+finding names it as a related location.
 
 Fix: add the header to the list the message names, or declare it in
 sets_headers of the hop that derives it.`,
