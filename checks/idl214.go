@@ -60,13 +60,11 @@ sets_headers of the hop that derives it.`,
 							f = r.at(c, h.Doc, l.Headers.Pos, fmt.Sprintf("add %q, which %s is read from, to %s: this hop drops it, and every %s shares one idempotency scope", s.header, s.part, l.Field, s.who))
 						case boundary.Absent: // else it is not an array, which the schema reports
 							f = r.missing(c, h.Doc, h.Doc.Root.Pos, l.Field, fmt.Sprintf("add %s with %q: without it this hop drops the header %s is read from, and every %s shares one idempotency scope", l.Field, s.header, s.part, s.who))
-						}
-						relate(f, owner, s.at, fmt.Sprintf("the owner's idempotency_scope holds %s, read from %s", s.part, s.header))
-						if l.Headers.State == boundary.Absent {
 							// A missing list drops the key too: when IDL102
 							// reports it, the findings are linked.
 							p.Overlap(f, IDL102)
 						}
+						relate(f, owner, s.at, fmt.Sprintf("the owner's idempotency_scope holds %s, read from %s", s.part, s.header))
 					}
 				}
 			}
