@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/idemlint/idemlint/checks"
 )
@@ -68,8 +70,15 @@ func Names() []string {
 // location is "file:line:column", or the file alone when the finding has no
 // position (an unreadable file).
 func location(f checks.Finding) string {
-	if f.Line == 0 {
-		return f.File
+	file := f.File
+	// A name holding a control character is written quoted (Go syntax), so
+	// that a crafted file name cannot forge a finding line or send escape
+	// sequences to the terminal.
+	if strings.ContainsFunc(file, unicode.IsControl) {
+		file = strconv.Quote(file)
 	}
-	return fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column)
+	if f.Line == 0 {
+		return file
+	}
+	return fmt.Sprintf("%s:%d:%d", file, f.Line, f.Column)
 }

@@ -275,3 +275,25 @@ func TestGitHubEscaping(t *testing.T) {
 		t.Errorf("escapeProperty = %q, want %q", got, want)
 	}
 }
+
+// TestTextQuotesControlCharactersInNames: a file name is the one part of a
+// text finding line an attacker writes freely (a pull request can add any
+// file); a newline in it must not start a forged finding line.
+func TestTextQuotesControlCharactersInNames(t *testing.T) {
+	forged := "a.json:1:1: error IDL102 forged\nb.json"
+	r := &Report{Files: 1, Findings: []checks.Finding{{
+		Rule: "IDL001", Severity: checks.Error, File: forged, Line: 2, Column: 3, Message: "not JSON",
+		Related: []checks.Location{{File: "c\x1b[2J.json", Line: 1, Column: 1, Message: "see"}},
+	}}}
+	var out bytes.Buffer
+	if err := (Text{}).Format(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	want := `"a.json:1:1: error IDL102 forged\nb.json":2:3: error IDL001 not JSON
+    related "c\x1b[2J.json":1:1: see
+1 file checked, 1 error, 0 warnings
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("text output (-want +got):\n%s", diff)
+	}
+}
