@@ -1,6 +1,9 @@
 package checks
 
 import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -42,6 +45,10 @@ type Options struct {
 	ReadFile func(path string) ([]byte, error)
 
 	decodeOnly bool // Load: no schema, no rules
+	// walked, when set, reports whether a file was met while walking a
+	// directory rather than named: text in such a file that is not JSON
+	// is judged only when it names a boundary marker (spec 6.8).
+	walked func(path string) bool
 }
 
 // skips reports whether the rule id does not run: turned off, or an
@@ -64,11 +71,14 @@ type Result struct {
 	// Documents are the boundary documents that decoded, sorted by path.
 	Documents []*boundary.Document
 	Files     int // files examined
-	// Unreadable counts the files that could not be read or are not a
-	// JSON object: their IDL001 findings say why.
+	// Unreadable counts the files that could not be read or parsed:
+	// their IDL001 findings say why.
 	Unreadable int
-	// NotBoundary counts the JSON objects that are not boundary documents
-	// (neither spec_version nor boundary): skipped, not checked.
+	// NotBoundary counts the files that are not boundary documents,
+	// skipped, not checked (spec 6.8): JSON objects with neither
+	// spec_version nor boundary, JSON whose top-level value is not an
+	// object, and files met in a walked directory that are not JSON and
+	// name neither marker.
 	NotBoundary int
 	// Sets are the Documents by boundary set (Options.SetOf), in the order
 	// of the sets' names.
@@ -99,6 +109,13 @@ func Check(paths []string, opts Options) (*Result, error) {
 		// The description beside the documents is no boundary document.
 		files = slices.DeleteFunc(files, opts.API.Is)
 	}
+	// Collect cleans the files it returns; a named directory is never
+	// one of them.
+	named := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		named[filepath.Clean(p)] = true
+	}
+	opts.walked = func(path string) bool { return !named[path] }
 	return checkFiles(files, skipped, opts), nil
 }
 
@@ -218,6 +235,8 @@ func (w *worker) load(path string, validator *schemas.Validator, opts *Options) 
 	}
 	doc, findings := checkDocument(path, src, &w.parser, validator, opts)
 	switch {
+	case doc == nil && notBoundaryText(src, opts.walked != nil && opts.walked(path)):
+		return loaded{notBoundary: true}
 	case doc == nil:
 		return loaded{findings: findings, unreadable: true}
 	case !doc.Boundary:
@@ -229,6 +248,19 @@ func (w *worker) load(path string, validator *schemas.Validator, opts *Options) 
 	var fs fileSuppressions
 	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed})
 	return loaded{doc: doc, findings: findings, suppressions: fs}
+}
+
+// notBoundaryText reports whether src, which did not parse as a boundary
+// JSON object, is no boundary document to judge (spec 6.8): valid JSON
+// whose top-level value is not an object, or, in a file met while walking
+// a directory, text naming neither marker (a tsconfig.json with comments,
+// JSON5, an editor's settings). A broken boundary document always names
+// one, and a file named on the command line is always judged.
+func notBoundaryText(src []byte, walked bool) bool {
+	if json.Valid(src) && bytes.TrimLeft(src, " \t\r\n")[0] != '{' {
+		return true
+	}
+	return walked && !bytes.Contains(src, []byte(`"spec_version"`)) && !bytes.Contains(src, []byte(`"boundary"`))
 }
 
 // CheckDocument takes src through the per-document stages with every rule
