@@ -81,8 +81,9 @@ type Result struct {
 	// name neither marker.
 	NotBoundary int
 	// Sets are the Documents by boundary set (Options.SetOf), in the order
-	// of the sets' names.
-	Sets [][]*boundary.Document
+	// of the sets' names, which SetNames holds.
+	Sets     [][]*boundary.Document
+	SetNames []string
 }
 
 // Load collects the files under paths as Check does and decodes them,
@@ -191,6 +192,7 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 		}
 	}
 	slices.Sort(setNames)
+	res.SetNames = setNames
 	res.Sets = make([][]*boundary.Document, len(setNames))
 	graphs := make([]*chain.Graph, len(setNames))
 	for i, name := range setNames {
