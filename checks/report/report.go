@@ -39,11 +39,12 @@ type Options struct {
 }
 
 var formats = map[string]func(Options) Formatter{
-	"text":   func(o Options) Formatter { return Text(o) },
-	"json":   func(Options) Formatter { return JSON{} },
-	"sarif":  func(Options) Formatter { return SARIF{} },
-	"junit":  func(Options) Formatter { return JUnit{} },
-	"github": func(Options) Formatter { return GitHub{} },
+	"text":     func(o Options) Formatter { return Text(o) },
+	"json":     func(Options) Formatter { return JSON{} },
+	"sarif":    func(Options) Formatter { return SARIF{} },
+	"junit":    func(Options) Formatter { return JUnit{} },
+	"github":   func(Options) Formatter { return GitHub{} },
+	"markdown": func(Options) Formatter { return Markdown{} },
 }
 
 // New returns the formatter named name.

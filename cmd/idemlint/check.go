@@ -33,7 +33,8 @@ cross-boundary chain rules, and reports findings as file:line:column. "check -"
 reads one document from standard input (--stdin-filename names it).
 
 Formats: text (default), json, sarif (SARIF 2.1.0 for code scanning), junit
-(JUnit XML test results) and github (GitHub Actions annotations). --output
+(JUnit XML test results), github (GitHub Actions annotations) and markdown (a
+GitHub job summary: the counts and every finding in a table). --output
 FORMAT=PATH writes a format to a file, and can be repeated, so one run feeds
 both annotations and code scanning.
 
