@@ -14,10 +14,10 @@ import (
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/fileset"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/fixtures/corpus"
+	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
 // The whole-check benchmarks run on a generated corpus of 2,500 flows

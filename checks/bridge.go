@@ -3,9 +3,9 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/openapi"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // This file is what the OpenAPI rules (IDL301-IDL304, spec section 7) read

@@ -3,8 +3,8 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // This file holds what the chain rules (IDL201-IDL213) share: reporting a

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // Finding is one problem found in a boundary set. Formatters read only this.

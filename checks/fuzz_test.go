@@ -5,9 +5,9 @@ import (
 
 	"github.com/idemlint/idemlint/schemas"
 
-	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // FuzzCheckDocument runs every per-document rule on arbitrary input: no

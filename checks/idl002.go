@@ -3,9 +3,9 @@ package checks
 import (
 	"regexp"
 
-	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/schemas"
+	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // IDL002 validates a document against the JSON Schema of its kind, plus

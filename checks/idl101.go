@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // Values the browser boundary must answer a keyless state-changing request

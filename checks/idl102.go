@@ -1,8 +1,8 @@
 package checks
 
 import (
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL102 keeps the key header on every allowlist it must pass through.

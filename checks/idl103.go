@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL103 allows a retry only for requests that carry the key.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // conservativeRetryStatus are the statuses after which the request most

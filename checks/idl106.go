@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL106 checks that the owner policy says exactly what makes two requests

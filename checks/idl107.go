@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // requiredScope is the uniqueness tuple of an idempotency record, in the

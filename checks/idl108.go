@@ -1,6 +1,6 @@
 package checks
 
-import "github.com/idemlint/idemlint/checks/boundary"
+import "github.com/idemlint/idemlint/schemas/boundary"
 
 // IDL108 checks that a duplicate of a finished request gets the first
 // attempt's answer, and that the policy says so rather than leaving it to

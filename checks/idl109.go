@@ -1,6 +1,6 @@
 package checks
 
-import "github.com/idemlint/idemlint/checks/boundary"
+import "github.com/idemlint/idemlint/schemas/boundary"
 
 // IDL109 checks that a duplicate arriving while the first attempt still
 // runs has a declared, bounded answer.

@@ -1,6 +1,6 @@
 package checks
 
-import "github.com/idemlint/idemlint/checks/boundary"
+import "github.com/idemlint/idemlint/schemas/boundary"
 
 // IDL110 checks the answer to a key reused with a different payload.
 var IDL110 = register(&Rule{

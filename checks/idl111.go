@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL111 checks that idempotency records outlive the retries they guard.

@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL112 checks that the key is logged, so a duplicate can be traced.

@@ -3,8 +3,8 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL201 follows every state-changing operation of a browser edge to an

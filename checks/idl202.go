@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL202 checks that no allowlist along a chain drops the chain's key

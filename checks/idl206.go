@@ -3,7 +3,7 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL206 checks that a browser is told to send every key its adapter

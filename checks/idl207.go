@@ -3,7 +3,7 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL207 checks that every document of a chain agrees on echoing the key.

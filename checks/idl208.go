@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL208 bounds how many times retries along a chain can multiply one

@@ -3,8 +3,8 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL210 warns about documents no chain reaches.

@@ -3,7 +3,7 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL211 reports a hop defined twice for one operation.

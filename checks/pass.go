@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/openapi"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // Limits are the tunable limits of the rules: the only settings a rule

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // policyRuleIDs are the owner-policy rules these tests cover.

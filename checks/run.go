@@ -10,12 +10,12 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/checks/fileset"
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/schemas"
+	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/schemas/fileset"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // Options say which rules run, how their findings are shown and which

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // keyNotLogged returns the base flow with an adapter whose only finding is

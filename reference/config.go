@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // operation is a declared operation as the engine serves it.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // FindPolicy returns the path of the one owner policy among docs (a

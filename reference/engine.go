@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/fileset"
+	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
 // Engine enforces one adapter policy. It is safe for concurrent use.

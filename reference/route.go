@@ -3,7 +3,7 @@ package reference
 import (
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // router finds the declared operation a request is for: same method, and a

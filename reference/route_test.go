@@ -3,7 +3,7 @@ package reference
 import (
 	"testing"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // op is an operation as the decoder would give it, for the router.

@@ -8,6 +8,12 @@
 //
 // Schemas are embedded in the binary and compiled once per process, lazily.
 // Compilation never touches the network or the file system.
+//
+// schemas and its sub-packages are the format core: fileset (finding and
+// reading boundary files), jsontree (strict JSON with positions), boundary
+// (the typed model) and the schemas themselves. Everything else of ours
+// (the rules, the reference engine, conform, the fixtures) imports the
+// core; the core imports nothing of ours above it.
 package schemas
 
 import (

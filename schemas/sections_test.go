@@ -10,10 +10,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/fixtures"
 	"github.com/idemlint/idemlint/fixtures/corpus"
 	"github.com/idemlint/idemlint/schemas"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // TestValidatorEqualsValidate holds the section-cached validation to

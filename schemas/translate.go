@@ -16,7 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // validate validates doc against sch and translates the errors.

@@ -23,7 +23,7 @@ import (
 	"strings"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/fileset"
+	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
 // Version is the format version a baseline file declares.

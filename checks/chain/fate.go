@@ -3,7 +3,7 @@ package chain
 import (
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // List is one header allowlist the key crosses at a hop.

@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // Graph is a boundary set linked into chains.

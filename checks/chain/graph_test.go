@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/idemlint/idemlint/checks/boundary"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // doc parses one document; the graph needs no schema-valid input, so the

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/report"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // renderSet has one chain whose BFF edge drops the key, one that is whole,

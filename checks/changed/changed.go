@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // Set is the files changed since a revision, by resolved absolute path.

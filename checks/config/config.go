@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/fileset"
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/schemas"
+	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/schemas/fileset"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // FileName is the name of the configuration file.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // An LSP position is a zero-based line and a character offset counted in

@@ -22,9 +22,9 @@ import (
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/explain"
-	"github.com/idemlint/idemlint/checks/fileset"
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/checks/report"
+	"github.com/idemlint/idemlint/schemas/fileset"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // ErrExitWithoutShutdown is returned when the client asks the server to

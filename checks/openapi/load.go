@@ -22,8 +22,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/idemlint/idemlint/checks/fileset"
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas/fileset"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // MaxFileSize bounds each file of an API description, as boundary

@@ -16,9 +16,9 @@ import (
 	"github.com/idemlint/idemlint/checks/baseline"
 	"github.com/idemlint/idemlint/checks/changed"
 	"github.com/idemlint/idemlint/checks/config"
-	"github.com/idemlint/idemlint/checks/fileset"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
+	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
 func newCheckCmd() *cobra.Command {

@@ -15,10 +15,10 @@ import (
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/config"
-	"github.com/idemlint/idemlint/checks/fileset"
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/conform"
+	"github.com/idemlint/idemlint/schemas/fileset"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 func newConformCmd() *cobra.Command {

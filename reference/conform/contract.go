@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // contract is what the probes read of the policy, taken from the typed

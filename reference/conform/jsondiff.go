@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // Our own diff of JSON values, rather than go-cmp's, whose authors call its

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/reference/jcs"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // Members conform adds to a probe's JSON body. A fresh probe carries a

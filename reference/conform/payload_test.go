@@ -4,8 +4,8 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/reference/jcs"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 func parse(t *testing.T, src string) *jsontree.Node {

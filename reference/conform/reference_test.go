@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/idemlint/idemlint/checks/boundary"
 	"github.com/idemlint/idemlint/reference"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // shippedPolicies are the policy documents of the valid fixture sets and

@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/boundary"
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // Defaults of the bounds.

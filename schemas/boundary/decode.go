@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // Parse parses and decodes one file. The tree is returned for the stages

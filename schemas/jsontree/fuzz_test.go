@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // addFixtureSeeds seeds a fuzz target with every shipped fixture document,

@@ -3,8 +3,8 @@ package jsontree_test
 import (
 	"testing"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
 	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // BenchmarkParseFixtures parses every distinct fixture document: the size

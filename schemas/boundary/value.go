@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // Pos names a place in a document: a small integer resolved on output by

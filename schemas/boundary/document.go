@@ -11,7 +11,7 @@ package boundary
 import (
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/jsontree"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // Kind is the value of a document's "boundary" field.
