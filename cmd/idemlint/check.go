@@ -24,10 +24,11 @@ import (
 func newCheckCmd() *cobra.Command {
 	var flags checkFlags
 	cmd := &cobra.Command{
-		Use:   "check PATH...",
+		Use:   "check [PATH...]",
 		Short: "Check a boundary set: schemas, per-document rules and chains",
-		Long: `Check loads every *.json file under the given files and directories as one
-boundary set (skipping dot-files and dot-directories), validates each document
+		Long: `Check loads every *.json file under the given files and directories (by
+default the current directory) as one boundary set (skipping dot-files,
+dot-directories and JSON that is no boundary document), validates each document
 against the JSON Schema of its kind, runs the per-document rules, then the
 cross-boundary chain rules, and reports findings as file:line:column. "check -"
 reads one document from standard input (--stdin-filename names it).
@@ -54,8 +55,11 @@ Exit status: 1 when a finding reaches --fail-on (error by default; warning
 fails on warnings too) or there are more warnings than --max-warnings; 0
 otherwise; 2 on a usage error, an invalid configuration or baseline file or a
 named path that does not exist.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				args = []string{"."} // as "init" writes into "."
+			}
 			return flags.run(cmd, args, nil)
 		},
 	}
@@ -153,6 +157,9 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	}
 	opts := config.Options(cfg, c.config)
 	opts.API = api
+	if !fromStdin {
+		noteIgnored(cmd.ErrOrStderr(), cfg, paths)
+	}
 	var res *checks.Result
 	if fromStdin {
 		res, err = checkStdin(cmd.InOrStdin(), cmp.Or(c.stdinName, "<stdin>"), opts)
@@ -231,7 +238,11 @@ func narrow(w io.Writer, res *checks.Result, base *baseline.Baseline, writePath 
 		findings = out.New
 		fmt.Fprintf(w, "idemlint: baseline %s hid %s", base.Path, report.Plural(out.Hidden, "finding"))
 		if out.Stale > 0 {
-			fmt.Fprintf(w, "; %s no longer occur (prune with --write-baseline %s)", report.Plural(out.Stale, "entry"), base.Path)
+			verb := "occur"
+			if out.Stale == 1 {
+				verb = "occurs"
+			}
+			fmt.Fprintf(w, "; %s no longer %s (prune with --write-baseline %s)", report.Plural(out.Stale, "entry"), verb, base.Path)
 		}
 		fmt.Fprintln(w)
 	}
@@ -241,6 +252,17 @@ func narrow(w io.Writer, res *checks.Result, base *baseline.Baseline, writePath 
 		findings = kept
 	}
 	return findings, nil
+}
+
+// noteIgnored says on w which of the paths named on the command line the
+// configuration's "ignore" leaves out: without a word, a named file that is
+// not checked looks like a clean one, or like no boundary document at all.
+func noteIgnored(w io.Writer, cfg *config.Config, paths []string) {
+	for _, p := range paths {
+		if cfg != nil && cfg.Ignored(p) {
+			fmt.Fprintf(w, "idemlint: %s is ignored by %s (\"ignore\"), so it is not checked; --no-config checks it\n", p, cfg.Path)
+		}
+	}
 }
 
 // errNoDocuments is the usage error of a run that found no boundary

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,9 +24,12 @@ the checker to, so they cannot drift from what "check" does:
         does not trigger the rule.
 
 RULE is an id such as IDL102 (any case); "idemlint rules" lists them.`,
-		Args:              cobra.ExactArgs(1),
+		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeRuleID,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errNoRule()
+			}
 			r, ok := checks.Lookup(args[0])
 			if !ok {
 				return fmt.Errorf(`unknown rule %q; "idemlint rules" lists the rule ids`, args[0])
@@ -33,4 +37,15 @@ RULE is an id such as IDL102 (any case); "idemlint rules" lists them.`,
 			return explain.Write(cmd.OutOrStdout(), r)
 		},
 	}
+}
+
+// errNoRule is the usage error of "explain" without a rule: it names the
+// rule ids, since that is what the user was looking for.
+func errNoRule() error {
+	var ids []string
+	for _, r := range checks.Rules() {
+		ids = append(ids, r.ID)
+	}
+	return fmt.Errorf("explain needs a rule id, e.g. \"idemlint explain IDL102\"; the rules are %s (\"idemlint rules\" lists them with their summaries)",
+		strings.Join(ids, ", "))
 }
