@@ -93,7 +93,7 @@ attempt, and the attempt of a replica that died is taken over by the next
 duplicate once its lease (idempotency_inflight.lease_ms) lapsed.
 
 It logs one line per request to stderr, with the idempotency key. It refuses to
-start when the policy has an error finding (exit status 1). On SIGINT or
+start when the policy has an error finding (exit status 2). On SIGINT or
 SIGTERM it stops accepting requests and lets those in flight finish for
 --shutdown-timeout: exit status 0 when they all did, 1 when some had to be cut.`,
 		Args: cobra.NoArgs,
@@ -143,7 +143,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	switch {
 	case errors.As(err, &invalid):
 		fmt.Fprintf(stderr, "idemlint: refusing to serve: %v\n", err)
-		return exitCode(exitFindings)
+		return exitCode(exitUsage)
 	case err != nil:
 		return err
 	}
