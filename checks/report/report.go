@@ -36,6 +36,10 @@ type Formatter interface {
 // Options tune formatters that have presentation choices.
 type Options struct {
 	Color bool // colour the text format (only on a terminal, never under NO_COLOR)
+	// Source, when set, gives the text of a file with findings: the text
+	// format then shows the line of each finding with a caret under its
+	// column.
+	Source func(path string) (string, bool)
 }
 
 var formats = map[string]func(Options) Formatter{

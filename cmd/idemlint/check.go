@@ -74,6 +74,7 @@ type checkFlags struct {
 	baselinePath, writeBaseline string
 	newFromRev, stdinName       string
 	noConfig, allowEmpty        bool
+	snippet                     bool
 	maxAmplification            int
 	maxWarnings                 int
 	config                      config.Flags
@@ -93,6 +94,7 @@ func (c *checkFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&c.baselinePath, "baseline", "", "hide the findings recorded in this baseline file; report only new ones")
 	fl.StringVar(&c.writeBaseline, "write-baseline", "", "record every finding of this run in this baseline file")
 	fl.StringVar(&c.newFromRev, "new-from-rev", "", "report only findings in files changed since this git revision, and chains through them")
+	fl.BoolVar(&c.snippet, "snippet", false, "show the source line under each finding of the text format (default: when standard output is a terminal)")
 	fl.StringVar(&c.stdinName, "stdin-filename", "", `with "-": the path the document on standard input has, for positions and the configuration`)
 	cmd.MarkFlagsMutuallyExclusive("config", "no-config")
 	completeFlag(cmd, "format", report.Names()...)
@@ -112,7 +114,12 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		}
 		specs = append([]string{c.format}, specs...)
 	}
-	outs, err := report.ParseOutputs(specs, report.Options{Color: colorEnabled(cmd.OutOrStdout())})
+	ropts := report.Options{Color: colorEnabled(cmd.OutOrStdout())}
+	var stdinSrc []byte // the document on standard input, once read
+	if c.snippet || !cmd.Flags().Changed("snippet") && isTerminal(cmd.OutOrStdout()) {
+		ropts.Source = sourceOf(&stdinSrc)
+	}
+	outs, err := report.ParseOutputs(specs, ropts)
 	if err != nil {
 		return err
 	}
@@ -162,7 +169,7 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	}
 	var res *checks.Result
 	if fromStdin {
-		res, err = checkStdin(cmd.InOrStdin(), cmp.Or(c.stdinName, "<stdin>"), opts)
+		res, stdinSrc, err = checkStdin(cmd.InOrStdin(), cmp.Or(c.stdinName, "<stdin>"), opts)
 	} else {
 		res, err = checks.Check(paths, opts)
 	}
@@ -198,14 +205,33 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	return verdict(cmd.ErrOrStderr(), findings, threshold, c.maxWarnings)
 }
 
-// checkStdin checks the one document on r as the file name.
-func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, error) {
+// checkStdin checks the one document on r as the file name, and returns
+// it.
+func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, []byte, error) {
 	src, err := fileset.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("standard input: %w", err)
+		return nil, nil, fmt.Errorf("standard input: %w", err)
 	}
 	opts.ReadFile = func(string) ([]byte, error) { return src, nil }
-	return checks.CheckFiles([]string{name}, opts), nil
+	return checks.CheckFiles([]string{name}, opts), src, nil
+}
+
+// sourceOf gives the text format the files it shows lines of: the
+// document on standard input when *stdin holds it, else the file on disk.
+// Findings come sorted by file, so it keeps the last file read.
+func sourceOf(stdin *[]byte) func(path string) (string, bool) {
+	var lastPath, lastText string
+	var lastOK bool
+	return func(path string) (string, bool) {
+		if *stdin != nil {
+			return string(*stdin), true
+		}
+		if path != lastPath {
+			src, err := fileset.Read(path)
+			lastPath, lastText, lastOK = path, string(src), err == nil
+		}
+		return lastText, lastOK
+	}
 }
 
 // gitDir is the directory git runs in for --new-from-rev: the first path's,
