@@ -2,7 +2,7 @@ package checks
 
 // IDL001 is reported by the loader (package jsontree) rather than by a
 // function of its own: no other rule can run on a file that is not JSON.
-var IDL001 = register(&Rule{
+var IDL001 = Register(&Rule{
 	ID:       "IDL001",
 	Name:     "strict-json",
 	Severity: Error,

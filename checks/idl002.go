@@ -3,7 +3,6 @@ package checks
 import (
 	"regexp"
 
-	"github.com/idemlint/idemlint/schemas"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/jsontree"
 )
@@ -11,7 +10,7 @@ import (
 // IDL002 validates a document against the JSON Schema of its kind, plus
 // the one structural constraint JSON Schema cannot state: operation_key is
 // unique within a document.
-var IDL002 = register(&Rule{
+var IDL002 = Register(&Rule{
 	ID:       "IDL002",
 	Name:     "schema",
 	Severity: Error,
@@ -62,19 +61,18 @@ printed schema to get completion and inline errors in your editor.`,
 	},
 })
 
-// schemaFindings is the schema stage: the document as written (tree, in
+// schemaFindings runs the schema stage: the document as written (tree, in
 // src) against the schema of its kind. It runs before the tree is dropped,
 // so each violation is placed at the nearest value its pointer reaches.
-func schemaFindings(doc *boundary.Document, tree *jsontree.Node, src string, validator *schemas.Validator) []Finding {
-	violations := validator.Validate(tree, src)
-	if len(violations) == 0 {
-		return nil
-	}
-	pos := jsontree.NewPosition(src)
-	out := make([]Finding, len(violations))
-	for i, v := range violations {
-		line, col := pos.At(tree.Nearest(v.Pointer).Offset)
-		out[i] = Finding{Rule: IDL002.ID, Severity: IDL002.Severity, File: doc.Path, Line: line, Column: col, Pointer: v.Pointer, Message: v.Message}
-	}
+func schemaFindings(doc *boundary.Document, tree *jsontree.Node, src string, stage SchemaStage) []Finding {
+	var out []Finding
+	var pos *jsontree.Position
+	stage.EachViolation(tree, src, func(pointer, message string) {
+		if pos == nil {
+			pos = jsontree.NewPosition(src)
+		}
+		line, col := pos.At(tree.Nearest(pointer).Offset)
+		out = append(out, Finding{Rule: IDL002.ID, Severity: IDL002.Severity, File: doc.Path, Line: line, Column: col, Pointer: pointer, Message: message})
+	})
 	return out
 }

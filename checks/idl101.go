@@ -14,10 +14,11 @@ const (
 
 // IDL101 makes the BFF's inbound side refuse a state-changing browser
 // request that carries no key, with one agreed answer.
-var IDL101 = register(&Rule{
+var IDL101 = Register(&Rule{
 	ID:       "IDL101",
 	Name:     "browser-requires-key",
 	Severity: Error,
+	Subject:  "state-changing operation without a required key",
 	Summary:  "browser_to_bff requires the key for every state-changing operation and rejects a keyless one with 400 idempotency_key_required",
 	Doc: `The browser generates the idempotency key, and the BFF is the first place
 that can insist on it. If the browser_to_bff boundary does not require the key

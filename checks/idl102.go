@@ -6,10 +6,11 @@ import (
 )
 
 // IDL102 keeps the key header on every allowlist it must pass through.
-var IDL102 = register(&Rule{
+var IDL102 = Register(&Rule{
 	ID:       "IDL102",
 	Name:     "key-header-allowlisted",
 	Severity: Error,
+	Subject:  "allowlist of the document",
 	Summary:  "the key header is in cors_allowed_headers, header_to_allow_inbound and header_to_allow_outbound of every edge carrying a state-changing operation",
 	Doc: `The key only protects the adapter if it arrives there. Each hop filters
 headers through allowlists, and a list that forgets the key header drops it

@@ -8,7 +8,7 @@ import (
 )
 
 // IDL103 allows a retry only for requests that carry the key.
-var IDL103 = register(&Rule{
+var IDL103 = Register(&Rule{
 	ID:       "IDL103",
 	Name:     "retry-requires-key",
 	Severity: Error,

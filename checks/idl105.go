@@ -1,10 +1,11 @@
 package checks
 
 // IDL105 keeps idempotency ownership out of the edges.
-var IDL105 = register(&Rule{
+var IDL105 = Register(&Rule{
 	ID:       "IDL105",
 	Name:     "owner-only-in-adapter",
 	Severity: Error,
+	Subject:  "role",
 	Summary:  `role "owner" appears only in an adapter policy; BFF and gateway are validate_only or passthrough`,
 	Doc: `The component that performs the side effect is the only one that can
 complete idempotency: it alone knows whether the charge or the order really

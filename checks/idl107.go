@@ -13,7 +13,7 @@ var requiredScope = []string{"service", "operation_key", "contract_version", "te
 
 // IDL107 checks that a stored response can only be replayed to the request
 // it belongs to.
-var IDL107 = register(&Rule{
+var IDL107 = Register(&Rule{
 	ID:       "IDL107",
 	Name:     "scope-complete",
 	Severity: Error,

@@ -4,7 +4,7 @@ import "github.com/idemlint/idemlint/schemas/boundary"
 
 // IDL109 checks that a duplicate arriving while the first attempt still
 // runs has a declared, bounded answer.
-var IDL109 = register(&Rule{
+var IDL109 = Register(&Rule{
 	ID:       "IDL109",
 	Name:     "inflight-explicit",
 	Severity: Error,

@@ -10,7 +10,7 @@ import (
 // IDL201 follows every state-changing operation of a browser edge to an
 // adapter policy. The chain graph records where each path stops; this rule
 // says so at the last document the path reached.
-var IDL201 = register(&Rule{
+var IDL201 = Register(&Rule{
 	ID:       "IDL201",
 	Name:     "chain-complete",
 	Severity: Error,
@@ -31,10 +31,12 @@ say so) the finding says how many: one of them may be the missing hop.
 
 Fix: add the operation to the next hop's document, add the missing document,
 or correct the "from", "to" or "service" that does not match.`,
+	Requires: []Input{ChainGraph},
 	CheckSet: func(p *SetPass) {
+		graph := ChainGraph.Of(p)
 		r := newChainReporter(p)
-		note := missingHopNote(p.Graph)
-		for _, c := range p.Graph.Chains {
+		note := missingHopNote(graph)
+		for _, c := range graph.Chains {
 			if !c.StateChanging || c.Complete() {
 				continue
 			}

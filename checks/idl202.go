@@ -2,15 +2,13 @@ package checks
 
 import (
 	"fmt"
-	"strings"
 
-	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL202 checks that no allowlist along a chain drops the chain's key
 // header. It leaves to IDL102 what one document shows on its own.
-var IDL202 = register(&Rule{
+var IDL202 = Register(&Rule{
 	ID:       "IDL202",
 	Name:     "key-survives-chain",
 	Severity: Error,
@@ -34,26 +32,21 @@ header than the chain's (IDL203 reports the differing name), of an edge that
 declares the operation read-only, and the adapter's optional inbound list.
 
 Fix: add the chain's key header to the list the message names.`,
+	Requires: []Input{ChainGraph},
+	Overlaps: []*Rule{IDL102},
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
-		for _, c := range p.Graph.Chains {
+		for _, c := range ChainGraph.Of(p).Chains {
 			if !c.StateChanging {
 				continue
 			}
 			for _, h := range c.Hops {
-				// IDL102 judges the same list when the hop's own header is
-				// the chain's: the finding is linked to it, not dropped.
-				byIDL102 := h.Kind.IsEdge() && chain.StateChanging(h.Doc) && strings.EqualFold(chain.DeclaredHeader(h.Doc), c.KeyHeader)
 				for _, l := range h.Drops(c.KeyHeader) {
-					var f *Finding
 					switch l.Headers.State {
 					case boundary.Valid:
-						f = r.at(c, h.Doc, l.Headers.Pos, fmt.Sprintf("add %q, the chain's key header, to %s: this hop drops it", c.KeyHeader, l.Field))
+						r.at(c, h.Doc, l.Headers.Pos, fmt.Sprintf("add %q, the chain's key header, to %s: this hop drops it", c.KeyHeader, l.Field))
 					case boundary.Absent: // else it is not an array, which the schema reports
-						f = r.missing(c, h.Doc, h.Doc.Root.Pos, l.Field, fmt.Sprintf("add %s with %q: without it this hop drops the chain's key header", l.Field, c.KeyHeader))
-					}
-					if byIDL102 {
-						relate(f, h.Doc, l.Headers.Pos, "IDL102 reports this allowlist of the document too")
+						r.missing(c, h.Doc, h.Doc.Root.Pos, l.Field, fmt.Sprintf("add %s with %q: without it this hop drops the chain's key header", l.Field, c.KeyHeader))
 					}
 				}
 			}

@@ -8,7 +8,7 @@ import (
 )
 
 // IDL203 checks that every hop of a chain names the same key header.
-var IDL203 = register(&Rule{
+var IDL203 = Register(&Rule{
 	ID:       "IDL203",
 	Name:     "one-key-header",
 	Severity: Error,
@@ -22,9 +22,10 @@ browser_to_bff edge uses.
 
 Fix: set http_idempotency.header to the chain's key header at the hop the
 message names (and let its allowlists carry it).`,
+	Requires: []Input{ChainGraph},
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
-		for _, c := range p.Graph.Chains {
+		for _, c := range ChainGraph.Of(p).Chains {
 			if !c.StateChanging {
 				continue
 			}

@@ -8,7 +8,7 @@ import (
 )
 
 // IDL204 checks that the adapter policy a chain reaches owns its key.
-var IDL204 = register(&Rule{
+var IDL204 = Register(&Rule{
 	ID:       "IDL204",
 	Name:     "one-owner",
 	Severity: Error,
@@ -26,10 +26,12 @@ two findings are linked (a related location), and turning either rule off
 leaves the other's finding in place.
 
 Fix: set the adapter's http_idempotency.role to "owner".`,
+	Requires: []Input{ChainGraph},
+	Overlaps: []*Rule{IDL105},
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
 		const why = "this chain has no owner, and only its adapter policy may own the key"
-		for _, c := range p.Graph.Chains {
+		for _, c := range ChainGraph.Of(p).Chains {
 			if !c.StateChanging || !c.Complete() {
 				continue
 			}
@@ -37,8 +39,7 @@ Fix: set the adapter's http_idempotency.role to "owner".`,
 			// whatever the adapter says; IDL105 reports the same role.
 			for _, h := range c.Hops[:len(c.Hops)-1] {
 				if role := h.Doc.Idempotency.Role; role.Value == "owner" {
-					f := r.at(c, h.Doc, role.Pos, fmt.Sprintf(`set role to "validate_only" or "passthrough": %s claims the key, but only the chain's adapter policy may own it`, h))
-					relate(f, h.Doc, role.Pos, "IDL105 reports this role too")
+					r.at(c, h.Doc, role.Pos, fmt.Sprintf(`set role to "validate_only" or "passthrough": %s claims the key, but only the chain's adapter policy may own it`, h))
 				}
 			}
 			h := c.Last()

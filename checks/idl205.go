@@ -9,7 +9,7 @@ import (
 
 // IDL205 checks that the adapter requires the key for every state-changing
 // operation that reaches it from a browser.
-var IDL205 = register(&Rule{
+var IDL205 = Register(&Rule{
 	ID:       "IDL205",
 	Name:     "owner-requires-key",
 	Severity: Error,
@@ -27,9 +27,10 @@ itself; IDL205 reports the per-operation key requirement only a chain shows.
 
 Fix: add the operation to require_key.operations, or its method to
 require_key.methods.`,
+	Requires: []Input{ChainGraph},
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
-		for _, c := range p.Graph.Chains {
+		for _, c := range ChainGraph.Of(p).Chains {
 			if !c.StateChanging || !c.Complete() || c.Last().RequiresKey() {
 				continue
 			}

@@ -1,14 +1,10 @@
 package checks
 
-import (
-	"fmt"
-
-	"github.com/idemlint/idemlint/schemas/boundary"
-)
+import "fmt"
 
 // IDL206 checks that a browser is told to send every key its adapter
 // demands.
-var IDL206 = register(&Rule{
+var IDL206 = Register(&Rule{
 	ID:       "IDL206",
 	Name:     "no-surprise-400",
 	Severity: Error,
@@ -28,23 +24,17 @@ too; that finding is named as a related location.
 
 Fix: add the operation to the browser edge's require_key.operations, or stop
 requiring the key for it at the adapter.`,
+	Requires: []Input{ChainGraph},
+	Overlaps: []*Rule{IDL101},
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
-		for _, c := range p.Graph.Chains {
+		for _, c := range ChainGraph.Of(p).Chains {
 			browser := c.Hops[0]
 			if !c.Complete() || !c.Last().RequiresKey() || browser.RequiresKey() {
 				continue
 			}
 			why := fmt.Sprintf("%s rejects it without a key, and browsers are not told to send one", c.Last())
-			f := r.unrequired(c, browser, fmt.Sprintf("add %q to require_key.operations", c.Operation), why)
-			if c.StateChanging {
-				// IDL101 requires the key for the same operation.
-				at := browser.Doc.Idempotency.RequireKey.Pos
-				if at == boundary.NoPos {
-					at = browser.Doc.Idempotency.Pos
-				}
-				relate(f, browser.Doc, at, "IDL101 reports this state-changing operation without a required key too")
-			}
+			r.unrequired(c, browser, fmt.Sprintf("add %q to require_key.operations", c.Operation), why)
 		}
 	},
 })

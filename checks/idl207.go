@@ -7,7 +7,7 @@ import (
 )
 
 // IDL207 checks that every document of a chain agrees on echoing the key.
-var IDL207 = register(&Rule{
+var IDL207 = Register(&Rule{
 	ID:       "IDL207",
 	Name:     "consistent-key-echo",
 	Severity: Error,
@@ -21,9 +21,10 @@ value is its browser_to_bff edge's, the contract the browser sees.
 
 Fix: set echo_key_header at the document the message names to the chain's
 value.`,
+	Requires: []Input{ChainGraph},
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
-		for _, c := range p.Graph.Chains {
+		for _, c := range ChainGraph.Of(p).Chains {
 			ref := c.KeyHop()
 			if !c.StateChanging || !ref.Doc.Idempotency.OK() {
 				continue

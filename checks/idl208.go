@@ -11,7 +11,7 @@ import (
 
 // IDL208 bounds how many times retries along a chain can multiply one
 // request.
-var IDL208 = register(&Rule{
+var IDL208 = Register(&Rule{
 	ID:       "IDL208",
 	Name:     "retry-amplification",
 	Severity: Warning,
@@ -30,13 +30,14 @@ Reported at the max_attempts of the hop that contributes most.
 
 Fix: retry at one layer (usually the one nearest the failure) and lower or
 disable the others.`,
+	Requires: []Input{ChainGraph},
 	CheckSet: func(p *SetPass) {
 		limit := p.Limits.MaxRetryAmplification
 		if limit < 1 {
 			limit = DefaultLimits().MaxRetryAmplification
 		}
 		r := newChainReporter(p)
-		for _, c := range p.Graph.Chains {
+		for _, c := range ChainGraph.Of(p).Chains {
 			product, worst := 1, -1
 			for i, h := range c.Hops {
 				n := attempts(h)

@@ -6,7 +6,7 @@ import (
 
 // IDL209 checks that a gateway and the adapter it reaches agree on the
 // contract version.
-var IDL209 = register(&Rule{
+var IDL209 = Register(&Rule{
 	ID:       "IDL209",
 	Name:     "contract-version-agrees",
 	Severity: Error,
@@ -20,9 +20,10 @@ embedded in the edge shares the edge's contract_version.)
 
 Fix: set the edge's contract_version to the adapter's, or update the
 adapter policy.`,
+	Requires: []Input{ChainGraph},
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
-		for _, c := range p.Graph.Chains {
+		for _, c := range ChainGraph.Of(p).Chains {
 			if !c.Complete() || c.Last().Embedded() {
 				continue
 			}

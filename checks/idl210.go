@@ -8,7 +8,7 @@ import (
 )
 
 // IDL210 warns about documents no chain reaches.
-var IDL210 = register(&Rule{
+var IDL210 = Register(&Rule{
 	ID:       "IDL210",
 	Name:     "orphan-document",
 	Severity: Warning,
@@ -27,13 +27,15 @@ finding names the document chains use.
 
 Fix: correct the linking fields so a chain reaches the document, or delete
 it.`,
+	Requires: []Input{ChainGraph},
 	CheckSet: func(p *SetPass) {
-		note := missingHopNote(p.Graph)
+		graph := ChainGraph.Of(p)
+		note := missingHopNote(graph)
 		for _, d := range p.Docs {
-			if d.Kind == boundary.BrowserToBFF || !chain.Linkable(d) || p.Graph.OnChain(d) {
+			if d.Kind == boundary.BrowserToBFF || !chain.Linkable(d) || graph.OnChain(d) {
 				continue // a browser edge starts chains; an unlinkable one is the schema's finding
 			}
-			prev, n := p.Graph.Upstream(d)
+			prev, n := graph.Upstream(d)
 			at := d.From.Value
 			if d.Kind == boundary.Adapter {
 				at = d.Service.Value
@@ -43,7 +45,7 @@ it.`,
 				msg = fmt.Sprintf("no chain from a browser reaches this document: the %s documents that end at %q are unreached or carry none of its operations; link it or remove it", prev, at)
 			}
 			f := p.Report(d, d.KindField.Pos, "", "%s", msg+note)
-			for _, dup := range p.Graph.Duplicates {
+			for _, dup := range graph.Duplicates {
 				if dup.Doc == d {
 					f.Relate(dup.First, dup.First.KindField.Pos, fmt.Sprintf("IDL211: chains use this document, which defines the same hop for %q", dup.Operation))
 				}

@@ -7,7 +7,7 @@ import (
 )
 
 // IDL211 reports a hop defined twice for one operation.
-var IDL211 = register(&Rule{
+var IDL211 = Register(&Rule{
 	ID:       "IDL211",
 	Name:     "one-document-per-hop",
 	Severity: Error,
@@ -28,8 +28,9 @@ a related location.
 
 Fix: merge the two documents, delete the stale copy, or rename the
 components of a flow that is really different.`,
+	Requires: []Input{ChainGraph},
 	CheckSet: func(p *SetPass) {
-		for _, dup := range p.Graph.Duplicates {
+		for _, dup := range ChainGraph.Of(p).Duplicates {
 			what := fmt.Sprintf("%s %s -> %s", dup.Doc.Kind, dup.Doc.From.Value, dup.Doc.To.Value)
 			if dup.Policy {
 				what = fmt.Sprintf("the owner policy of service %q", dup.Doc.Policy.Service.Value)

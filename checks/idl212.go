@@ -3,7 +3,7 @@ package checks
 import "fmt"
 
 // IDL212 checks that an operation keeps its method along its chain.
-var IDL212 = register(&Rule{
+var IDL212 = Register(&Rule{
 	ID:       "IDL212",
 	Name:     "one-method-per-chain",
 	Severity: Error,
@@ -19,9 +19,10 @@ slip in one document.
 Reported at the method of each hop that differs from the browser edge's.
 
 Fix: write the method the request really has at every hop.`,
+	Requires: []Input{ChainGraph},
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
-		for _, c := range p.Graph.Chains {
+		for _, c := range ChainGraph.Of(p).Chains {
 			want := c.Hops[0].Op.Method
 			if !want.OK() {
 				continue

@@ -5,7 +5,7 @@ import (
 )
 
 // IDL213 checks that a waiting duplicate gives up before its caller does.
-var IDL213 = register(&Rule{
+var IDL213 = Register(&Rule{
 	ID:       "IDL213",
 	Name:     "wait-below-upstream-timeout",
 	Severity: Warning,
@@ -24,9 +24,10 @@ edge as a related location.
 
 Fix: lower wait_timeout_ms below the smallest upstream per-try timeout, or
 answer duplicates at once with "policy": "reject".`,
+	Requires: []Input{ChainGraph},
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
-		for _, c := range p.Graph.Chains {
+		for _, c := range ChainGraph.Of(p).Chains {
 			if !c.Complete() {
 				continue
 			}

@@ -2,6 +2,9 @@ package checks_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,6 +56,8 @@ func TestRulesAreIndependent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A disabled rule's finding is never linked to.
+			relatedAreFindings(t, c.Dir+" with "+r.ID+" off", res.Findings)
 			got := crossDocument(res)
 			for f := range want {
 				if !got[f] {
@@ -85,5 +90,51 @@ func relatedAreFindings(t *testing.T, set string, findings []checks.Finding) {
 				t.Errorf("%s: %s finding %q names %s at %s:%d:%d, which reports nothing there", set, f.Rule, f.Message, rule, r.File, r.Line, r.Column)
 			}
 		}
+	}
+}
+
+// A finding overlapped by another rule's at the same place names it as a
+// related location, unless that finding is suppressed: a suppressed
+// finding is not linked to either.
+func TestOverlapsLinkOnlyFindingsThatSurvive(t *testing.T) {
+	c, err := fixtures.Lookup("rules/IDL105/bff-owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := c.Materialize(dir); err != nil {
+		t.Fatal(err)
+	}
+	related := func() []string {
+		t.Helper()
+		res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range res.Findings {
+			if f.Rule == "IDL204" {
+				for _, r := range f.Related {
+					out = append(out, fmt.Sprintf("%s:%d:%d %s: %s", filepath.Base(r.File), r.Line, r.Column, r.Pointer, r.Message))
+				}
+			}
+		}
+		return out
+	}
+	want := []string{"02-bff-to-gateway.json:14:13 /http_idempotency/role: IDL105 reports this role too"}
+	if got := related(); !slices.Equal(got, want) {
+		t.Fatalf("IDL204's related locations %q, want %q", got, want)
+	}
+	path := filepath.Join(dir, "02-bff-to-gateway.json")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suppressed := strings.Replace(string(src), "{", `{"x-idemlint-ignore": [{"rule": "IDL105", "reason": "the BFF owns keys until the migration ends"}],`, 1)
+	if err := os.WriteFile(path, []byte(suppressed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := related(); len(got) != 0 {
+		t.Errorf("with IDL105 suppressed, IDL204's related locations %q, want none", got)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
@@ -63,17 +62,28 @@ func (p *DocumentPass) Missing(in boundary.Pos, field string, format string, arg
 
 func (p *DocumentPass) add(f Finding) { *p.findings = append(*p.findings, f) }
 
+// ChainGraph is the documents of a set linked into chains (spec section
+// 5), built once per set for every rule that requires it.
+var ChainGraph = &InputOf[*chain.Graph]{
+	Name:   "chain graph",
+	PerSet: true,
+	Build: func(p *InputPass) (*chain.Graph, error) {
+		g := chain.Build(p.Docs)
+		g.Unreadable = p.Unreadable
+		return g, nil
+	},
+}
+
 // SetPass is what a cross-document rule receives.
 type SetPass struct {
-	Rule   *Rule
-	Docs   []*boundary.Document // every decoded document of the set, sorted by path
-	Graph  *chain.Graph         // Docs linked into chains, built once for every rule; nil for OpenAPI rules
+	Rule *Rule
+	// Docs are every decoded document of the set, or of every set for a
+	// rule that runs across sets (Rule.AcrossSets), sorted by path.
+	Docs   []*boundary.Document
 	Limits *Limits
-	// API is the description an OpenAPI rule holds Docs (every set's) to.
-	API *openapi.API
 
+	inputs   map[Input]any // what the rule requires, by input (InputOf.Of)
 	findings *[]Finding
-	bridge   *bridge // what the OpenAPI rules share
 }
 
 // Report reports, at the rule's severity, the value at `at` in doc as a
@@ -86,6 +96,14 @@ func (p *SetPass) Report(doc *boundary.Document, at boundary.Pos, chain string, 
 // Missing is Report for a member field that the object at `in` lacks.
 func (p *SetPass) Missing(doc *boundary.Document, in boundary.Pos, field, chain string, format string, args ...any) *Finding {
 	return p.add(newFinding(p.Rule, p.Rule.Severity, doc, in, field, chain, format, args))
+}
+
+// ReportAt reports, at the rule's severity, a finding at a place of a file
+// that is not a boundary document (an OpenAPI description): line and
+// column 1-based, pointer the JSON Pointer of the value when there is one.
+func (p *SetPass) ReportAt(file string, line, column int, pointer string, format string, args ...any) {
+	p.add(Finding{Rule: p.Rule.ID, Severity: p.Rule.Severity, File: file,
+		Line: line, Column: column, Pointer: pointer, Message: message("", format, args)})
 }
 
 func (p *SetPass) add(f Finding) *Finding {

@@ -1,7 +1,15 @@
 // Package checks holds idemlint's rules and the runner that applies them to
 // a boundary set. Like golang.org/x/tools/go/analysis, a rule is a value
-// with an id, a doc and a function; each lives in its own file (idlNNN.go)
-// and registers itself, so adding a rule is one file plus its fixtures.
+// with an id, a doc, the inputs it requires and a function; each lives in
+// its own file (idlNNN.go) and registers itself, so adding a rule is one
+// file plus its fixtures.
+//
+// Rules that need more than the boundary documents live in sub-packages
+// that register them the same way (Register) and define the inputs they
+// require (Input): checks/openapi holds the OpenAPI rules (IDL301-IDL304)
+// and the description they read. This package imports none of them, so
+// what imports it (the reference engine) compiles no OpenAPI or YAML
+// reader; a program that wants their rules imports the sub-package.
 package checks
 
 import (
@@ -9,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Severity says whether a finding fails the check.
@@ -65,25 +74,78 @@ type Rule struct {
 	// rule (IDL001), in which case neither is.
 	CheckDocument func(*DocumentPass)
 	CheckSet      func(*SetPass)
-	// OpenAPI rules are set rules that hold the boundary sets to an API
-	// description (Options.API). They run once over every set, and only
-	// with a description.
-	OpenAPI bool
+	// Requires are the inputs a cross-document rule reads (InputOf.Of),
+	// built once per run or set and shared by every rule that requires
+	// them. When one cannot be built the rule does not run.
+	Requires []Input
+	// AcrossSets rules run once over the documents of every set rather
+	// than once per set: the OpenAPI description is one contract,
+	// whichever set carries each of its operations. They cannot require a
+	// per-set input directly; a run-wide input may read every set's
+	// (InputOf.EachSet).
+	AcrossSets bool
+
+	// Overlaps are rules that may report the same place for the same
+	// cause (IDL202's dropped allowlist is often IDL102's too). Where a
+	// finding of the rule and one of an overlapping rule survive at the
+	// same place, the related-location stage after the rules links them;
+	// a disabled or suppressed rule's finding is never linked to.
+	Overlaps []*Rule
+	// Subject names what the rule's findings mark ("role"), for the
+	// related location another rule's overlapping finding gets: "IDL105
+	// reports this role too". Required of a rule another overlaps.
+	Subject string
 }
 
 // CrossDocument reports whether the rule runs on the whole set.
 func (r *Rule) CrossDocument() bool { return r.CheckSet != nil }
 
-var registry = map[string]*Rule{}
+// Scope names what the rule looks at: "document", "cross-document", or the
+// scope of an input it requires ("openapi": it runs only with one).
+func (r *Rule) Scope() string {
+	for _, in := range r.Requires {
+		if scope := in.info().scope; scope != "" {
+			return scope
+		}
+	}
+	if r.CrossDocument() {
+		return "cross-document"
+	}
+	return "document"
+}
 
-// register adds a rule at init time; ids are unique by construction of
-// the file names, so a clash is a programming error.
-func register(r *Rule) *Rule {
+var (
+	registry = map[string]*Rule{}
+	sealed   atomic.Bool // Rules has been asked: the registry is complete
+)
+
+// Register adds a rule at init time, from this package (one file per
+// rule) or from a sub-package that holds rules needing more than the
+// boundary documents: a program runs a sub-package's rules by importing
+// it. Ids are unique by construction of the file names, so a clash is a
+// programming error, as is a rule that does not say how it runs.
+func Register(r *Rule) *Rule {
+	if sealed.Load() {
+		panic("checks: rule " + r.ID + " registered after the rules were listed; register from a package-level variable")
+	}
 	if _, dup := registry[r.ID]; dup {
 		panic("checks: rule registered twice: " + r.ID)
 	}
-	if r.CheckDocument != nil && r.CheckSet != nil {
+	switch {
+	case r.CheckDocument != nil && r.CheckSet != nil:
 		panic("checks: rule " + r.ID + " is both per-document and cross-document")
+	case r.CheckSet == nil && (len(r.Requires) > 0 || r.AcrossSets):
+		panic("checks: rule " + r.ID + " requires inputs or runs across sets but is no cross-document rule")
+	}
+	for _, in := range r.Requires {
+		if r.AcrossSets && in.info().perSet {
+			panic("checks: rule " + r.ID + " runs across sets but requires the per-set " + in.info().name)
+		}
+	}
+	for _, o := range r.Overlaps {
+		if o.Subject == "" {
+			panic("checks: rule " + r.ID + " overlaps " + o.ID + ", which names no Subject")
+		}
 	}
 	registry[r.ID] = r
 	return r
@@ -94,6 +156,7 @@ func register(r *Rule) *Rule {
 func Rules() []*Rule { return sortedRules() }
 
 var sortedRules = sync.OnceValue(func() []*Rule {
+	sealed.Store(true)
 	out := make([]*Rule, 0, len(registry))
 	for _, r := range registry {
 		out = append(out, r)

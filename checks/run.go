@@ -10,9 +10,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/checks/openapi"
-	"github.com/idemlint/idemlint/schemas"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 	"github.com/idemlint/idemlint/schemas/jsontree"
@@ -37,9 +34,10 @@ type Options struct {
 	// SetOf, when set, names the boundary set a file belongs to: chains
 	// link documents of one set only. "" is the default set.
 	SetOf func(path string) string
-	// API is the OpenAPI description the OpenAPI rules (IDL301-IDL304)
-	// hold the sets to; nil for a plain check, where they do not run.
-	API *openapi.API
+	// Supplied are the values of the inputs the caller supplies
+	// (InputOf.Supply), such as the OpenAPI description of
+	// checks/openapi: the rules that require one not supplied do not run.
+	Supplied map[Input]any
 	// ReadFile, when set, reads a file of the set instead of the disk, so
 	// an editor's unsaved buffer or standard input can stand in for it.
 	ReadFile func(path string) ([]byte, error)
@@ -49,17 +47,6 @@ type Options struct {
 	// directory rather than named: text in such a file that is not JSON
 	// is judged only when it names a boundary marker (spec 6.8).
 	walked func(path string) bool
-}
-
-// skips reports whether the rule id does not run: turned off, or an
-// OpenAPI rule without a description. Its findings are dropped and its
-// suppressions are not called unused.
-func (o *Options) skips(id string) bool {
-	if o.Disabled[id] {
-		return true
-	}
-	r, ok := registry[id]
-	return ok && r.OpenAPI && o.API == nil
 }
 
 // DefaultOptions returns every rule on with the spec's limits.
@@ -84,6 +71,9 @@ type Result struct {
 	// of the sets' names, which SetNames holds.
 	Sets     [][]*boundary.Document
 	SetNames []string
+	// NotRun are the rules that did not run because an input they
+	// require could not be built (no OpenAPI description given), by id.
+	NotRun []NotRun
 }
 
 // Load collects the files under paths as Check does and decodes them,
@@ -105,10 +95,6 @@ func Check(paths []string, opts Options) (*Result, error) {
 	if opts.Ignore != nil {
 		files = slices.DeleteFunc(files, opts.Ignore)
 		skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return opts.Ignore(s.Path) })
-	}
-	if opts.API != nil {
-		// The description beside the documents is no boundary document.
-		files = slices.DeleteFunc(files, opts.API.Is)
 	}
 	// Collect cleans the files it returns; a named directory is never
 	// one of them.
@@ -137,7 +123,7 @@ func CheckFiles(files []string, opts Options) *Result { return checkFiles(files,
 // checkFiles is CheckFiles for a collection in which the skipped paths
 // could not be read at all.
 func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result {
-	validator := schemas.NewValidator()
+	stage := schemaStage()
 	results := make([]loaded, len(files))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -151,7 +137,7 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 				if i >= len(files) {
 					return
 				}
-				results[i] = w.load(files[i], validator, &opts)
+				results[i] = w.load(files[i], stage, &opts)
 			}
 		}()
 	}
@@ -194,20 +180,17 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 	slices.Sort(setNames)
 	res.SetNames = setNames
 	res.Sets = make([][]*boundary.Document, len(setNames))
-	graphs := make([]*chain.Graph, len(setNames))
+	unreadable := make([]int, len(setNames))
 	for i, name := range setNames {
-		res.Sets[i] = sets[name]
-		if opts.decodeOnly {
-			continue
-		}
-		var found []Finding
-		found, graphs[i] = checkSet(sets[name], lost[name], &opts)
+		res.Sets[i], unreadable[i] = sets[name], lost[name]
+	}
+	if !opts.decodeOnly {
+		found, notRun := checkSets(Rules(), res.Sets, unreadable, &opts)
 		res.Findings = append(res.Findings, found...)
+		res.NotRun = notRun
 	}
-	if opts.API != nil && !opts.decodeOnly {
-		res.Findings = append(res.Findings, checkAPI(res.Documents, graphs, &opts)...)
-	}
-	res.Findings = applyOverrides(res.Findings, sup, &opts)
+	res.Findings = applyOverrides(res.Findings, sup, &opts, res.NotRun)
+	res.Findings = linkOverlaps(res.Findings)
 	SortFindings(res.Findings)
 	return res
 }
@@ -223,7 +206,7 @@ type worker struct {
 // load reads one file and takes it through the per-document stages:
 // parse and decode (IDL001), the schema (IDL002), the per-document rules
 // and its suppressions.
-func (w *worker) load(path string, validator *schemas.Validator, opts *Options) loaded {
+func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
 	var src []byte
 	var err error
 	if opts.ReadFile != nil {
@@ -235,7 +218,7 @@ func (w *worker) load(path string, validator *schemas.Validator, opts *Options) 
 	if err != nil {
 		return loaded{findings: []Finding{unreadable(path, err)}, unreadable: true}
 	}
-	doc, findings := checkDocument(path, src, &w.parser, validator, opts)
+	doc, findings := checkDocument(path, src, &w.parser, stage, opts)
 	switch {
 	case doc == nil && notBoundaryText(src, opts.walked != nil && opts.walked(path)):
 		return loaded{notBoundary: true}
@@ -271,12 +254,12 @@ func notBoundaryText(src []byte, walked bool) bool {
 // JSON object.
 func CheckDocument(path string, src []byte) (*boundary.Document, []Finding) {
 	opts := DefaultOptions()
-	return checkDocument(path, src, new(jsontree.Parser), schemas.NewValidator(), &opts)
+	return checkDocument(path, src, new(jsontree.Parser), schemaStage(), &opts)
 }
 
 // checkDocument parses src with parser and takes it through the
 // per-document stages.
-func checkDocument(path string, src []byte, parser *jsontree.Parser, validator *schemas.Validator, opts *Options) (*boundary.Document, []Finding) {
+func checkDocument(path string, src []byte, parser *jsontree.Parser, stage SchemaStage, opts *Options) (*boundary.Document, []Finding) {
 	// No copy: nothing built from text keeps it (the model copies every
 	// string it keeps, the schema cache keeps digests), so a caller may
 	// reuse src once this returns; the workers do.
@@ -294,8 +277,8 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, validator *
 	if doc == nil || !doc.Boundary || opts.decodeOnly {
 		return doc, findings
 	}
-	if !opts.Disabled[IDL002.ID] {
-		findings = append(findings, schemaFindings(doc, tree, text, validator)...)
+	if stage != nil && !opts.Disabled[IDL002.ID] {
+		findings = append(findings, schemaFindings(doc, tree, text, stage)...)
 	}
 	// One pass for every rule: a pass per rule was the most frequent
 	// allocation of a check.
@@ -311,48 +294,60 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, validator *
 
 // CheckSet runs the cross-document rules over one set of documents.
 func CheckSet(docs []*boundary.Document, opts *Options) []Finding {
-	findings, _ := checkSet(docs, 0, opts)
+	findings, _ := checkSets(Rules(), [][]*boundary.Document{docs}, []int{0}, opts)
 	return findings
 }
 
-// checkSet is CheckSet for a set in which unreadable files did not decode
-// into a document: the chain rules must know that a link may be missing.
-// It returns the set's chain graph for the OpenAPI rules.
-func checkSet(docs []*boundary.Document, unreadable int, opts *Options) ([]Finding, *chain.Graph) {
-	var findings []Finding
-	graph := chain.Build(docs)
-	graph.Unreadable = unreadable
-	for _, r := range Rules() {
-		if r.CheckSet != nil && !r.OpenAPI && !opts.Disabled[r.ID] {
-			r.CheckSet(&SetPass{Rule: r, Docs: docs, Graph: graph, Limits: &opts.Limits, findings: &findings})
-		}
-	}
-	return findings, graph
+// CheckSets runs the cross-document rules over sets of documents, as a
+// check of their files would: each per-set rule over each set, then each
+// rule that runs across sets once over all of them.
+func CheckSets(sets [][]*boundary.Document, opts *Options) []Finding {
+	findings, _ := checkSets(Rules(), sets, make([]int, len(sets)), opts)
+	return findings
 }
 
-// CheckAPI runs the OpenAPI rules with opts.API over sets of documents.
-func CheckAPI(sets [][]*boundary.Document, opts *Options) []Finding {
-	var docs []*boundary.Document
-	graphs := make([]*chain.Graph, len(sets))
+// checkSets is CheckSets with rules for sets in which unreadable[i] files
+// of set i did not decode into a document: the chain rules must know that
+// a link may be missing. Each input is built once, on the first rule that
+// requires it; a rule whose input cannot be built does not run and is
+// returned as not run.
+func checkSets(rules []*Rule, sets [][]*boundary.Document, unreadable []int, opts *Options) ([]Finding, []NotRun) {
+	var findings []Finding
+	run := newInputRun(sets, unreadable, opts)
+	notRun := map[string]string{}
+	pass := func(r *Rule, set int, docs []*boundary.Document) {
+		inputs := make(map[Input]any, len(r.Requires))
+		for _, in := range r.Requires {
+			v, err := run.value(in, set)
+			if err != nil {
+				if _, ok := notRun[r.ID]; !ok {
+					notRun[r.ID] = err.Error()
+				}
+				return
+			}
+			inputs[in] = v
+		}
+		r.CheckSet(&SetPass{Rule: r, Docs: docs, Limits: &opts.Limits, inputs: inputs, findings: &findings})
+	}
 	for i, set := range sets {
-		docs = append(docs, set...)
-		graphs[i] = chain.Build(set)
-	}
-	return checkAPI(docs, graphs, opts)
-}
-
-// checkAPI runs the OpenAPI rules once over every document of every set,
-// graphs being the sets' chains: the description is one contract,
-// whichever set carries each of its operations.
-func checkAPI(docs []*boundary.Document, graphs []*chain.Graph, opts *Options) []Finding {
-	var findings []Finding
-	shared := &bridge{graphs: graphs}
-	for _, r := range Rules() {
-		if r.OpenAPI && !opts.Disabled[r.ID] {
-			r.CheckSet(&SetPass{Rule: r, Docs: docs, Limits: &opts.Limits, API: opts.API, findings: &findings, bridge: shared})
+		for _, r := range rules {
+			if r.CheckSet != nil && !r.AcrossSets && !opts.Disabled[r.ID] {
+				pass(r, i, set)
+			}
 		}
 	}
-	return findings
+	for _, r := range rules {
+		if r.AcrossSets && !opts.Disabled[r.ID] {
+			pass(r, -1, run.all)
+		}
+	}
+	var out []NotRun
+	for _, r := range rules {
+		if why, ok := notRun[r.ID]; ok {
+			out = append(out, NotRun{Rule: r.ID, Reason: why})
+		}
+	}
+	return findings, out
 }
 
 func unreadable(path string, err error) Finding {

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/idemlint/idemlint/schemas/boundary"
@@ -53,11 +54,16 @@ func (s *suppressions) add(path string, fs fileSuppressions) {
 // suppression of the document they are located in, reports malformed and
 // unused suppressions (IDL003), and gives findings their configured
 // severity. It reuses the storage of findings.
-func applyOverrides(findings []Finding, sup *suppressions, opts *Options) []Finding {
+func applyOverrides(findings []Finding, sup *suppressions, opts *Options, notRun []NotRun) []Finding {
+	// A rule turned off or not run (an input it requires is missing):
+	// its findings are dropped and its suppressions are not called unused.
+	skips := func(id string) bool {
+		return opts.Disabled[id] || slices.ContainsFunc(notRun, func(n NotRun) bool { return n.Rule == id })
+	}
 	entries, idl003 := sup.entries, sup.malformed
 	out := findings[:0]
 	for _, f := range findings {
-		if !opts.skips(f.Rule) && !hide(entries[f.File], f.Rule) {
+		if !skips(f.Rule) && !hide(entries[f.File], f.Rule) {
 			out = append(out, f)
 		}
 	}
@@ -65,14 +71,14 @@ func applyOverrides(findings []Finding, sup *suppressions, opts *Options) []Find
 		for _, s := range list {
 			// A disabled rule did not run: whether its suppression is still
 			// needed is unknown, so it is not called unused.
-			if !s.used && !opts.skips(s.rule) {
+			if !s.used && !skips(s.rule) {
 				f := s.at
 				f.Message = fmt.Sprintf("the suppression of %s hides no finding in this file; remove it", s.rule)
 				idl003 = append(idl003, f)
 			}
 		}
 	}
-	if !opts.skips(IDL003.ID) {
+	if !skips(IDL003.ID) {
 		out = append(out, idl003...)
 	}
 

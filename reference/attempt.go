@@ -3,6 +3,8 @@ package reference
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -31,6 +33,34 @@ type attempt struct {
 	// leaseEnd is the local estimate of when the lease lapses: a lease
 	// from before the store call that granted or renewed it.
 	leaseEnd time.Time
+
+	// settled is closed once the end of the attempt is recorded
+	// (recorded true) or given up on; see Engine.Drain.
+	settled  chan struct{}
+	recorded bool
+}
+
+// ErrLeaseLapsed is the cause of a handler's context ending because the
+// engine could not renew the attempt's lease before it lapsed: the store
+// did not answer. Another replica may now take the key over and execute
+// it again, so the handler should stop, and fence its downstream writes
+// with AttemptToken. It wraps ErrLeaseLost, the cause when another
+// attempt is known to hold the key.
+var ErrLeaseLapsed = fmt.Errorf("%w: the lease lapsed before the store answered a renewal", ErrLeaseLost)
+
+// attemptTokenKey is the context key of the attempt token.
+type attemptTokenKey struct{}
+
+// AttemptToken returns the token of the attempt whose handler was given
+// ctx (see Record.Token). It is unique to this execution of the key: a
+// duplicate that takes the key over after a lapsed lease runs with
+// another. A handler fences a downstream write with it by sending the key
+// and the token, the downstream accepting one write per key and
+// remembering the token that made it, so that a second execution learns
+// of the first instead of repeating its effect.
+func AttemptToken(ctx context.Context) (string, bool) {
+	t, ok := ctx.Value(attemptTokenKey{}).(string)
+	return t, ok
 }
 
 // storeCallContext returns the context of one store call of an attempt,
@@ -47,11 +77,12 @@ func (e *Engine) storeCallContext(ctx context.Context) (context.Context, context
 // startAttempt starts the attempt holding token, whose record a Create
 // issued at asked created, and its lease renewal.
 func (e *Engine) startAttempt(ctx context.Context, id, token string, asked time.Time, reply *Reply) *attempt {
-	detached := context.WithoutCancel(ctx)
+	detached := context.WithValue(context.WithoutCancel(ctx), attemptTokenKey{}, token)
 	if b, ok := e.store.(AttemptBinder); ok {
 		detached = b.BindAttempt(detached, id, token)
 	}
-	a := &attempt{e: e, id: id, token: token, reply: reply, storeCtx: detached, leaseEnd: asked.Add(e.lease)}
+	a := &attempt{e: e, id: id, token: token, reply: reply, storeCtx: detached, leaseEnd: asked.Add(e.lease), settled: make(chan struct{})}
+	e.attempts.add(a)
 	a.ctx, a.cancel = context.WithCancelCause(detached)
 	if e.base != nil {
 		a.stopBase = context.AfterFunc(e.base, func() { a.cancel(context.Cause(e.base)) })
@@ -63,7 +94,8 @@ func (e *Engine) startAttempt(ctx context.Context, id, token string, asked time.
 }
 
 // renew extends the lease and schedules the next renewal, until the
-// attempt ends or loses its lease.
+// attempt ends or loses its lease. While the store fails, it tries again
+// up to the moment the lease lapses, and then cancels the handler.
 func (a *attempt) renew() {
 	asked := time.Now()
 	ctx, cancel := a.e.storeCallContext(a.storeCtx)
@@ -80,11 +112,17 @@ func (a *attempt) renew() {
 	case errors.Is(err, ErrLeaseLost):
 		// Another attempt owns the key now: whatever this handler still
 		// does, it cannot record it, so tell it to stop.
-		a.log("idempotency store: the attempt lost its lease; cancelling the handler", err)
+		a.log(slog.LevelError, "idempotency store: the attempt lost its lease; cancelling the handler", err)
 		a.cancel(ErrLeaseLost)
 		return
+	case !time.Now().Before(a.leaseEnd):
+		a.log(slog.LevelError, "idempotency store: the lease lapsed before it could be renewed, so a duplicate may execute again; cancelling the handler", err)
+		a.cancel(fmt.Errorf("%w: %w", ErrLeaseLapsed, err))
+		return
 	default:
-		a.log("idempotency store: renewing the lease failed; retrying", err)
+		a.log(slog.LevelWarn, "idempotency store: renewing the lease failed; retrying until it lapses", err)
+		a.renewal.Reset(min(a.e.lease/3, time.Until(a.leaseEnd)))
+		return
 	}
 	a.renewal.Reset(a.e.lease / 3)
 }
@@ -108,15 +146,24 @@ func (a *attempt) end(state State, res Result) error {
 	a.cancel(nil)
 	err := a.write(state, res)
 	if retryable(err) {
-		a.log("idempotency store: cannot record the end of the attempt; retrying while the lease lasts", err)
+		a.log(slog.LevelWarn, "idempotency store: cannot record the end of the attempt; retrying while the lease lasts", err)
 		go a.retry(state, res, leaseEnd)
 		return nil
 	}
 	if err != nil {
-		a.log("idempotency store: cannot record the end of the attempt", err)
+		a.log(slog.LevelError, "idempotency store: cannot record the end of the attempt", err)
 	}
 	a.e.waiters.notify(a.id)
+	// Uncommitted: the store released the record instead.
+	a.settle(err == nil || errors.Is(err, ErrUncommitted))
 	return err
+}
+
+// settle tells Drain that the end of the attempt is recorded or given up.
+func (a *attempt) settle(recorded bool) {
+	a.recorded = recorded
+	a.e.attempts.remove(a)
+	close(a.settled)
 }
 
 // retryable reports whether writing the end of an attempt failed in a way
@@ -126,10 +173,17 @@ func retryable(err error) bool {
 	return err != nil && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrInvalidTransition) && !errors.Is(err, ErrUncommitted)
 }
 
+// releases reports whether an attempt that ended in state leaves no
+// record: it exited without a result, or failed under on_failed
+// "reexecute".
+func (a *attempt) releases(state State) bool {
+	return state == Processing || state == Failed && a.e.reexecute
+}
+
 func (a *attempt) write(state State, res Result) error {
 	ctx, cancel := a.e.storeCallContext(a.storeCtx)
 	defer cancel()
-	if state == Processing || state == Failed && a.e.reexecute {
+	if a.releases(state) {
 		return a.e.store.Release(ctx, a.id, a.token)
 	}
 	return a.e.store.Finish(ctx, a.id, a.token, state, res, a.e.ttl)
@@ -141,26 +195,35 @@ const (
 	maxEndRetry = time.Second
 )
 
+// retry writes the end of the attempt again until it is recorded or the
+// lease lapses. A try that failed may have been carried out all the same
+// (its reply was lost): the next then finds the record already ended by
+// this token, which only this attempt holds, or, for a release, gone.
+// Either is the end recorded.
 func (a *attempt) retry(state State, res Result, leaseEnd time.Time) {
 	defer a.e.waiters.notify(a.id)
 	for wait := minEndRetry; ; wait = min(2*wait, maxEndRetry) {
 		if time.Now().Add(wait).After(leaseEnd) {
-			a.log("idempotency store: gave up recording the end of the attempt: its lease lapsed, so a duplicate may execute again", ErrLeaseLost)
+			a.log(slog.LevelError, "idempotency store: gave up recording the end of the attempt: its lease lapsed, so a duplicate may execute again", ErrLeaseLost)
+			a.settle(false)
 			return
 		}
 		time.Sleep(wait)
 		err := a.write(state, res)
-		if err == nil {
+		releasing := a.releases(state)
+		if err == nil || !releasing && errors.Is(err, ErrInvalidTransition) || releasing && errors.Is(err, ErrLeaseLost) {
 			a.e.log.InfoContext(a.storeCtx, "idempotency store: recorded the end of the attempt after retrying", "operation", a.reply.Operation, "idempotency_key", a.reply.Key, "state", state)
+			a.settle(true)
 			return
 		}
 		if !retryable(err) {
-			a.log("idempotency store: cannot record the end of the attempt", err)
+			a.log(slog.LevelError, "idempotency store: cannot record the end of the attempt", err)
+			a.settle(false)
 			return
 		}
 	}
 }
 
-func (a *attempt) log(msg string, err error) {
-	a.e.log.ErrorContext(a.storeCtx, msg, "operation", a.reply.Operation, "idempotency_key", a.reply.Key, "error", err)
+func (a *attempt) log(level slog.Level, msg string, err error) {
+	a.e.log.Log(a.storeCtx, level, msg, "operation", a.reply.Operation, "idempotency_key", a.reply.Key, "error", err)
 }

@@ -17,6 +17,9 @@ import (
 // EffectsPath is where a Demo reports how often it really ran.
 const EffectsPath = "/_effects"
 
+// HealthPath is where a Demo answers that it is up, with its Warnings.
+const HealthPath = "/_health"
+
 // Demo is a stand-in business handler answering every operation a policy
 // declares, at its method and path, so the engine can be tried end to end
 // without the real service:
@@ -31,6 +34,8 @@ const EffectsPath = "/_effects"
 //     (default 100, at most 1000);
 //   - GET /_effects answers {"count": N}: how many times an operation
 //     really ran, replays excluded, which is what conform counts;
+//   - GET /_health answers 200 {"status": "ok", "warnings": []}, or
+//     "warn" with the Warnings (a store that can lose records);
 //   - anything else is 404 problem+json.
 //
 // It keeps the last DemoKeeps resources in memory, forgetting older ones,
@@ -40,6 +45,9 @@ type Demo struct {
 	// concurrent duplicates and leases by hand; the operation gives up
 	// with 503 when its context ends first.
 	Delay time.Duration
+	// Warnings are what /_health reports besides being up. Set them
+	// before serving.
+	Warnings []string
 
 	router  *router
 	ops     []boundary.Operation
@@ -72,6 +80,10 @@ func (d *Demo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []byte(`{"count":`+strconv.FormatInt(d.Effects(), 10)+`}`))
 		return
 	}
+	if r.Method == http.MethodGet && r.URL.Path == HealthPath {
+		d.health(w)
+		return
+	}
 	i := d.router.match(r.Method, r.URL.Path)
 	if i < 0 {
 		writeResponse(w, problem(http.StatusNotFound, "not_found", "the policy declares no operation "+r.Method+" "+r.URL.Path))
@@ -95,6 +107,20 @@ func (d *Demo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.list(w, r)
+}
+
+func (d *Demo) health(w http.ResponseWriter) {
+	health := struct {
+		Status   string   `json:"status"`
+		Warnings []string `json:"warnings"`
+	}{"ok", d.Warnings}
+	if len(d.Warnings) > 0 {
+		health.Status = "warn"
+	} else {
+		health.Warnings = []string{}
+	}
+	body, _ := json.Marshal(health) // cannot fail: strings
+	writeJSON(w, http.StatusOK, body)
 }
 
 // list answers a page of the resources.

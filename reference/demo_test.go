@@ -52,6 +52,21 @@ func TestDemo(t *testing.T) {
 	}
 }
 
+// TestDemoHealth: /_health is up, and carries the warnings it was given.
+func TestDemoHealth(t *testing.T) {
+	d := NewDemo(newEngine(t, nil).Policy())
+	if w := do(d, call{method: "GET", path: HealthPath}); w.Code != http.StatusOK || w.Body.String() != `{"status":"ok","warnings":[]}` {
+		t.Errorf("health: %d %s", w.Code, w.Body)
+	}
+	d.Warnings = []string{"Redis persists nothing"}
+	if w := do(d, call{method: "GET", path: HealthPath}); w.Code != http.StatusOK || w.Body.String() != `{"status":"warn","warnings":["Redis persists nothing"]}` {
+		t.Errorf("health with a warning: %d %s", w.Code, w.Body)
+	}
+	if d.Effects() != 0 {
+		t.Errorf("health counted as %d effects", d.Effects())
+	}
+}
+
 // TestDemoListIsBounded: the demo forgets all but the last DemoKeeps
 // resources, and lists them a page at a time.
 func TestDemoListIsBounded(t *testing.T) {

@@ -32,13 +32,17 @@
 //
 // The engine renews the lease (idempotency_inflight.lease_ms) every third
 // of it while the handler runs, so a record lapses only when its worker
-// died; the next duplicate then takes the key over and executes. The
-// handler's context does not end when the client goes away (a client's
-// timeout must not become a stored failure); it ends at shutdown
-// (WithBaseContext) or, with cause ErrLeaseLost, when the lease was lost.
-// A handler that exits without returning (runtime.Goexit) releases the
-// key. If recording the end fails, the engine retries in the background
-// while the lease lasts, answers the client anyway, and logs it.
+// died, or when the store stopped answering for longer than the lease;
+// the next duplicate then takes the key over and executes. The handler's
+// context does not end when the client goes away (a client's timeout must
+// not become a stored failure); it ends at shutdown (WithBaseContext),
+// with cause ErrLeaseLost when another attempt took the key over, and
+// with cause ErrLeaseLapsed when the lease lapsed unrenewed. AttemptToken
+// gives the handler its attempt's token, to fence its downstream writes.
+// A handler that exits without returning (runtime.Goexit), or that fails
+// after shutdown cut it, releases the key. If recording the end fails,
+// the engine retries in the background while the lease lasts, answers the
+// client anyway, and logs it; Drain waits for those retries at shutdown.
 //
 // A store that is an AttemptBinder (pgstore) lets the handler write in
 // the attempt's own transaction, committed with the completed record;

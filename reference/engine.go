@@ -16,6 +16,10 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/idemlint/idemlint/checks"
+	// The engine's verdict on a policy includes the JSON Schema half of
+	// IDL002 until the typed decoder reports every violation itself; then
+	// this import goes, and with it the JSON Schema library.
+	_ "github.com/idemlint/idemlint/checks/schemastage"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
@@ -52,6 +56,7 @@ type Engine struct {
 	maxRecords     int             // of the default MemoryStore
 	base           context.Context // ends the handlers' contexts; nil: never
 	waiters        waiters
+	attempts       attemptSet // until the end of each is settled, for Drain
 
 	// Answers prebuilt once, so refusing a request allocates nothing.
 	keyProblems     [numKeyFaults]refusal
@@ -96,7 +101,11 @@ func WithClock(now func() time.Time) Option {
 // WithBaseContext makes the handlers' contexts end when ctx ends, at
 // shutdown. A handler's context is otherwise never cancelled: a client
 // that goes away must not turn the attempt into a stored failure. It also
-// ends, with cause ErrLeaseLost, when another attempt took the key over.
+// ends, with cause ErrLeaseLost, when another attempt took the key over,
+// or ErrLeaseLapsed, when the lease lapsed before the store answered. An
+// attempt cut by the end of ctx that fails (an error, a panic, a 5xx) is
+// released, not stored as a failure: the client did not cause it, and a
+// retry executes it again.
 func WithBaseContext(ctx context.Context) Option { return func(e *Engine) { e.base = ctx } }
 
 // WithLogger sets where the engine reports handler panics and errors,
@@ -167,7 +176,7 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 	if doc.Policy == nil {
 		return nil, fmt.Errorf(`%s is not an adapter policy: its boundary is %q; want "adapter", or "gateway_to_adapter" with an embedded "adapter" object`, path, doc.Kind)
 	}
-	e := &Engine{now: time.Now, log: slog.Default(), maxBody: DefaultMaxBodyBytes, maxBodyMemory: DefaultMaxBodyMemory, waiters: waiters{m: map[string]*waiter{}}}
+	e := &Engine{now: time.Now, log: slog.Default(), maxBody: DefaultMaxBodyBytes, maxBodyMemory: DefaultMaxBodyMemory, waiters: waiters{m: map[string]*waiter{}}, attempts: attemptSet{m: map[*attempt]struct{}{}}}
 	for _, o := range opts {
 		o(e)
 	}
@@ -440,6 +449,9 @@ func (e *Engine) execute(a *attempt, run Handler) Reply {
 	}
 	if cause != "" {
 		state = Failed
+		if e.base != nil && e.base.Err() != nil && a.ctx.Err() != nil {
+			state = Processing // cut by shutdown: release the key
+		}
 	}
 	err := a.end(state, Result{Response: storable(resp), Error: cause})
 	if abort != nil {

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -88,7 +89,9 @@ func (k *keyRules) matches(key string) bool {
 // ("8e03...", quoted, RFC 8941 section 3.3.3) while most clients send it
 // bare; a value starting with a double quote is read as the former, so
 // both spellings of one key are the same key. A quoted value with anything
-// after the closing quote (such as parameters) is malformed.
+// after the closing quote (such as parameters) is malformed. A comma in a
+// bare value is what a proxy makes of two key header fields, merging
+// them (RFC 9110, 5.3), so it is refused as two fields are (spec 6.10).
 //
 // The pattern, like a JSON Schema pattern, is searched for, not anchored:
 // write ^...$ to constrain the whole key.
@@ -105,6 +108,8 @@ func (k *keyRules) parseKey(values []string) (string, keyFault) {
 		if key, ok = unquoteSFString(key); !ok {
 			return "", keyMalformed
 		}
+	} else if strings.IndexByte(key, ',') >= 0 {
+		return "", keyRepeated
 	}
 	switch {
 	case key == "":
@@ -123,7 +128,7 @@ func (k *keyRules) describe(f keyFault, header string) string {
 	case keyMissing:
 		return "this request requires an idempotency key in the " + header + " header"
 	case keyRepeated:
-		return "send exactly one " + header + " header"
+		return "send exactly one " + header + " header, holding one key: a comma in a bare key is two header fields merged (RFC 9110, 5.3)"
 	case keyMalformed:
 		return "the " + header + " header starts with a double quote but is not a Structured Field String (RFC 8941): printable ASCII between quotes, with only \\\" and \\\\ escaped"
 	case keyTooLong:

@@ -24,6 +24,9 @@ func TestParseKey(t *testing.T) {
 		{"empty", []string{""}, "", keyMissing},
 		{"empty quoted", []string{`""`}, "", keyMissing},
 		{"two lines", []string{"a", "b"}, "", keyRepeated},
+		{"two lines merged", []string{"a, b"}, "", keyRepeated},
+		{"bare with a comma", []string{"a,b"}, "", keyRepeated},
+		{"comma inside quotes", []string{`"a,b"`}, "a,b", keyOK},
 		{"unterminated", []string{`"abc`}, "", keyMalformed},
 		{"lone quote", []string{`"`}, "", keyMalformed},
 		{"text after closing quote", []string{`"abc"def`}, "", keyMalformed},
@@ -57,7 +60,7 @@ func TestKeyFaultsAreDescribed(t *testing.T) {
 	rules := keyRules{maxLength: 64, pattern: regexp.MustCompile(`^[a-z]+$`)}
 	want := map[keyFault]string{
 		keyMissing:   "this request requires an idempotency key in the Idempotency-Key header",
-		keyRepeated:  "send exactly one Idempotency-Key header",
+		keyRepeated:  "send exactly one Idempotency-Key header, holding one key: a comma in a bare key is two header fields merged (RFC 9110, 5.3)",
 		keyMalformed: `the Idempotency-Key header starts with a double quote but is not a Structured Field String (RFC 8941): printable ASCII between quotes, with only \" and \\ escaped`,
 		keyTooLong:   "the idempotency key is longer than 64 characters",
 		keyMismatch:  "the idempotency key does not match the pattern ^[a-z]+$",

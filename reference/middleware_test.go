@@ -25,7 +25,8 @@ func TestMissingOrMalformedKey(t *testing.T) {
 	}{
 		{"absent", nil, "this request requires an idempotency key in the x-idempotency-key header"},
 		{"empty", []string{""}, "this request requires an idempotency key in the x-idempotency-key header"},
-		{"repeated", []string{"a", "b"}, "send exactly one x-idempotency-key header"},
+		{"repeated", []string{"a", "b"}, "send exactly one x-idempotency-key header, holding one key: a comma in a bare key is two header fields merged (RFC 9110, 5.3)"},
+		{"merged by a proxy", []string{"a-1, b-2"}, "send exactly one x-idempotency-key header, holding one key: a comma in a bare key is two header fields merged (RFC 9110, 5.3)"},
 		{"malformed sf-string", []string{`"abc`}, `the x-idempotency-key header starts with a double quote but is not a Structured Field String (RFC 8941): printable ASCII between quotes, with only \" and \\ escaped`},
 		{"too long", []string{strings.Repeat("k", 65)}, "the idempotency key is longer than 64 characters"},
 		{"pattern", []string{"not_allowed"}, "the idempotency key does not match the pattern ^[A-Za-z0-9-]+$"},

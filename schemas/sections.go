@@ -210,6 +210,16 @@ func (val *Validator) Validate(root *jsontree.Node, src string) []Violation {
 	return finish(out)
 }
 
+// EachViolation calls report with the pointer and message of each
+// violation Validate finds, in its order: the schema stage the checks
+// run for IDL002 (checks.SchemaStage), which names no type of this
+// package so that the checks need not import it.
+func (val *Validator) EachViolation(root *jsontree.Node, src string, report func(pointer, message string)) {
+	for _, v := range val.Validate(root, src) {
+		report(v.Pointer, v.Message)
+	}
+}
+
 // cached returns the violations of key, validating with validate once.
 func (val *Validator) cached(key sectionKey, validate func() []Violation) []Violation {
 	if len(key.raw) > maxCachedRaw {

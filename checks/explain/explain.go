@@ -25,24 +25,13 @@ func Write(w io.Writer, r *checks.Rule) error {
 	return explain(w, r, ex)
 }
 
-// Scope names what a rule looks at.
-func Scope(r *checks.Rule) string {
-	switch {
-	case r.OpenAPI:
-		return "openapi"
-	case r.CrossDocument():
-		return "cross-document"
-	}
-	return "document"
-}
-
 // snippetContext is how many lines an example shows either side of its line.
 const snippetContext = 3
 
 // explain writes the explanation of r with its examples.
 func explain(w io.Writer, r *checks.Rule, ex fixtures.Example) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%s %s: %s, %s rule\n%s\n\n%s\n", r.ID, r.Name, r.Severity, Scope(r), r.Summary, r.Doc)
+	fmt.Fprintf(bw, "%s %s: %s, %s rule\n%s\n\n%s\n", r.ID, r.Name, r.Severity, r.Scope(), r.Summary, r.Doc)
 	if ex.Bad == nil {
 		fmt.Fprintf(bw, "\nNo examples: fixtures/rules/%s/ has no fixture set that triggers it.\n", r.ID)
 		return bw.Flush()

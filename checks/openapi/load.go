@@ -1,9 +1,11 @@
 // Package openapi reads an OpenAPI 3.x description of the API a browser
 // calls (spec section 7): its operations with their header parameters,
 // responses and positions in the file, and the full paths a browser sends
-// them to. The rules that hold a boundary set to it (IDL301-IDL304) live
-// with the other rules in package checks; "init --from-openapi" builds a
-// starter set from it (Starter).
+// them to. The rules that hold a boundary set to it (IDL301-IDL304, one
+// file each) live here too and register themselves with package checks;
+// they read the description a command hands to a run with Use, as the
+// input Description. "init --from-openapi" builds a starter set from it
+// (Starter).
 //
 // Loading and $ref resolution are github.com/getkin/kin-openapi's. Nothing
 // is ever fetched from the network: a $ref to a URL is refused, and a $ref

@@ -74,7 +74,7 @@ type checkFlags struct {
 	baselinePath, writeBaseline string
 	newFromRev, stdinName       string
 	noConfig, allowEmpty        bool
-	snippet                     bool
+	snippet, verbose            bool
 	maxAmplification            int
 	maxWarnings                 int
 	config                      config.Flags
@@ -95,6 +95,7 @@ func (c *checkFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&c.writeBaseline, "write-baseline", "", "record every finding of this run in this baseline file")
 	fl.StringVar(&c.newFromRev, "new-from-rev", "", "report only findings in files changed since this git revision, and chains through them")
 	fl.BoolVar(&c.snippet, "snippet", false, "show the source line under each finding of the text format (default: when standard output is a terminal)")
+	fl.BoolVarP(&c.verbose, "verbose", "v", false, "say on standard error which rules did not run, and why")
 	fl.StringVar(&c.stdinName, "stdin-filename", "", `with "-": the path the document on standard input has, for positions and the configuration`)
 	cmd.MarkFlagsMutuallyExclusive("config", "no-config")
 	completeFlag(cmd, "format", report.Names()...)
@@ -163,7 +164,9 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		return err
 	}
 	opts := config.Options(cfg, c.config)
-	opts.API = api
+	if api != nil {
+		openapi.Use(&opts, api)
+	}
 	if !fromStdin {
 		noteIgnored(cmd.ErrOrStderr(), cfg, paths)
 	}
@@ -175,6 +178,9 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	}
 	if err != nil {
 		return err
+	}
+	if c.verbose {
+		reportNotRun(cmd.ErrOrStderr(), res.NotRun)
 	}
 	switch {
 	case len(res.Documents) > 0 || c.allowEmpty:
@@ -203,6 +209,23 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		return err
 	}
 	return verdict(cmd.ErrOrStderr(), findings, threshold, c.maxWarnings)
+}
+
+// reportNotRun says on w which rules did not run and why, the rules that
+// share a reason on one line.
+func reportNotRun(w io.Writer, notRun []checks.NotRun) {
+	for i := 0; i < len(notRun); {
+		j := i + 1
+		for j < len(notRun) && notRun[j].Reason == notRun[i].Reason {
+			j++
+		}
+		ids := make([]string, 0, j-i)
+		for _, n := range notRun[i:j] {
+			ids = append(ids, n.Rule)
+		}
+		fmt.Fprintf(w, "idemlint: %s did not run: %s\n", strings.Join(ids, ", "), notRun[i].Reason)
+		i = j
+	}
 }
 
 // checkStdin checks the one document on r as the file name, and returns

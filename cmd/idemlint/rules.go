@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/explain"
 	"github.com/idemlint/idemlint/checks/report"
 )
 
@@ -54,7 +53,7 @@ func rulesTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSEVERITY\tSCOPE\tSUMMARY")
 	for _, r := range checks.Rules() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, explain.Scope(r), r.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Severity, r.Scope(), r.Summary)
 	}
 	return tw.Flush()
 }
@@ -85,7 +84,7 @@ func rulesMarkdown(w io.Writer) error {
 	b.WriteString("| Rule | Severity | Scope | Requires |\n|---|---|---|---|\n")
 	for _, r := range checks.Rules() {
 		// The anchor is what SARIF's helpUri points at.
-		fmt.Fprintf(&b, "| <a id=\"%s\"></a>[%s](fixtures/rules/%s/) | %s | %s | %s |\n", report.RuleAnchor(r.ID), r.ID, r.ID, r.Severity, explain.Scope(r), cell.Replace(r.Summary))
+		fmt.Fprintf(&b, "| <a id=\"%s\"></a>[%s](fixtures/rules/%s/) | %s | %s | %s |\n", report.RuleAnchor(r.ID), r.ID, r.ID, r.Severity, r.Scope(), cell.Replace(r.Summary))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

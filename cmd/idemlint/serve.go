@@ -51,6 +51,9 @@ const (
 	// quarter more CPU (1,000,000 keys at max_records 100,000: peak RSS
 	// 393-400 MB at 100, 298-303 MB at 50).
 	memoryStoreGCPercent = 50
+	// releaseGrace is how long handlers cut at the shutdown timeout have
+	// to return and release their keys.
+	releaseGrace = 5 * time.Second
 )
 
 // collectForMemoryStore sets the collector to memoryStoreGCPercent unless
@@ -85,6 +88,9 @@ policy declares at its method and path: a state-changing operation answers 201
 with a fresh id and the request body it received, a read-only one a page of what
 was created (?offset=, ?limit=). GET /_effects answers {"count": N}, how many
 times the demo really ran, so "idemlint conform" can be tried end to end.
+GET /_health answers {"status": "ok"}, or "warn" with the warnings about the
+store that serve also logs at start: a Redis without an append-only file or
+that may evict records lets a key run again.
 
 --store keeps the records in memory (the default; lost on restart), or in
 Redis or PostgreSQL, so that several serve processes on one store act as the
@@ -95,7 +101,12 @@ duplicate once its lease (idempotency_inflight.lease_ms) lapsed.
 It logs one line per request to stderr, with the idempotency key. It refuses to
 start when the policy has an error finding (exit status 2). On SIGINT or
 SIGTERM it stops accepting requests and lets those in flight finish for
---shutdown-timeout: exit status 0 when they all did, 1 when some had to be cut.`,
+--shutdown-timeout, and within it waits until the end of every attempt is
+recorded in the store (a store that failed is retried). Requests still running
+then are cut: their attempts are released, never stored as failures, so a
+retry executes them. Exit status 0 when all finished and were recorded, 1 when
+some had to be cut or could not be recorded (their keys are logged: each may
+run again once its lease lapses).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serve(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -158,6 +169,7 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	}
 	demo := reference.NewDemo(engine.Policy())
 	demo.Delay = o.demoDelay
+	demo.Warnings = storeWarnings(ctx, store, logger)
 	srv := &http.Server{
 		Handler:           engine.Middleware(demo),
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -182,10 +194,23 @@ func serve(ctx context.Context, o serveOptions, stdout, stderr io.Writer) error 
 	logger.Info("shutting down", "timeout", o.shutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	cut := srv.Shutdown(shutdownCtx) != nil
+	if cut {
 		cutHandlers(errors.New("serve is shutting down"))
 		srv.Close()
 		logger.Error("shutdown cut requests still in flight", "timeout", o.shutdownTimeout)
+		var cancelGrace context.CancelFunc
+		shutdownCtx, cancelGrace = context.WithTimeout(context.WithoutCancel(ctx), releaseGrace)
+		defer cancelGrace()
+	}
+	var unrecorded *reference.UnrecordedError
+	if errors.As(engine.Drain(shutdownCtx), &unrecorded) {
+		for _, a := range unrecorded.Attempts {
+			logger.Error("shutdown: the end of the attempt could not be recorded; its key may run again once its lease lapses", "operation", a.Operation, "idempotency_key", a.Key)
+		}
+		return exitCode(exitFindings)
+	}
+	if cut {
 		return exitCode(exitFindings)
 	}
 	<-served // http.ErrServerClosed

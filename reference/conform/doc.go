@@ -39,8 +39,14 @@
 //
 // With several targets (replicas behind no balancer), fresh requests take
 // them in turn and every duplicate goes to another target than its first
-// request; CF18 checks that a key completed on one replica is replayed by
-// the next and that a burst spread over all executes once.
+// request; CF18 checks that a key completed on one replica is not
+// executed again by the next and that a burst spread over all executes
+// once. It judges executions only: answers that break the inflight or
+// replay policy are CF07's and CF03's concern (spec 6.7), and without an
+// effects counter a non-2xx answer is not counted as an execution, which
+// its Note says. CF13 and CF17 note that they probe the target alone: a
+// pass says nothing about the hops in front of it, which must forward the
+// scope headers.
 //
 // # Payloads
 //

@@ -129,6 +129,9 @@ func (t *textWriter) Probe(r *Result) error {
 			}
 		}
 	}
+	if r.Note != "" {
+		writeWrapped(bw, detailIndent+"note:     ", r.Note, cont)
+	}
 	return bw.Flush()
 }
 
@@ -233,6 +236,7 @@ type jsonProbe struct {
 	Got        string  `json:"got,omitempty"`
 	Hint       string  `json:"hint,omitempty"`
 	Diff       string  `json:"diff,omitempty"`
+	Note       string  `json:"note,omitempty"`
 	Requests   int     `json:"requests"`
 	DurationMS float64 `json:"duration_ms"`
 }
@@ -272,7 +276,7 @@ func writeJSON(w io.Writer, r *Report) error {
 	for i, res := range r.Results {
 		doc.Probes[i] = jsonProbe{
 			ID: res.ID, Name: res.Name, Checks: res.Checks, Status: res.Status, Reason: res.Reason,
-			Expected: res.Expected, Got: res.Got, Hint: res.Hint, Diff: res.Diff, Requests: res.Requests, DurationMS: ms(res.Duration),
+			Expected: res.Expected, Got: res.Got, Hint: res.Hint, Diff: res.Diff, Note: res.Note, Requests: res.Requests, DurationMS: ms(res.Duration),
 		}
 	}
 	return encodeJSON(w, doc)

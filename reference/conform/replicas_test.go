@@ -1,6 +1,7 @@
 package conform
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -65,5 +66,57 @@ func TestReplicasOnSeparateStores(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"CF11", "CF13", "CF17"}, ids(rep, Skip)); diff != "" {
 		t.Errorf("skipped probes (-want +got):\n%s", diff)
+	}
+}
+
+// TestReplicasJudgedOnExecutionsOnly: a replica that answers every write
+// 503 breaks the replay and inflight policies, which is CF07's concern,
+// but executes nothing: CF18 passes. Without an effects counter it says
+// that it did not count the 503s as executions; with one, the counter
+// decides.
+func TestReplicasJudgedOnExecutionsOnly(t *testing.T) {
+	t.Parallel()
+	shared := reference.NewMemoryStore(reference.MemoryOptions{})
+	demo := reference.NewDemo(engine(t, nil).Policy())
+	replica := engine(t, nil, reference.WithStore(shared)).Middleware(demo)
+	good := httptest.NewServer(replica)
+	t.Cleanup(good.Close)
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			replica.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write([]byte(`{"status":503,"title":"Service Unavailable","error_code":"busy"}`))
+	}))
+	t.Cleanup(busy.Close)
+	for _, effects := range []string{"", good.URL + reference.EffectsPath} {
+		rep := probeTarget(t, Config{Targets: []string{good.URL, busy.URL}, EffectsURL: effects})
+		cf18 := result(t, rep, "CF18")
+		if cf18.Status != Pass {
+			t.Errorf("effects URL %q: CF18 %s: %s", effects, cf18.Status, cf18.Got)
+		}
+		if got := result(t, rep, "CF07").Status; got != Fail {
+			t.Errorf("effects URL %q: CF07 %s, want fail: the 503s break the inflight policy", effects, got)
+		}
+		counted := !strings.Contains(cf18.Note, "non-2xx answer(s) not counted as executions: without an effects counter")
+		if counted != (effects != "") {
+			t.Errorf("effects URL %q: CF18 note %q", effects, cf18.Note)
+		}
+	}
+}
+
+// TestScopeProbesNameTheirLimit: a pass of CF13 and CF17 is about the
+// target alone, and says so, naming the header the hops in front must
+// forward.
+func TestScopeProbesNameTheirLimit(t *testing.T) {
+	t.Parallel()
+	rep := probeTarget(t, Config{Targets: []string{serveEngine(t, engine(t, nil), nil)}})
+	for id, header := range map[string]string{"CF13": "x-tenant-id", "CF17": "x-actor-id"} {
+		res := result(t, rep, id)
+		if want := "it says nothing about the hops in front of it, which must forward " + header + " unchanged"; res.Status != Pass || !strings.Contains(res.Note, want) {
+			t.Errorf("%s %s, note %q; want a pass noting %q", id, res.Status, res.Note, want)
+		}
 	}
 }

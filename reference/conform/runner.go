@@ -402,6 +402,7 @@ type Result struct {
 	Got      string // what came back, on failure
 	Hint     string // where the answer may have gone wrong, on failure
 	Diff     string // how a body differs from the one expected, on failure
+	Note     string // what the probe cannot tell, whatever its status
 	Requests int    // requests sent, the effects counter's included
 	Duration time.Duration
 }
@@ -561,7 +562,7 @@ func (st *run) probe(ctx context.Context, p *probe) (res Result) {
 	defer func() {
 		res.Duration = time.Since(start)
 		res.Requests = int(st.client.sent.Load() - sent)
-		for _, s := range []*string{&res.Reason, &res.Expected, &res.Got, &res.Hint, &res.Diff} {
+		for _, s := range []*string{&res.Reason, &res.Expected, &res.Got, &res.Hint, &res.Diff, &res.Note} {
 			*s = st.redact.text(*s)
 		}
 	}()

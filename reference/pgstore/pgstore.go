@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idemlint/idemlint/reference"
@@ -123,6 +124,11 @@ func Open(ctx context.Context, url string, o Options) (*Store, error) {
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = defaultMaxConns
 	}
+	return openConfig(ctx, cfg, table)
+}
+
+// openConfig is Open on a parsed configuration.
+func openConfig(ctx context.Context, cfg *pgxpool.Config, table string) (*Store, error) {
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: %w", err)
@@ -154,24 +160,42 @@ func (s *Store) Close() { s.pool.Close() }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
 
-// Create implements reference.Store.
+// createTries bounds the tries of a Create whose connection failed.
+const createTries = 3
+
+// Create implements reference.Store. A try whose connection failed may
+// have inserted the row all the same (the reply was lost); the next try,
+// with the same token, then finds that row, which is the one created:
+// it is not left processing with nobody to finish it.
 func (s *Store) Create(ctx context.Context, id string, rec reference.Record, lease time.Duration) (reference.Record, bool, error) {
 	token := reference.NewToken()
 	// A row that lapses between the two statements is taken over by
 	// the next round; each round is bounded by the round trips.
-	for {
+	for tries := 1; ; {
 		live, err := s.scan(s.pool.QueryRow(ctx, s.sql.create, []byte(id), token, []byte(rec.Key), rec.Operation, []byte(rec.Fingerprint), rec.RawDigest[:], ms(lease)))
 		if err == nil {
 			return live, true, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
+			if tries < createTries && connectionLost(ctx, err) {
+				tries++
+				continue
+			}
 			return reference.Record{}, false, fmt.Errorf("postgres store: create: %w", err)
 		}
 		live, ok, err := s.Get(ctx, id)
 		if err != nil || ok {
-			return live, false, err
+			return live, ok && live.Token == token, err
 		}
 	}
+}
+
+// connectionLost reports whether err broke the connection rather than
+// being the database's answer, so that a statement may or may not have
+// run; a caller's own deadline or cancellation is neither.
+func connectionLost(ctx context.Context, err error) bool {
+	var pgErr *pgconn.PgError
+	return ctx.Err() == nil && !errors.As(err, &pgErr)
 }
 
 // Get implements reference.Store.
@@ -257,11 +281,13 @@ func (s *Store) Finish(ctx context.Context, id, token string, to reference.State
 // commits both. When that fails the writes are gone, or may be (a commit
 // whose answer was lost), so the record must not stay processing until
 // its lease lapses: it is released, and the next duplicate runs again. If
-// the commit did go through, the record is completed and the fenced
-// release, which waits for the transaction's row lock, matches nothing.
+// the commit did go through, only its answer lost, the record is
+// completed and the fenced release, which waits for the transaction's row
+// lock, matches nothing: then the attempt is finished after all.
 func (s *Store) commitFinish(ctx context.Context, tx pgx.Tx, id, token string, args []any) error {
 	tag, err := tx.Exec(ctx, s.sql.finish, args...)
-	if err == nil && tag.RowsAffected() > 0 {
+	committing := err == nil && tag.RowsAffected() > 0
+	if committing {
 		if err = tx.Commit(ctx); err == nil {
 			return nil
 		}
@@ -269,8 +295,10 @@ func (s *Store) commitFinish(ctx context.Context, tx pgx.Tx, id, token string, a
 	_ = tx.Rollback(ctx) // a no-op after a failed Commit
 	if err == nil {      // the fence matched no row: another attempt holds the record
 		err = s.fenced(ctx, 0, id, token)
-	} else if _, rerr := s.pool.Exec(ctx, s.sql.release, []byte(id), token); rerr != nil {
+	} else if tag, rerr := s.pool.Exec(ctx, s.sql.release, []byte(id), token); rerr != nil {
 		err = errors.Join(err, rerr)
+	} else if committing && tag.RowsAffected() == 0 && s.completedBy(ctx, id, token) {
+		return nil // the commit went through; only its reply was lost
 	}
 	return fmt.Errorf("postgres store: finish: %w: %w", reference.ErrUncommitted, err)
 }
@@ -286,6 +314,14 @@ func (s *Store) Release(ctx context.Context, id, token string) error {
 		return fmt.Errorf("postgres store: release: %w", err)
 	}
 	return s.fenced(ctx, tag.RowsAffected(), id, token)
+}
+
+// completedBy reports whether the record under id is completed by the
+// attempt holding token.
+func (s *Store) completedBy(ctx context.Context, id, token string) bool {
+	var state int16
+	err := s.pool.QueryRow(ctx, s.sql.classify, []byte(id), token).Scan(&state)
+	return err == nil && reference.State(state) == reference.Completed
 }
 
 // fenced tells why a token-fenced change of a processing record changed

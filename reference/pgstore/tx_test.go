@@ -35,9 +35,17 @@ type shop struct {
 // makes the commit fail.
 func newShop(t *testing.T, onFailed string) *shop {
 	t.Helper()
+	return newShopOn(t, onFailed, func(ctx context.Context, url string) (*pgstore.Store, error) {
+		return pgstore.Open(ctx, url, pgstore.Options{})
+	}, slog.New(slog.DiscardHandler))
+}
+
+// newShopOn is newShop with the store open opens and the engine's logger.
+func newShopOn(t *testing.T, onFailed string, open func(ctx context.Context, url string) (*pgstore.Store, error), logger *slog.Logger) *shop {
+	t.Helper()
 	ctx := context.Background()
 	url := testserver.StartPostgres(t).DatabaseURL(t)
-	store, err := pgstore.Open(ctx, url, pgstore.Options{})
+	store, err := open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +63,7 @@ func newShop(t *testing.T, onFailed string) *shop {
 		t.Fatal(err)
 	}
 	policy := strings.Replace(string(src), `"on_failed": "stored_response"`, fmt.Sprintf(`"on_failed": %q`, onFailed), 1)
-	engine, err := reference.New("adapter.json", []byte(policy), reference.WithStore(store), reference.WithLogger(slog.New(slog.DiscardHandler)))
+	engine, err := reference.New("adapter.json", []byte(policy), reference.WithStore(store), reference.WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}

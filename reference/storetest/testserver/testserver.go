@@ -167,16 +167,68 @@ func startRedis() (string, string, error) {
 		return "", "", err
 	}
 	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
-		"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning")
-	srv, err := launch(cmd, dir, nil)
+	_, err = launchRedis(bin, dir, sock, "--save", "", "--appendonly", "no")
+	return sock, "", err
+}
+
+// launchRedis starts redis-server with its files in dir, listening on the
+// socket sock only, with settings, and waits until it answers.
+func launchRedis(bin, dir, sock string, settings ...string) (*server, error) {
+	args := append([]string{"--port", "0", "--unixsocket", sock, "--unixsocketperm", "700",
+		"--dir", dir, "--daemonize", "no", "--loglevel", "warning"}, settings...)
+	srv, err := launch(exec.Command(bin, args...), dir, nil)
 	if err != nil {
-		return "", "", fmt.Errorf("redis-server: %w", err)
+		return nil, fmt.Errorf("redis-server: %w", err)
 	}
 	if err := srv.waitReady(func() error { return redisPing(sock) }); err != nil {
-		return "", "", fmt.Errorf("redis-server did not start: %w; its log:\n%s", err, tail(dir))
+		return nil, fmt.Errorf("redis-server did not start: %w; its log:\n%s", err, tail(dir))
 	}
-	return sock, "", nil
+	return srv, nil
+}
+
+// OwnRedis is a redis-server of one test alone, with settings of its
+// own, which the test may crash and start again on the same files.
+type OwnRedis struct {
+	Socket   string // its Unix socket
+	bin, dir string
+	settings []string
+	srv      *server
+}
+
+// StartOwnRedis starts a redis-server for t alone, with settings (such
+// as "--appendonly", "yes") after the tests' own, and stops it when t
+// ends.
+func StartOwnRedis(t testing.TB, settings ...string) *OwnRedis {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		unavailable(t, "redis-server is not installed (Debian: apt-get install redis-server)")
+	}
+	dir, err := os.MkdirTemp("", "idemlint-redis-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &OwnRedis{Socket: filepath.Join(dir, "redis.sock"), bin: bin, dir: dir, settings: settings}
+	if r.srv, err = launchRedis(bin, dir, r.Socket, settings...); err != nil {
+		unavailable(t, "%v", err)
+	}
+	t.Cleanup(func() { r.srv.stop() })
+	return r
+}
+
+// URL returns the URL of its database 0.
+func (r *OwnRedis) URL() string { return "unix://" + r.Socket }
+
+// Crash kills the server (SIGKILL: nothing is flushed on the way out) and
+// starts it again on the same files and settings.
+func (r *OwnRedis) Crash(t testing.TB) {
+	t.Helper()
+	_ = r.srv.cmd.Process.Kill()
+	<-r.srv.exited
+	var err error
+	if r.srv, err = launchRedis(r.bin, r.dir, r.Socket, r.settings...); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // redisPing sends PING in the inline protocol, which needs no client.

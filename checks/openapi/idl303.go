@@ -1,19 +1,20 @@
-package checks
+package openapi
 
 import (
 	"strconv"
 
-	"github.com/idemlint/idemlint/checks/openapi"
+	"github.com/idemlint/idemlint/checks"
 )
 
 // IDL303 makes the API description list the answers of the idempotency
 // layer, so clients handle them instead of treating them as failures.
-var IDL303 = register(&Rule{
-	ID:       "IDL303",
-	Name:     "openapi-declares-refusals",
-	Severity: Warning,
-	OpenAPI:  true,
-	Summary:  "the refusals the chain's owner policy can answer are declared as responses of the OpenAPI operation",
+var IDL303 = checks.Register(&checks.Rule{
+	ID:         "IDL303",
+	Name:       "openapi-declares-refusals",
+	Severity:   checks.Warning,
+	Requires:   []checks.Input{Description, browserEdges},
+	AcrossSets: true,
+	Summary:    "the refusals the chain's owner policy can answer are declared as responses of the OpenAPI operation",
 	Doc: `An idempotent API answers more than success and validation errors: the owner
 policy refuses a request without a valid key (http_idempotency.on_missing),
 a reused key with another payload (idempotency_conflict.on_payload_mismatch)
@@ -30,17 +31,17 @@ not, because it says nothing about the case.
 
 Fix: add the responses, typically as shared components/responses with a
 problem+json body, e.g. "409": {$ref: "#/components/responses/InFlight"}.`,
-	CheckSet: func(p *SetPass) {
+	CheckSet: func(p *checks.SetPass) {
 		type seen struct {
-			op     *openapi.Operation
+			op     *Operation
 			status int
 		}
 		reported := map[seen]bool{}
-		for _, b := range p.browserOperations() {
+		for _, b := range browserEdges.Of(p).ops {
 			if len(b.described) == 0 {
 				continue
 			}
-			refusals := p.ownerRefusals(b)
+			refusals := browserEdges.Of(p).ownerRefusals(b)
 			for _, o := range b.described {
 				for _, r := range refusals {
 					s := seen{o, r.status}
@@ -48,7 +49,7 @@ problem+json body, e.g. "409": {$ref: "#/components/responses/InFlight"}.`,
 						continue
 					}
 					reported[s] = true
-					p.ReportAt(o.ResponsesAt, o.Pointer+"/responses", "%s: declare response %s: %s answers it %s",
+					reportAt(p, o.ResponsesAt, o.Pointer+"/responses", "%s: declare response %s: %s answers it %s",
 						o.Name(), strconv.Itoa(r.status), r.owner, r.why)
 				}
 			}

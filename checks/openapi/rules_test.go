@@ -1,4 +1,4 @@
-package checks_test
+package openapi_test
 
 import (
 	"os"
@@ -41,9 +41,11 @@ func TestOpenAPIRulesSeeEverySet(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := checks.DefaultOptions()
-	if opts.API, err = openapi.Load(filepath.Join(dir, "orders", c.Spec)); err != nil {
+	api, err := openapi.Load(filepath.Join(dir, "orders", c.Spec))
+	if err != nil {
 		t.Fatal(err)
 	}
+	openapi.Use(&opts, api)
 	idl301 := func(paths ...string) int {
 		o := opts
 		o.SetOf = func(path string) string { return filepath.Base(filepath.Dir(path)) }

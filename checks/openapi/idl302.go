@@ -1,19 +1,20 @@
-package checks
+package openapi
 
 import (
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/openapi"
+	"github.com/idemlint/idemlint/checks"
 )
 
 // IDL302 makes the API description tell clients to send the key wherever
 // the browser edge requires it.
-var IDL302 = register(&Rule{
-	ID:       "IDL302",
-	Name:     "openapi-declares-key",
-	Severity: Error,
-	OpenAPI:  true,
-	Summary:  "every key-required boundary operation declares the key header as a required header parameter in OpenAPI",
+var IDL302 = checks.Register(&checks.Rule{
+	ID:         "IDL302",
+	Name:       "openapi-declares-key",
+	Severity:   checks.Error,
+	Requires:   []checks.Input{Description, browserEdges},
+	AcrossSets: true,
+	Summary:    "every key-required boundary operation declares the key header as a required header parameter in OpenAPI",
 	Doc: `Client developers, SDK generators and API gateways read the OpenAPI
 description, not the boundary set. If the browser_to_bff edge requires the
 idempotency key for an operation but the description does not declare it,
@@ -34,13 +35,13 @@ Fix: declare the header once under components/parameters and refer to it:
         {name: x-idempotency-key, in: header, required: true,
          schema: {type: string, maxLength: 255}}
   ... parameters: [{$ref: "#/components/parameters/IdempotencyKey"}]`,
-	CheckSet: func(p *SetPass) {
+	CheckSet: func(p *checks.SetPass) {
 		type seen struct {
-			op     *openapi.Operation
+			op     *Operation
 			header string
 		}
 		reported := map[seen]bool{}
-		for _, b := range p.browserOperations() {
+		for _, b := range browserEdges.Of(p).ops {
 			if b.header == "" {
 				continue
 			}
@@ -52,11 +53,11 @@ Fix: declare the header once under components/parameters and refer to it:
 				switch param, ok := o.Header(b.header); {
 				case !ok:
 					reported[s] = true
-					p.ReportAt(o.At, o.Pointer, "%s: the browser_to_bff edge %s requires the key for %s, but the operation does not declare it: add a header parameter %q with required: true (a $ref to a shared components/parameters entry counts)",
+					reportAt(p, o.At, o.Pointer, "%s: the browser_to_bff edge %s requires the key for %s, but the operation does not declare it: add a header parameter %q with required: true (a $ref to a shared components/parameters entry counts)",
 						o.Name(), b.edge(), b.describe(), b.header)
 				case !param.Required:
 					reported[s] = true
-					p.ReportAt(param.At, param.Pointer, "%s: header parameter %q is optional, but the browser_to_bff edge %s requires the key for %s: set required: true",
+					reportAt(p, param.At, param.Pointer, "%s: header parameter %q is optional, but the browser_to_bff edge %s requires the key for %s: set required: true",
 						o.Name(), param.Name, b.edge(), b.describe())
 				}
 			}

@@ -1,0 +1,110 @@
+package checks
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/idemlint/idemlint/schemas/boundary"
+)
+
+// testSets are two sets of one and two documents, enough for inputs to
+// tell the sets apart.
+func testSets() [][]*boundary.Document {
+	return [][]*boundary.Document{
+		{{Path: "a/1.json"}},
+		{{Path: "b/1.json"}, {Path: "b/2.json"}},
+	}
+}
+
+// Each input is built once per set (or run) however many rules require
+// it, and each rule sees the value of its own set; a rule run across sets
+// sees every document and a run-wide input made from the per-set ones.
+func TestInputsAreBuiltOncePerSetOrRun(t *testing.T) {
+	var perSetBuilds, perRunBuilds int
+	docs := &InputOf[int]{Name: "document count", PerSet: true, Build: func(p *InputPass) (int, error) {
+		perSetBuilds++
+		return len(p.Docs), nil
+	}}
+	total := &InputOf[int]{Name: "total", Build: func(p *InputPass) (int, error) {
+		perRunBuilds++
+		counts, err := docs.EachSet(p)
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for _, c := range counts {
+			n += c
+		}
+		return n, nil
+	}}
+	var seen []string
+	see := func(p *SetPass) {
+		seen = append(seen, fmt.Sprintf("%s %d docs, count %d", p.Rule.ID, len(p.Docs), docs.Of(p)))
+	}
+	rules := []*Rule{
+		{ID: "T1", CheckSet: see, Requires: []Input{docs}},
+		{ID: "T2", CheckSet: see, Requires: []Input{docs}},
+		{ID: "T3", AcrossSets: true, Requires: []Input{total}, CheckSet: func(p *SetPass) {
+			seen = append(seen, fmt.Sprintf("%s %d docs, total %d", p.Rule.ID, len(p.Docs), total.Of(p)))
+		}},
+	}
+	opts := DefaultOptions()
+	_, notRun := checkSets(rules, testSets(), []int{0, 0}, &opts)
+	want := []string{"T1 1 docs, count 1", "T2 1 docs, count 1", "T1 2 docs, count 2", "T2 2 docs, count 2", "T3 3 docs, total 3"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("rules saw %q, want %q", seen, want)
+	}
+	if perSetBuilds != 2 || perRunBuilds != 1 {
+		t.Errorf("built the per-set input %d times (want 2, once per set), the run-wide one %d times (want 1)", perSetBuilds, perRunBuilds)
+	}
+	if len(notRun) != 0 {
+		t.Errorf("not run: %v", notRun)
+	}
+}
+
+// A rule whose input is not supplied, or cannot be built, does not run
+// and is reported as not run, with why; the others run.
+func TestRulesWithoutTheirInputDoNotRun(t *testing.T) {
+	described := &InputOf[string]{Name: "description", Missing: "give one with --spec"}
+	broken := &InputOf[int]{Name: "broken input", PerSet: true, Build: func(*InputPass) (int, error) {
+		return 0, errors.New("cannot read it")
+	}}
+	var ran []string
+	run := func(p *SetPass) { ran = append(ran, p.Rule.ID) }
+	rules := []*Rule{
+		{ID: "T1", CheckSet: run, Requires: []Input{described}, AcrossSets: true},
+		{ID: "T2", CheckSet: run, Requires: []Input{broken}},
+		{ID: "T3", CheckSet: run},
+	}
+	opts := DefaultOptions()
+	_, notRun := checkSets(rules, testSets(), []int{0, 0}, &opts)
+	if !slices.Equal(ran, []string{"T3", "T3"}) {
+		t.Errorf("ran %q, want T3 once per set", ran)
+	}
+	want := []NotRun{{"T1", "no description: give one with --spec"}, {"T2", "cannot read it"}}
+	if !slices.Equal(notRun, want) {
+		t.Errorf("not run %v, want %v", notRun, want)
+	}
+
+	ran = nil
+	described.Supply(&opts, "api.yaml")
+	if _, notRun = checkSets(rules[:1], testSets(), []int{0, 0}, &opts); len(notRun) != 0 || !slices.Equal(ran, []string{"T1"}) {
+		t.Errorf("with the description supplied: ran %q, not run %v; want T1 run", ran, notRun)
+	}
+}
+
+// A rule reads only the inputs it requires, as with go/analysis.
+func TestReadingAnInputNotRequiredPanics(t *testing.T) {
+	other := &InputOf[int]{Name: "other input", PerSet: true, Build: func(*InputPass) (int, error) { return 1, nil }}
+	rules := []*Rule{{ID: "T1", CheckSet: func(p *SetPass) { other.Of(p) }}}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "T1 reads the other input it does not require") {
+			t.Errorf("recovered %v, want the rule and the input named", r)
+		}
+	}()
+	opts := DefaultOptions()
+	checkSets(rules, testSets(), []int{0, 0}, &opts)
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/idemlint/idemlint/reference"
+)
+
+// durabilityReporter is a store that can tell whether its server's
+// settings let records vanish early (redisstore).
+type durabilityReporter interface {
+	Durability(context.Context) (warnings []string, read bool, err error)
+}
+
+// durabilityTimeout bounds reading the store's settings at start.
+const durabilityTimeout = 10 * time.Second
+
+// storeWarnings logs, and returns for /_health, each way the store's
+// settings let a record vanish, so that its key would run again.
+func storeWarnings(ctx context.Context, store reference.Store, logger *slog.Logger) []string {
+	d, ok := store.(durabilityReporter)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, durabilityTimeout)
+	defer cancel()
+	warnings, read, err := d.Durability(ctx)
+	switch {
+	case err != nil:
+		logger.Warn("idempotency store: cannot read its persistence and eviction settings", "error", err)
+	case !read:
+		logger.Warn("idempotency store: the server does not let its persistence and eviction settings be read; at-most-once needs appendonly yes and maxmemory-policy noeviction")
+	}
+	for _, w := range warnings {
+		logger.Warn("idempotency store: records can be lost", "warning", w)
+	}
+	return warnings
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idemlint/idemlint/reference/storetest/testserver"
+)
+
+// storeProxy forwards TCP connections to a Unix socket (the tests'
+// Redis) until cut: then it closes every connection and closes new ones at
+// once, as a store that went down, until restored.
+type storeProxy struct {
+	ln     net.Listener
+	target string
+
+	mu    sync.Mutex
+	down  bool
+	conns map[net.Conn]struct{}
+}
+
+func startStoreProxy(t *testing.T, socket string) *storeProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &storeProxy{ln: ln, target: socket, conns: map[net.Conn]struct{}{}}
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	go p.accept()
+	return p
+}
+
+// redisURL is the URL of database db of the Redis behind the proxy.
+func (p *storeProxy) redisURL(t *testing.T, db string) string {
+	u, err := url.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "redis://" + p.ln.Addr().String() + "/" + u.Query().Get("db")
+}
+
+func (p *storeProxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		s, err := net.Dial("unix", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns[c], p.conns[s] = struct{}{}, struct{}{}
+		p.mu.Unlock()
+		go pipe(c, s)
+		go pipe(s, c)
+	}
+}
+
+func pipe(dst, src net.Conn) {
+	_, _ = io.Copy(dst, src)
+	dst.Close()
+	src.Close()
+}
+
+func (p *storeProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.conns {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
+
+func (p *storeProxy) restore() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
+
+// shutdownPolicy: duplicates are rejected at once while an attempt runs,
+// and the lease outlasts every test.
+func shutdownPolicy(t *testing.T) string {
+	return servePolicyWith(t, func(doc map[string]any) {
+		doc["idempotency_inflight"] = map[string]any{"policy": "reject", "status": 409, "lease_ms": 60000}
+	})
+}
+
+// waitFor polls cond until it holds, failing the test after a while.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// finishWhileStoreDown starts a request on s and cuts the store while its
+// handler runs, so that the end of the attempt is retried in the
+// background; it returns the request's answer.
+func finishWhileStoreDown(t *testing.T, s *server, proxy *storeProxy, key string) reply {
+	t.Helper()
+	answered := make(chan reply, 1)
+	go func() { answered <- s.send(t, "POST", "/orders", key, `{}`) }()
+	waitFor(t, "the demo runs", func() bool { return s.send(t, "GET", "/_effects", "", "").body == `{"count":1}` })
+	proxy.cut()
+	r := <-answered
+	waitFor(t, "serve retries recording the attempt", func() bool {
+		return strings.Contains(s.stderr.String(), "cannot record the end of the attempt; retrying")
+	})
+	return r
+}
+
+// TestServeShutdownWaitsForEndWrites: the store is down when a handler
+// finishes, and shutdown is asked for; serve waits for the store to come
+// back and records the attempt, so a duplicate on another replica
+// replays it instead of executing the key again after the lease.
+func TestServeShutdownWaitsForEndWrites(t *testing.T) {
+	redis := testserver.StartRedis(t)
+	db := redis.DatabaseURL(t)
+	proxy := startStoreProxy(t, redis.Socket)
+	policy := shutdownPolicy(t)
+	s := startServe(t, "--policy", policy, "--store", proxy.redisURL(t, db), "--demo-delay", "2s", "--shutdown-timeout", "1m")
+	first := finishWhileStoreDown(t, s, proxy, "drained")
+	if first.status != http.StatusCreated {
+		t.Fatalf("first: %d %s, want the demo's 201 although the store is down", first.status, first.body)
+	}
+	s.stop()
+	waitFor(t, "serve shuts down", func() bool { return strings.Contains(s.stderr.String(), `msg="shutting down"`) })
+	proxy.restore()
+	if err := s.wait(t); err != nil {
+		t.Fatalf("serve = %v, want a clean exit once the attempt was recorded; stderr:\n%s", err, s.stderr)
+	}
+	other := startServe(t, "--policy", policy, "--store", db)
+	if dup := other.send(t, "POST", "/orders", "drained", `{}`); dup.status != http.StatusCreated || dup.body != first.body {
+		t.Errorf("duplicate on another replica: %d %s, want the first answer replayed", dup.status, dup.body)
+	}
+}
+
+// TestServeShutdownNamesUnrecordedKeys: when the store stays down through
+// the shutdown timeout, serve exits 1 and names the key that may run
+// again.
+func TestServeShutdownNamesUnrecordedKeys(t *testing.T) {
+	redis := testserver.StartRedis(t)
+	proxy := startStoreProxy(t, redis.Socket)
+	s := startServe(t, "--policy", shutdownPolicy(t), "--store", proxy.redisURL(t, redis.DatabaseURL(t)), "--demo-delay", "2s", "--shutdown-timeout", "200ms")
+	finishWhileStoreDown(t, s, proxy, "unrecorded-key")
+	s.stop()
+	if err := s.wait(t); err != exitCode(exitFindings) {
+		t.Errorf("serve = %v, want exit status %d", err, exitFindings)
+	}
+	if want := `msg="shutdown: the end of the attempt could not be recorded; its key may run again once its lease lapses" operation=orders.create idempotency_key=unrecorded-key`; !strings.Contains(s.stderr.String(), want) {
+		t.Errorf("stderr does not name the key with %q:\n%s", want, s.stderr)
+	}
+}
+
+// TestServeShutdownReleasesCutAttempts: a request cut at the shutdown
+// timeout is not stored as a failure; a retry on another replica
+// executes it.
+func TestServeShutdownReleasesCutAttempts(t *testing.T) {
+	db := testserver.StartRedis(t).DatabaseURL(t)
+	policy := shutdownPolicy(t)
+	s := startServe(t, "--policy", policy, "--store", db, "--demo-delay", "1m", "--shutdown-timeout", "100ms")
+	go func() { // answered by the cut, or not at all
+		req, _ := http.NewRequest("POST", s.base+"/orders", strings.NewReader(`{}`))
+		req.Header.Set("X-Idempotency-Key", "cut")
+		req.Header.Set("X-Tenant-Id", "tenant-a")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, "the demo runs", func() bool { return s.send(t, "GET", "/_effects", "", "").body == `{"count":1}` })
+	s.stop()
+	if err := s.wait(t); err != exitCode(exitFindings) {
+		t.Errorf("serve = %v after cutting a request, want exit status %d", err, exitFindings)
+	}
+	other := startServe(t, "--policy", policy, "--store", db)
+	if retry := other.send(t, "POST", "/orders", "cut", `{}`); retry.status != http.StatusCreated || retry.header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("retry on another replica: %d %s, want a new execution", retry.status, retry.body)
+	}
+}
