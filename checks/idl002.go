@@ -2,6 +2,8 @@ package checks
 
 import (
 	"regexp"
+	"strconv"
+	"sync"
 
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/jsontree"
@@ -54,17 +56,73 @@ printed schema to get completion and inline errors in your editor.`,
 		// The engine matches keys with Go's regexp (RE2): a pattern it
 		// cannot compile, such as a look-around, is no pattern at all.
 		if pat := p.Doc.Idempotency.KeyFormat.Pattern; pat.OK() {
-			if _, err := regexp.Compile(pat.Value); err != nil {
+			if err := keyPatterns.compile(pat.Value); err != nil {
 				p.Report(pat.Pos, "key_format.pattern is not a valid regular expression (Go RE2 syntax): %v", err)
 			}
 		}
 	},
 })
 
-// schemaFindings runs the schema stage: the document as written (tree, in
+// keyPatterns remembers whether each distinct key_format.pattern
+// compiles: a set repeats a handful of patterns over thousands of
+// documents, and compiling one costs more than checking the rest of its
+// document.
+var keyPatterns = patternCache{verdicts: map[string]error{}}
+
+// Bounds of patternCache: a longer pattern is rarely repeated, and past
+// maxCachedPatterns distinct ones the cache stops growing (each pattern
+// is then compiled as it comes, as without a cache).
+const (
+	maxCachedPattern  = 1 << 10
+	maxCachedPatterns = 1 << 12
+)
+
+// patternCache is a bounded memo of regexp.Compile's verdict by pattern,
+// safe for concurrent use.
+type patternCache struct {
+	mu       sync.RWMutex
+	verdicts map[string]error
+}
+
+// compile returns regexp.Compile's error for pattern, compiling each
+// distinct pattern once while the cache has room.
+func (c *patternCache) compile(pattern string) error {
+	c.mu.RLock()
+	err, ok := c.verdicts[pattern]
+	c.mu.RUnlock()
+	if ok {
+		return err
+	}
+	_, err = regexp.Compile(pattern)
+	if len(pattern) <= maxCachedPattern {
+		c.mu.Lock()
+		if len(c.verdicts) < maxCachedPatterns {
+			c.verdicts[pattern] = err
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// schemaFindings is the schema stage: the document as written (tree, in
 // src) against the schema of its kind. It runs before the tree is dropped,
 // so each violation is placed at the nearest value its pointer reaches.
+// The decoder has judged the document already: the stage, when one is
+// installed, runs only on a document that does not conform, to word
+// what is wrong; without one the decoder's verdict is the finding.
 func schemaFindings(doc *boundary.Document, tree *jsontree.Node, src string, stage SchemaStage) []Finding {
+	at := doc.Nonconforming
+	if at == nil {
+		return nil
+	}
+	if stage == nil {
+		what := "the document"
+		if at.Pointer != "" {
+			what = strconv.Quote(at.Pointer)
+		}
+		return []Finding{{Rule: IDL002.ID, Severity: IDL002.Severity, File: doc.Path, Line: at.Line, Column: at.Column, Pointer: at.Pointer,
+			Message: what + ` does not match the JSON Schema of its boundary kind (print it with "idemlint schema KIND")`}}
+	}
 	var out []Finding
 	var pos *jsontree.Position
 	stage.EachViolation(tree, src, func(pointer, message string) {

@@ -27,7 +27,6 @@ leaves the other's finding in place.
 
 Fix: set the adapter's http_idempotency.role to "owner".`,
 	Requires: []Input{ChainGraph},
-	Overlaps: []*Rule{IDL105},
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
 		const why = "this chain has no owner, and only its adapter policy may own the key"
@@ -39,7 +38,8 @@ Fix: set the adapter's http_idempotency.role to "owner".`,
 			// whatever the adapter says; IDL105 reports the same role.
 			for _, h := range c.Hops[:len(c.Hops)-1] {
 				if role := h.Doc.Idempotency.Role; role.Value == "owner" {
-					r.at(c, h.Doc, role.Pos, fmt.Sprintf(`set role to "validate_only" or "passthrough": %s claims the key, but only the chain's adapter policy may own it`, h))
+					f := r.at(c, h.Doc, role.Pos, fmt.Sprintf(`set role to "validate_only" or "passthrough": %s claims the key, but only the chain's adapter policy may own it`, h))
+					p.Overlap(f, IDL105)
 				}
 			}
 			h := c.Last()

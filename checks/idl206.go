@@ -25,7 +25,6 @@ too; that finding is named as a related location.
 Fix: add the operation to the browser edge's require_key.operations, or stop
 requiring the key for it at the adapter.`,
 	Requires: []Input{ChainGraph},
-	Overlaps: []*Rule{IDL101},
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
 		for _, c := range ChainGraph.Of(p).Chains {
@@ -34,7 +33,13 @@ requiring the key for it at the adapter.`,
 				continue
 			}
 			why := fmt.Sprintf("%s rejects it without a key, and browsers are not told to send one", c.Last())
-			r.unrequired(c, browser, fmt.Sprintf("add %q to require_key.operations", c.Operation), why)
+			f := r.unrequired(c, browser, fmt.Sprintf("add %q to require_key.operations", c.Operation), why)
+			if c.StateChanging {
+				// A state-changing operation the browser edge sends
+				// without a key is IDL101's to report too: the findings
+				// are linked where it does.
+				p.Overlap(f, IDL101)
+			}
 		}
 	},
 })

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // TestRulesAreIndependent holds spec 6.1 on every fixture set: turning any
@@ -136,5 +137,97 @@ func TestOverlapsLinkOnlyFindingsThatSurvive(t *testing.T) {
 	}
 	if got := related(); len(got) != 0 {
 		t.Errorf("with IDL105 suppressed, IDL204's related locations %q, want none", got)
+	}
+}
+
+// Two findings at one place are linked only when the rule says they share
+// a cause: a browser edge without require_key is IDL101's finding for the
+// state-changing orders.create, and IDL206's for both operations the
+// adapter requires a key for, but only IDL206's orders.create finding
+// names IDL101's: orders.get is no state-changing operation.
+func TestOverlapsLinkOnlyTheSameCause(t *testing.T) {
+	c, err := fixtures.Lookup(fixtures.Base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := c.Materialize(dir); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(name, old, new string) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), old) {
+			t.Fatalf("%s has no %s", name, old)
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(src), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edit("01-browser-to-bff.json", `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},`, "")
+	edit("04-adapter.json", `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},`, `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE", "GET"]},`)
+	res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.Findings {
+		if f.Rule == "IDL206" {
+			got = append(got, fmt.Sprintf("%s:%d:%d %s: %d related", filepath.Base(f.File), f.Line, f.Column, strings.SplitN(f.Chain, ":", 2)[0], len(f.Related)))
+		}
+	}
+	want := []string{
+		"01-browser-to-bff.json:20:23 orders.create: 1 related",
+		"01-browser-to-bff.json:20:23 orders.get: 0 related",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("IDL206 findings %q, want %q", got, want)
+	}
+}
+
+// The stages after the rules run in one order: a finding the baseline
+// stage hides is not linked to either, because related locations come
+// last; the baseline sees the configured severity; and new-from-rev sees
+// what the baseline left, with the documents.
+func TestStagesAfterTheRulesRunInOrder(t *testing.T) {
+	c, err := fixtures.Lookup("rules/IDL105/bff-owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := c.Materialize(dir); err != nil {
+		t.Fatal(err)
+	}
+	opts := checks.DefaultOptions()
+	opts.Severity = map[string]checks.Severity{"IDL105": checks.Warning}
+	var stages []string
+	opts.Baseline = func(fs []checks.Finding) []checks.Finding {
+		for _, f := range fs {
+			if f.Rule == "IDL105" {
+				stages = append(stages, "baseline: IDL105 "+f.Severity.String())
+			}
+		}
+		return slices.DeleteFunc(fs, func(f checks.Finding) bool { return f.Rule == "IDL105" })
+	}
+	opts.NewFromRev = func(fs []checks.Finding, docs []*boundary.Document) []checks.Finding {
+		stages = append(stages, fmt.Sprintf("new-from-rev: %d findings of %d documents", len(fs), len(docs)))
+		return fs
+	}
+	res, err := checks.Check([]string{dir}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"baseline: IDL105 warning", "new-from-rev: 1 findings of 4 documents"}
+	if !slices.Equal(stages, want) {
+		t.Errorf("stages saw %q, want %q", stages, want)
+	}
+	for _, f := range res.Findings {
+		if f.Rule == "IDL204" && len(f.Related) > 0 {
+			t.Errorf("IDL204 names %q, a finding the baseline hid", f.Related[0].Message)
+		}
 	}
 }

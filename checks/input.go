@@ -16,10 +16,14 @@ import (
 // and reads them with InputOf.Of; it cannot read one it does not name.
 //
 // A sub-package defines its own inputs the same way (a package-level
-// *InputOf value) and its rules require them beside the core's. An input
-// that cannot be built (Build returns an error, or a supplied input was
-// not given) does not stop the run: the rules that require it do not run,
-// and Result.NotRun says why.
+// *InputOf value) and its rules require them beside the core's. What the
+// caller hands over (a description loaded from --spec, the as_built paths
+// of the configuration) is a supplied input (no Build; InputOf.Supply);
+// an input built from it reads it with From, and one built from every
+// set's chain graph reads ChainGraph with EachSet. An input that cannot be
+// built (Build returns an error, or a supplied input was not given) does
+// not stop the run: the rules that require it do not run, and
+// Result.NotRun says why.
 type Input interface {
 	// info is the input's description, whatever its type.
 	info() inputInfo
@@ -108,12 +112,6 @@ func (in *InputOf[T]) Supply(opts *Options, v T) {
 	opts.Supplied[in] = v
 }
 
-// Supplied reports the value opts supplies for the input.
-func (in *InputOf[T]) Supplied(opts *Options) (T, bool) {
-	v, ok := opts.Supplied[in].(T)
-	return v, ok
-}
-
 // InputPass is what an input's Build receives.
 type InputPass struct {
 	// Docs are the documents the input is built from: one set's for a
@@ -159,13 +157,14 @@ func newInputRun(sets [][]*boundary.Document, unreadable []int, opts *Options) *
 func (r *inputRun) value(in Input, set int) (any, error) {
 	info := in.info()
 	cache := r.perRun
-	pass := &InputPass{Docs: r.all, Options: r.opts, run: r, set: set}
+	// A run-wide input is built for no set, whichever rule asks first.
+	pass := &InputPass{Docs: r.all, Options: r.opts, run: r, set: -1}
 	if info.perSet {
 		if set < 0 {
 			panic("checks: the per-set " + info.name + " read for no set: a run-wide input reads it with EachSet")
 		}
 		cache = r.perSet[set]
-		pass.Docs, pass.Unreadable = r.sets[set], r.unreadable[set]
+		pass.Docs, pass.Unreadable, pass.set = r.sets[set], r.unreadable[set], set
 	}
 	if b, ok := cache[in]; ok {
 		return b.value, b.err

@@ -52,7 +52,7 @@ func TestInputsAreBuiltOncePerSetOrRun(t *testing.T) {
 		}},
 	}
 	opts := DefaultOptions()
-	_, notRun := checkSets(rules, testSets(), []int{0, 0}, &opts)
+	_, _, notRun := checkSets(rules, testSets(), []int{0, 0}, &opts)
 	want := []string{"T1 1 docs, count 1", "T2 1 docs, count 1", "T1 2 docs, count 2", "T2 2 docs, count 2", "T3 3 docs, total 3"}
 	if !slices.Equal(seen, want) {
 		t.Errorf("rules saw %q, want %q", seen, want)
@@ -80,7 +80,7 @@ func TestRulesWithoutTheirInputDoNotRun(t *testing.T) {
 		{ID: "T3", CheckSet: run},
 	}
 	opts := DefaultOptions()
-	_, notRun := checkSets(rules, testSets(), []int{0, 0}, &opts)
+	_, _, notRun := checkSets(rules, testSets(), []int{0, 0}, &opts)
 	if !slices.Equal(ran, []string{"T3", "T3"}) {
 		t.Errorf("ran %q, want T3 once per set", ran)
 	}
@@ -91,7 +91,7 @@ func TestRulesWithoutTheirInputDoNotRun(t *testing.T) {
 
 	ran = nil
 	described.Supply(&opts, "api.yaml")
-	if _, notRun = checkSets(rules[:1], testSets(), []int{0, 0}, &opts); len(notRun) != 0 || !slices.Equal(ran, []string{"T1"}) {
+	if _, _, notRun = checkSets(rules[:1], testSets(), []int{0, 0}, &opts); len(notRun) != 0 || !slices.Equal(ran, []string{"T1"}) {
 		t.Errorf("with the description supplied: ran %q, not run %v; want T1 run", ran, notRun)
 	}
 }
@@ -103,6 +103,69 @@ func TestReadingAnInputNotRequiredPanics(t *testing.T) {
 	defer func() {
 		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "T1 reads the other input it does not require") {
 			t.Errorf("recovered %v, want the rule and the input named", r)
+		}
+	}()
+	opts := DefaultOptions()
+	checkSets(rules, testSets(), []int{0, 0}, &opts)
+}
+
+// The registry is complete once the rules have been listed: a rule
+// registered later would be missing from lists already handed out.
+func TestRegisterAfterTheRulesWereListedPanics(t *testing.T) {
+	Rules()
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "registered after the rules were listed") {
+			t.Errorf("recovered %v, want a late registration refused", r)
+		}
+	}()
+	Register(&Rule{ID: "T999", CheckSet: func(*SetPass) {}})
+	delete(registry, "T999") // only reached when the registration was taken
+}
+
+// An input built from one the caller supplies (as the as-built hops are
+// from the configuration's as_built paths) is built once, and is missing,
+// with the supplied one's reason, when that one was not given.
+func TestAnInputBuiltFromASuppliedOne(t *testing.T) {
+	paths := &InputOf[[]string]{Name: "as_built paths", Missing: `list them under "as_built" in the configuration`}
+	builds := 0
+	hops := &InputOf[int]{Name: "as-built hops", Scope: "as-built", Build: func(p *InputPass) (int, error) {
+		builds++
+		ps, err := paths.From(p)
+		return len(ps), err
+	}}
+	var seen []string
+	rule := &Rule{ID: "T1", Requires: []Input{ChainGraph, hops}, CheckSet: func(p *SetPass) {
+		seen = append(seen, fmt.Sprintf("%d hops, %d chains", hops.Of(p), len(ChainGraph.Of(p).Chains)))
+	}}
+	if rule.Scope() != "as-built" {
+		t.Errorf("scope %q, want the input's, as-built", rule.Scope())
+	}
+	opts := DefaultOptions()
+	_, _, notRun := checkSets([]*Rule{rule}, testSets(), []int{0, 0}, &opts)
+	want := []NotRun{{"T1", `no as_built paths: list them under "as_built" in the configuration`}}
+	if len(seen) != 0 || !slices.Equal(notRun, want) {
+		t.Errorf("without the paths: ran %q, not run %v; want not run %v", seen, notRun, want)
+	}
+	paths.Supply(&opts, []string{"deploy/a.yaml", "deploy/b.yaml"})
+	builds = 0
+	if _, _, notRun = checkSets([]*Rule{rule}, testSets(), []int{0, 0}, &opts); len(notRun) != 0 {
+		t.Fatalf("with the paths: not run %v", notRun)
+	}
+	if !slices.Equal(seen, []string{"2 hops, 0 chains", "2 hops, 0 chains"}) || builds != 1 {
+		t.Errorf("with the paths: ran %q with %d builds; want both sets with one build", seen, builds)
+	}
+}
+
+// A run-wide input is built for no set even when a per-set rule asks for
+// it first: reading a per-set input with From there would silently take
+// that set's value, so it panics, pointing at EachSet.
+func TestARunWideInputReadsNoSetsValue(t *testing.T) {
+	perSet := &InputOf[int]{Name: "per-set count", PerSet: true, Build: func(p *InputPass) (int, error) { return len(p.Docs), nil }}
+	runWide := &InputOf[int]{Name: "run-wide count", Build: func(p *InputPass) (int, error) { return perSet.From(p) }}
+	rules := []*Rule{{ID: "T1", Requires: []Input{runWide}, CheckSet: func(*SetPass) {}}}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "EachSet") {
+			t.Errorf("recovered %v, want a pointer to EachSet", r)
 		}
 	}()
 	opts := DefaultOptions()

@@ -85,15 +85,9 @@ type Rule struct {
 	// (InputOf.EachSet).
 	AcrossSets bool
 
-	// Overlaps are rules that may report the same place for the same
-	// cause (IDL202's dropped allowlist is often IDL102's too). Where a
-	// finding of the rule and one of an overlapping rule survive at the
-	// same place, the related-location stage after the rules links them;
-	// a disabled or suppressed rule's finding is never linked to.
-	Overlaps []*Rule
 	// Subject names what the rule's findings mark ("role"), for the
-	// related location another rule's overlapping finding gets: "IDL105
-	// reports this role too". Required of a rule another overlaps.
+	// related location a finding of another rule that shares its cause
+	// gets (SetPass.Overlap): "IDL105 reports this role too".
 	Subject string
 }
 
@@ -140,11 +134,6 @@ func Register(r *Rule) *Rule {
 	for _, in := range r.Requires {
 		if r.AcrossSets && in.info().perSet {
 			panic("checks: rule " + r.ID + " runs across sets but requires the per-set " + in.info().name)
-		}
-	}
-	for _, o := range r.Overlaps {
-		if o.Subject == "" {
-			panic("checks: rule " + r.ID + " overlaps " + o.ID + ", which names no Subject")
 		}
 	}
 	registry[r.ID] = r

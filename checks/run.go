@@ -41,6 +41,13 @@ type Options struct {
 	// ReadFile, when set, reads a file of the set instead of the disk, so
 	// an editor's unsaved buffer or standard input can stand in for it.
 	ReadFile func(path string) ([]byte, error)
+	// Baseline, when set, is the baseline stage after the rules, the
+	// suppressions and the levels: it returns the findings to report
+	// (checks/baseline hides those a baseline records).
+	Baseline func(findings []Finding) []Finding
+	// NewFromRev, when set, keeps the findings a change touched, given
+	// the decoded documents (checks/changed).
+	NewFromRev func(findings []Finding, docs []*boundary.Document) []Finding
 
 	decodeOnly bool // Load: no schema, no rules
 	// walked, when set, reports whether a file was met while walking a
@@ -184,14 +191,13 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 	for i, name := range setNames {
 		res.Sets[i], unreadable[i] = sets[name], lost[name]
 	}
+	var overlaps []overlap
 	if !opts.decodeOnly {
-		found, notRun := checkSets(Rules(), res.Sets, unreadable, &opts)
+		var found []Finding
+		found, overlaps, res.NotRun = checkSets(Rules(), res.Sets, unreadable, &opts)
 		res.Findings = append(res.Findings, found...)
-		res.NotRun = notRun
 	}
-	res.Findings = applyOverrides(res.Findings, sup, &opts, res.NotRun)
-	res.Findings = linkOverlaps(res.Findings)
-	SortFindings(res.Findings)
+	res.Findings = afterRules(res.Findings, res, sup, overlaps, &opts)
 	return res
 }
 
@@ -277,7 +283,7 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, stage Schem
 	if doc == nil || !doc.Boundary || opts.decodeOnly {
 		return doc, findings
 	}
-	if stage != nil && !opts.Disabled[IDL002.ID] {
+	if !opts.Disabled[IDL002.ID] {
 		findings = append(findings, schemaFindings(doc, tree, text, stage)...)
 	}
 	// One pass for every rule: a pass per rule was the most frequent
@@ -294,25 +300,26 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, stage Schem
 
 // CheckSet runs the cross-document rules over one set of documents.
 func CheckSet(docs []*boundary.Document, opts *Options) []Finding {
-	findings, _ := checkSets(Rules(), [][]*boundary.Document{docs}, []int{0}, opts)
-	return findings
+	return CheckSets([][]*boundary.Document{docs}, opts)
 }
 
 // CheckSets runs the cross-document rules over sets of documents, as a
 // check of their files would: each per-set rule over each set, then each
 // rule that runs across sets once over all of them.
 func CheckSets(sets [][]*boundary.Document, opts *Options) []Finding {
-	findings, _ := checkSets(Rules(), sets, make([]int, len(sets)), opts)
-	return findings
+	findings, overlaps, _ := checkSets(Rules(), sets, make([]int, len(sets)), opts)
+	return linkOverlaps(findings, overlaps)
 }
 
 // checkSets is CheckSets with rules for sets in which unreadable[i] files
 // of set i did not decode into a document: the chain rules must know that
 // a link may be missing. Each input is built once, on the first rule that
 // requires it; a rule whose input cannot be built does not run and is
-// returned as not run.
-func checkSets(rules []*Rule, sets [][]*boundary.Document, unreadable []int, opts *Options) ([]Finding, []NotRun) {
+// returned as not run. The overlaps the rules recorded are for the
+// related-location stage, once the findings are final.
+func checkSets(rules []*Rule, sets [][]*boundary.Document, unreadable []int, opts *Options) ([]Finding, []overlap, []NotRun) {
 	var findings []Finding
+	var overlaps []overlap
 	run := newInputRun(sets, unreadable, opts)
 	notRun := map[string]string{}
 	pass := func(r *Rule, set int, docs []*boundary.Document) {
@@ -327,7 +334,7 @@ func checkSets(rules []*Rule, sets [][]*boundary.Document, unreadable []int, opt
 			}
 			inputs[in] = v
 		}
-		r.CheckSet(&SetPass{Rule: r, Docs: docs, Limits: &opts.Limits, inputs: inputs, findings: &findings})
+		r.CheckSet(&SetPass{Rule: r, Docs: docs, Limits: &opts.Limits, inputs: inputs, findings: &findings, overlaps: &overlaps})
 	}
 	for i, set := range sets {
 		for _, r := range rules {
@@ -347,7 +354,7 @@ func checkSets(rules []*Rule, sets [][]*boundary.Document, unreadable []int, opt
 			out = append(out, NotRun{Rule: r.ID, Reason: why})
 		}
 	}
-	return findings, out
+	return findings, overlaps, out
 }
 
 func unreadable(path string, err error) Finding {

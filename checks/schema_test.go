@@ -11,9 +11,9 @@ import (
 )
 
 // The schema stage is what IDL002 adds to the decoder's verdict: without
-// one installed the core still decodes and runs every rule, and reports no
-// schema violation; with one, the violation is an IDL002 finding at the
-// value it names.
+// one installed the core still decodes and runs every rule, and the
+// decoder's verdict is the finding, at the value that departs from the
+// schema; with one, the validator words the violation.
 func TestSchemaStageAddsToTheDecodersVerdict(t *testing.T) {
 	base, err := fixtures.Lookup(fixtures.Base)
 	if err != nil {
@@ -42,8 +42,9 @@ func TestSchemaStageAddsToTheDecodersVerdict(t *testing.T) {
 		}
 		return out
 	}
-	if got := schemaFindings(nil); len(got) != 0 {
-		t.Errorf("without a schema stage: IDL002 findings %q, want none", got)
+	decoders := `02-bff-to-gateway.json:14:13: error IDL002 "/http_idempotency/role" does not match the JSON Schema of its boundary kind (print it with "idemlint schema KIND") at /http_idempotency/role`
+	if got := schemaFindings(nil); len(got) != 1 || got[0] != decoders {
+		t.Errorf("without a schema stage: IDL002 findings %q, want [%q]", got, decoders)
 	}
 	got := schemaFindings(schemas.NewValidator())
 	want := `02-bff-to-gateway.json:14:13: error IDL002 "role" must be one of "owner", "validate_only", "passthrough", found "validate-only" at /http_idempotency/role`

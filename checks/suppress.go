@@ -2,15 +2,14 @@ package checks
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
-// This file applies what the project decided about findings, after the
-// rules have run: the configuration's rule levels and ignored paths
-// (Options) and the documents' own suppressions (SuppressionField).
+// This file reads the documents' own suppressions (SuppressionField) with
+// the per-document stages and applies them after the rules, as one stage
+// of the pipeline (pipeline.go).
 
 // SuppressionField is the document-level field listing suppressions:
 //
@@ -19,9 +18,9 @@ import (
 // As an "x-" field it is free for the JSON Schema; IDL003 checks it.
 const SuppressionField = boundary.SuppressionField
 
-// suppression is one valid entry of a document's SuppressionField. It
-// keeps where it is written, not its node: suppressions are read before the
-// document releases its tree, and used after the chain rules.
+// suppression is one valid entry of a document's SuppressionField: the
+// rule it hides and where it is written, read with the per-document stages
+// and used after the cross-document rules.
 type suppression struct {
 	at   Finding // where the entry is, for reporting it unused
 	rule string
@@ -36,7 +35,7 @@ type suppressions struct {
 }
 
 // fileSuppressions are one document's suppressions, read in the
-// per-document phase, before the document releases its tree.
+// per-document phase.
 type fileSuppressions struct {
 	entries   []*suppression
 	malformed []Finding
@@ -50,27 +49,21 @@ func (s *suppressions) add(path string, fs fileSuppressions) {
 	s.malformed = append(s.malformed, fs.malformed...)
 }
 
-// applyOverrides drops the findings of disabled rules and those hidden by a
-// suppression of the document they are located in, reports malformed and
-// unused suppressions (IDL003), and gives findings their configured
-// severity. It reuses the storage of findings.
-func applyOverrides(findings []Finding, sup *suppressions, opts *Options, notRun []NotRun) []Finding {
-	// A rule turned off or not run (an input it requires is missing):
-	// its findings are dropped and its suppressions are not called unused.
-	skips := func(id string) bool {
-		return opts.Disabled[id] || slices.ContainsFunc(notRun, func(n NotRun) bool { return n.Rule == id })
-	}
+// apply drops the findings hidden by a suppression of the document they
+// are located in and adds IDL003's findings: the malformed suppressions,
+// and the unused ones of the rules that ran (skips reports those that did
+// not: whether their suppression is still needed is unknown). It reuses
+// the storage of findings, in which no finding of a skipped rule is left.
+func (sup *suppressions) apply(findings []Finding, skips func(rule string) bool) []Finding {
 	entries, idl003 := sup.entries, sup.malformed
 	out := findings[:0]
 	for _, f := range findings {
-		if !skips(f.Rule) && !hide(entries[f.File], f.Rule) {
+		if !hide(entries[f.File], f.Rule) {
 			out = append(out, f)
 		}
 	}
 	for _, list := range entries {
 		for _, s := range list {
-			// A disabled rule did not run: whether its suppression is still
-			// needed is unknown, so it is not called unused.
 			if !s.used && !skips(s.rule) {
 				f := s.at
 				f.Message = fmt.Sprintf("the suppression of %s hides no finding in this file; remove it", s.rule)
@@ -80,12 +73,6 @@ func applyOverrides(findings []Finding, sup *suppressions, opts *Options, notRun
 	}
 	if !skips(IDL003.ID) {
 		out = append(out, idl003...)
-	}
-
-	for i := range out {
-		if sev, ok := opts.Severity[out[i].Rule]; ok {
-			out[i].Severity = sev
-		}
 	}
 	return out
 }

@@ -68,7 +68,7 @@ func override(t *testing.T, doc *boundary.Document, opts Options, extra ...Findi
 	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed})
 	sup.add(doc.Path, fs)
 	got := []string{}
-	for _, f := range applyOverrides(append(findings, extra...), sup, &opts, nil) {
+	for _, f := range afterRules(append(findings, extra...), &Result{}, sup, nil, &opts) {
 		got = append(got, fmt.Sprintf("%s %s %s: %s", f.Rule, f.Severity, f.Pointer, f.Message))
 	}
 	slices.Sort(got)

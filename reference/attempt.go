@@ -34,10 +34,23 @@ type attempt struct {
 	// from before the store call that granted or renewed it.
 	leaseEnd time.Time
 
-	// settled is closed once the end of the attempt is recorded
-	// (recorded true) or given up on; see Engine.Drain.
-	settled  chan struct{}
-	recorded bool
+	// withToken is the request's context, detached from its
+	// cancellation, carrying the token: a field, so that it costs no
+	// allocation of its own.
+	withToken tokenContext
+}
+
+// tokenContext is a context that carries an attempt token.
+type tokenContext struct {
+	context.Context
+	token string
+}
+
+func (c *tokenContext) Value(key any) any {
+	if key == (attemptTokenKey{}) {
+		return c.token
+	}
+	return c.Context.Value(key)
 }
 
 // ErrLeaseLapsed is the cause of a handler's context ending because the
@@ -63,6 +76,9 @@ func AttemptToken(ctx context.Context) (string, bool) {
 	return t, ok
 }
 
+// minStoreCall is the least time a store call of an attempt is given.
+const minStoreCall = 100 * time.Millisecond
+
 // storeCallContext returns the context of one store call of an attempt,
 // bounded in time: a store that hangs must not outlast the lease it is
 // meant to keep. A MemoryStore cannot hang, and a timer per call would be
@@ -71,17 +87,19 @@ func (e *Engine) storeCallContext(ctx context.Context) (context.Context, context
 	if _, inProcess := e.store.(*MemoryStore); inProcess {
 		return ctx, func() {}
 	}
-	return context.WithTimeout(ctx, max(e.lease/3, 100*time.Millisecond))
+	return context.WithTimeout(ctx, max(e.lease/3, minStoreCall))
 }
 
 // startAttempt starts the attempt holding token, whose record a Create
 // issued at asked created, and its lease renewal.
 func (e *Engine) startAttempt(ctx context.Context, id, token string, asked time.Time, reply *Reply) *attempt {
-	detached := context.WithValue(context.WithoutCancel(ctx), attemptTokenKey{}, token)
+	a := &attempt{e: e, id: id, token: token, reply: reply, leaseEnd: asked.Add(e.lease)}
+	a.withToken = tokenContext{Context: context.WithoutCancel(ctx), token: token}
+	var detached context.Context = &a.withToken
 	if b, ok := e.store.(AttemptBinder); ok {
 		detached = b.BindAttempt(detached, id, token)
 	}
-	a := &attempt{e: e, id: id, token: token, reply: reply, storeCtx: detached, leaseEnd: asked.Add(e.lease), settled: make(chan struct{})}
+	a.storeCtx = detached
 	e.attempts.add(a)
 	a.ctx, a.cancel = context.WithCancelCause(detached)
 	if e.base != nil {
@@ -93,12 +111,28 @@ func (e *Engine) startAttempt(ctx context.Context, id, token string, asked time.
 	return a
 }
 
+// renewRetry divides the lease into how long a renewal may take and how
+// soon one that failed is tried again: a tenth. A store that comes back
+// is then renewed within two tenths (a call under way times out, the next
+// is sent), so an outage shorter than the lease less a third (the
+// interval of renewals) and two tenths, 47 % of it, keeps the lease,
+// whether the store refuses or hangs meanwhile.
+const renewRetry = 10
+
 // renew extends the lease and schedules the next renewal, until the
 // attempt ends or loses its lease. While the store fails, it tries again
-// up to the moment the lease lapses, and then cancels the handler.
+// every tenth of the lease up to the moment the lease lapses, and then
+// cancels the handler.
 func (a *attempt) renew() {
+	a.mu.Lock()
+	leaseEnd := a.leaseEnd
+	a.mu.Unlock()
 	asked := time.Now()
-	ctx, cancel := a.e.storeCallContext(a.storeCtx)
+	deadline := asked.Add(max(a.e.lease/renewRetry, minStoreCall))
+	if leaseEnd.Before(deadline) {
+		deadline = leaseEnd // an answer after it is too late to keep the lease
+	}
+	ctx, cancel := context.WithDeadline(a.storeCtx, deadline)
 	err := a.e.store.Renew(ctx, a.id, a.token, a.e.lease)
 	cancel()
 	a.mu.Lock()
@@ -121,7 +155,7 @@ func (a *attempt) renew() {
 		return
 	default:
 		a.log(slog.LevelWarn, "idempotency store: renewing the lease failed; retrying until it lapses", err)
-		a.renewal.Reset(min(a.e.lease/3, time.Until(a.leaseEnd)))
+		a.renewal.Reset(min(a.e.lease/renewRetry, time.Until(a.leaseEnd)))
 		return
 	}
 	a.renewal.Reset(a.e.lease / 3)
@@ -160,11 +194,7 @@ func (a *attempt) end(state State, res Result) error {
 }
 
 // settle tells Drain that the end of the attempt is recorded or given up.
-func (a *attempt) settle(recorded bool) {
-	a.recorded = recorded
-	a.e.attempts.remove(a)
-	close(a.settled)
-}
+func (a *attempt) settle(recorded bool) { a.e.attempts.settle(a, recorded) }
 
 // retryable reports whether writing the end of an attempt failed in a way
 // that trying again may mend: not when another attempt holds the record,

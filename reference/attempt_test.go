@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -222,17 +224,86 @@ func TestLostLeaseCancelsHandler(t *testing.T) {
 func TestStoreFull(t *testing.T) {
 	e := newEngine(t, map[string]any{"/idempotency_storage/max_records": 2})
 	a := &app{}
-	for _, key := range []string{"a", "b"} {
-		if w := do(e.Middleware(a), call{key: key, body: `{}`}); w.Code != http.StatusCreated {
-			t.Fatalf("key %s: %d", key, w.Code)
+	for _, tenant := range []string{"a", "b"} {
+		if w := do(e.Middleware(a), call{key: "k", body: `{}`, header: http.Header{"X-Tenant-Id": {tenant}}}); w.Code != http.StatusCreated {
+			t.Fatalf("tenant %s: %d", tenant, w.Code)
 		}
 	}
-	w := do(e.Middleware(a), call{key: "c", body: `{}`})
+	w := do(e.Middleware(a), call{key: "k", body: `{}`, header: http.Header{"X-Tenant-Id": {"c"}}})
 	wantProblem(t, w, http.StatusServiceUnavailable, CodeStoreFull)
+	if !strings.Contains(w.Body.String(), "the idempotency store is full") {
+		t.Errorf("the refusal does not say the store is full: %s", w.Body)
+	}
 	if got := w.Header().Get("Retry-After"); got != "15" || a.runs.Load() != 2 {
 		t.Errorf("Retry-After %q after %d runs; want 15 (the next sweep) and no execution", got, a.runs.Load())
 	}
-	if w := do(e.Middleware(a), call{key: "a", body: `{}`}); w.Code != http.StatusCreated || w.Header().Get("Idempotent-Replayed") != "true" {
+	if w := do(e.Middleware(a), call{key: "k", body: `{}`, header: http.Header{"X-Tenant-Id": {"a"}}}); w.Code != http.StatusCreated || w.Header().Get("Idempotent-Replayed") != "true" {
 		t.Errorf("a held key at the cap: %d; want its replay", w.Code)
+	}
+}
+
+// TestStoreFullByBytes: at max_bytes a new identity is answered 503 with
+// Retry-After however few records there are; an attempt already running
+// is still recorded.
+func TestStoreFullByBytes(t *testing.T) {
+	big := `{"note":"` + strings.Repeat("x", 4000) + `"}`
+	e := newEngine(t, map[string]any{"/idempotency_storage/max_bytes": 10000})
+	a := &app{}
+	for i, want := range []int{http.StatusCreated, http.StatusCreated, http.StatusCreated, http.StatusServiceUnavailable} {
+		key := "k" + strconv.Itoa(i)
+		w := do(e.Middleware(a), call{key: key, body: big, header: http.Header{"X-Tenant-Id": {key}}})
+		if w.Code != want {
+			t.Fatalf("%s: %d, want %d", key, w.Code, want)
+		}
+		if want == http.StatusServiceUnavailable {
+			wantProblem(t, w, http.StatusServiceUnavailable, CodeStoreFull)
+			if got := w.Header().Get("Retry-After"); got != "15" {
+				t.Errorf("Retry-After %q, want 15 (the next sweep)", got)
+			}
+		}
+	}
+	if a.runs.Load() != 3 {
+		t.Errorf("%d runs, want the 3 that fit", a.runs.Load())
+	}
+	if held := e.store.(*MemoryStore).HeldBytes(); held < 10000 || held > 10000+6000 {
+		t.Errorf("%d bytes held, want the cap overshot by at most the last answer", held)
+	}
+}
+
+// TestTenantShare: one tenant holds at most a quarter of max_records;
+// beyond it only that tenant's new keys are refused, with the time its
+// own first record frees as Retry-After.
+func TestTenantShare(t *testing.T) {
+	clock := newFakeClock()
+	e := newEngine(t, map[string]any{"/idempotency_storage/max_records": 8, "/idempotency_storage/ttl": "24h"}, WithClock(clock.Now))
+	a := &app{}
+	greedy := http.Header{"X-Tenant-Id": {"greedy"}}
+	for i := range 2 {
+		if w := do(e.Middleware(a), call{key: "k" + strconv.Itoa(i), body: `{}`, header: greedy}); w.Code != http.StatusCreated {
+			t.Fatalf("the greedy tenant's key %d: %d", i, w.Code)
+		}
+	}
+	e.store.(*MemoryStore).sweep() // notes when the greedy tenant's records end
+	w := do(e.Middleware(a), call{key: "k2", body: `{}`, header: greedy})
+	wantProblem(t, w, http.StatusServiceUnavailable, CodeStoreFull)
+	if !strings.Contains(w.Body.String(), "this tenant holds its share") {
+		t.Errorf("the refusal does not say the tenant's share is taken: %s", w.Body)
+	}
+	if got := w.Header().Get("Retry-After"); got != strconv.Itoa(86400+15) {
+		t.Errorf("Retry-After %q, want %d (its first record's ttl, then the sweep)", got, 86400+15)
+	}
+	for _, tenant := range []string{"other", ""} {
+		if w := do(e.Middleware(a), call{key: "k2", body: `{}`, header: http.Header{"X-Tenant-Id": {tenant}}}); w.Code != http.StatusCreated {
+			t.Errorf("tenant %q while the greedy one is at its share: %d", tenant, w.Code)
+		}
+	}
+	if a.runs.Load() != 4 {
+		t.Errorf("%d runs, want 4", a.runs.Load())
+	}
+	// Once the greedy tenant's records expire and are swept, it has room.
+	clock.Advance(24 * time.Hour)
+	e.store.(*MemoryStore).sweep()
+	if w := do(e.Middleware(a), call{key: "k2", body: `{}`, header: greedy}); w.Code != http.StatusCreated {
+		t.Errorf("the greedy tenant after its records expired: %d", w.Code)
 	}
 }

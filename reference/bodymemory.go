@@ -13,6 +13,13 @@ import (
 // holds at once, unless WithMaxBodyMemory says otherwise.
 const DefaultMaxBodyMemory = 64 << 20
 
+// bodyFirstChunk is the body memory a request takes before it read a
+// byte of its body. A request waits for the rest of its body's memory
+// while holding this much: at the default body memory, a thousand
+// requests waiting at once would be needed to leave none of them room,
+// and even they would only wait bodyMemoryWait.
+const bodyFirstChunk = 16 << 10
+
 // bodyMemoryWait is how long a request waits for body memory before it
 // is answered 503: long enough for the bodies ahead of it to be served,
 // short enough that a flood is refused while the clients still listen.
@@ -23,11 +30,14 @@ const bodyMemoryWait = time.Second
 // times the largest body cannot exhaust memory. A request takes its
 // share before reading its body: its Content-Length, or, when the length
 // is unknown, the most a body may be (WithMaxBodyBytes), trimmed to what
-// it was once read; it gives it back when the request ends. A request
-// that finds no room within a second is answered 503
-// request_body_memory_exhausted with Retry-After. The bound is raised to
-// one largest body if lower. Default: DefaultMaxBodyMemory. Handle reads
-// no body, so it is not bound by it.
+// it was once read; it gives it back when the request ends. It takes it
+// in two steps, bodyFirstChunk before reading and the rest once that much
+// arrived, so that a client announcing a large body and sending it slowly
+// (or never) holds little: many such clients cannot take every other
+// request's room. A request that finds no room within a second is
+// answered 503 request_body_memory_exhausted with Retry-After. The bound
+// is raised to one largest body if lower. Default: DefaultMaxBodyMemory.
+// Handle reads no body, so it is not bound by it.
 func WithMaxBodyMemory(n int64) Option {
 	return func(e *Engine) {
 		if n > 0 {
@@ -51,14 +61,19 @@ type bodyShare struct {
 
 var errNoBodyMemory = errors.New("no memory left for the request body")
 
-// take makes the request hold n bytes in all, waiting for room at most
-// bodyMemoryWait, and less if ctx ends first. The request must hold
-// nothing yet: a request that waits for more while holding some could
-// starve the others, and be starved by them, until every one times out.
+// take makes the request hold n bytes in all, waiting for room for what
+// it lacks at most bodyMemoryWait, and less if ctx ends first. A request
+// waits holding at most bodyFirstChunk (see readBody): one that waited for
+// more while holding more could starve the others, and be starved by
+// them, until every one times out.
 func (s *bodyShare) take(ctx context.Context, n int64) error {
-	if !s.memory.TryAcquire(n) {
+	more := n - s.held
+	if more <= 0 {
+		return nil
+	}
+	if !s.memory.TryAcquire(more) {
 		ctx, cancel := context.WithTimeout(ctx, bodyMemoryWait)
-		err := s.memory.Acquire(ctx, n)
+		err := s.memory.Acquire(ctx, more)
 		cancel()
 		if err != nil {
 			return errNoBodyMemory

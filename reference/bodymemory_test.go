@@ -40,8 +40,8 @@ func (b *meteredBody) Read(p []byte) (int, error) {
 
 // TestBodyMemoryBound: concurrent large bodies never hold more than the
 // engine's body memory between them; the requests beyond it wait, then get
-// 503 with Retry-After without a byte of their bodies read; and all of it
-// is free again once the requests ended.
+// 503 with Retry-After having read at most the first chunk of their
+// bodies; and all of it is free again once the requests ended.
 func TestBodyMemoryBound(t *testing.T) {
 	const limit = DefaultMaxBodyBytes
 	const memory = 4 * limit
@@ -107,8 +107,8 @@ func TestBodyMemoryBound(t *testing.T) {
 				if got := w.Header().Get("Retry-After"); got != "1" {
 					t.Errorf("request %d: Retry-After %q, want 1", i, got)
 				}
-				if bodies[i].read != 0 {
-					t.Errorf("request %d: refused after reading %d bytes of its body", i, bodies[i].read)
+				if bodies[i].read > bodyFirstChunk {
+					t.Errorf("request %d: refused after reading %d bytes of its body, more than the first %d", i, bodies[i].read, bodyFirstChunk)
 				}
 			}
 			if refused != requests-tt.fit {
@@ -142,5 +142,63 @@ func TestBodyTooLargeUnknownLength(t *testing.T) {
 		if w.Code != tt.want {
 			t.Errorf("%s without a length: %d %s, want %d", tt.body, w.Code, w.Body, tt.want)
 		}
+	}
+}
+
+// stalledBody sends its first bytes, then nothing until released.
+type stalledBody struct {
+	first   io.Reader
+	release chan struct{}
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	if n, _ := b.first.Read(p); n > 0 {
+		return n, nil
+	}
+	<-b.release
+	return 0, io.ErrUnexpectedEOF
+}
+
+// TestStalledBodiesHoldTheirFirstChunk: clients that announce the largest
+// body and stall after a few bytes hold only the first chunk each, so that
+// more of them than the body memory has room for cannot keep a whole body
+// out; they hold even less once their bodies are cut.
+func TestStalledBodiesHoldTheirFirstChunk(t *testing.T) {
+	const memory = 4 * DefaultMaxBodyBytes
+	e := newEngine(t, nil, WithMaxBodyMemory(memory))
+	h := e.Middleware(&app{})
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	const stalled = 10 // each announcing a largest body: two and a half times the memory
+	for i := range stalled {
+		r := httptest.NewRequest(http.MethodPost, "/orders", &stalledBody{first: strings.NewReader(`{"note":"`), release: release})
+		r.ContentLength = DefaultMaxBodyBytes
+		r.Header.Set("X-Idempotency-Key", "stalled"+strconv.Itoa(i))
+		wg.Go(func() { h.ServeHTTP(httptest.NewRecorder(), r) })
+	}
+	eventually(t, "every stalled request holds its first chunk", func() bool {
+		free := int64(memory - stalled*bodyFirstChunk)
+		if !e.bodyMemory.TryAcquire(free) {
+			return false
+		}
+		e.bodyMemory.Release(free)
+		if e.bodyMemory.TryAcquire(free + 1) {
+			e.bodyMemory.Release(free + 1)
+			return false
+		}
+		return true
+	})
+	body := `{"note":"` + strings.Repeat("x", DefaultMaxBodyBytes-11) + `"}`
+	r := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(body))
+	r.Header.Set("X-Idempotency-Key", "whole")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusCreated {
+		t.Errorf("a whole body among stalled ones: %d %s, want 201", w.Code, w.Body)
+	}
+	close(release)
+	wg.Wait()
+	if !e.bodyMemory.TryAcquire(memory) {
+		t.Fatal("body memory still taken after every request ended")
 	}
 }

@@ -148,6 +148,7 @@ func (e *Engine) configureConflict(p *boundary.Policy) {
 
 func (e *Engine) configureStorage(p *boundary.Policy) {
 	e.maxRecords = int(p.Storage.RecordLimit())
+	e.maxBytes = p.Storage.ByteLimit()
 	e.ttl = defaultTTL
 	if ttl, err := boundary.ParseTTL(p.Storage.TTL.Value); err == nil && ttl > 0 {
 		e.ttl = ttl
@@ -160,6 +161,7 @@ func (e *Engine) prebuildAnswers() {
 	e.unreadable = newRefusal(http.StatusBadRequest, CodeBodyUnreadable, "the request body could not be read")
 	e.noBodyMemory = retryAfter(newRefusal(http.StatusServiceUnavailable, CodeBodyMemoryExhausted, "the server holds as many request bodies as it may; the request was not executed, retry later"), bodyMemoryWait)
 	e.storeFull = newRefusal(http.StatusServiceUnavailable, CodeStoreFull, "the idempotency store is full; the request was not executed, retry later")
+	e.tenantFull = newRefusal(http.StatusServiceUnavailable, CodeStoreFull, "this tenant holds its share of the idempotency store; the request was not executed, retry later")
 	e.notCommitted = newRefusal(http.StatusServiceUnavailable, CodeNotCommitted, "the request's writes could not be committed with its idempotency record and were rolled back, or may have been; retry with the same key to learn the outcome")
 	e.storeDown = newRefusal(http.StatusServiceUnavailable, CodeStoreUnavailable, "the idempotency store is unavailable; the request was not executed, retry later")
 	e.panicked = problem(http.StatusInternalServerError, CodeHandlerPanic, "the handler failed unexpectedly")

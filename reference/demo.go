@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -38,8 +39,9 @@ const HealthPath = "/_health"
 //     "warn" with the Warnings (a store that can lose records);
 //   - anything else is 404 problem+json.
 //
-// It keeps the last DemoKeeps resources in memory, forgetting older ones,
-// so that a long run stays small, and is safe for concurrent use.
+// It keeps the last DemoKeeps resources in memory, and no more than
+// DemoKeepsBytes of them, forgetting older ones, so that a long run (or
+// one of large bodies) stays small, and is safe for concurrent use.
 type Demo struct {
 	// Delay is how long a state-changing operation takes, to try
 	// concurrent duplicates and leases by hand; the operation gives up
@@ -56,10 +58,15 @@ type Demo struct {
 	mu        sync.Mutex
 	resources map[string]json.RawMessage // by id
 	order     []string                   // ids in creation order
+	bytes     int64                      // of the resources kept
 }
 
 // DemoKeeps is how many resources a Demo remembers.
 const DemoKeeps = 10000
+
+// DemoKeepsBytes is how many bytes of resources a Demo remembers: ten
+// thousand of 1.6 KiB, or 16 of the largest (a 1 MiB body echoed).
+const DemoKeepsBytes = 16 << 20
 
 // Page sizes of a Demo's list.
 const (
@@ -167,14 +174,6 @@ func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
 		writeResponse(w, problem(http.StatusBadRequest, CodeBodyUnreadable, "the request body could not be read: "+err.Error()))
 		return
 	}
-	var echoed any
-	switch {
-	case len(body) == 0:
-	case json.Valid(body):
-		echoed = json.RawMessage(body)
-	default:
-		echoed = string(body)
-	}
 	if d.Delay > 0 {
 		t := time.NewTimer(d.Delay)
 		select {
@@ -186,21 +185,57 @@ func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
 		}
 	}
 	id := rand.Text()
-	// Cannot fail: strings, and a RawMessage that json.Valid accepted.
-	res, _ := json.Marshal(struct {
-		ID        string `json:"id"`
-		Operation string `json:"operation"`
-		Request   any    `json:"request"`
-	}{id, opKey, echoed})
+	res := createdJSON(id, opKey, body)
 	d.mu.Lock()
 	d.resources[id] = res
 	d.order = append(d.order, id)
-	if len(d.order) > DemoKeeps {
+	d.bytes += int64(len(res))
+	for len(d.order) > DemoKeeps || d.bytes > DemoKeepsBytes && len(d.order) > 1 {
+		d.bytes -= int64(len(d.resources[d.order[0]]))
 		delete(d.resources, d.order[0])
 		d.order = d.order[1:] // append copies the live part when it grows
 	}
 	d.mu.Unlock()
 	writeJSON(w, http.StatusCreated, res)
+}
+
+// createdJSON is what json.Marshal makes of
+//
+//	struct {
+//		ID        string `json:"id"`
+//		Operation string `json:"operation"`
+//		Request   any    `json:"request"`
+//	}
+//
+// with Request nil for an empty body, the body as a json.RawMessage when
+// it is JSON, else as a string: the body, JSON, is compacted and checked
+// in one pass instead of json.Valid's and then Marshal's.
+func createdJSON(id, opKey string, body []byte) []byte {
+	var res bytes.Buffer
+	res.Grow(len(body) + len(id) + len(opKey) + 48)
+	res.WriteString(`{"id":`)
+	writeJSONString(&res, id)
+	res.WriteString(`,"operation":`)
+	writeJSONString(&res, opKey)
+	res.WriteString(`,"request":`)
+	var compact bytes.Buffer
+	switch {
+	case len(body) == 0:
+		res.WriteString("null")
+	case json.Compact(&compact, body) == nil:
+		// Marshal escapes HTML in a RawMessage as it compacts it.
+		json.HTMLEscape(&res, compact.Bytes())
+	default:
+		writeJSONString(&res, string(body))
+	}
+	res.WriteByte('}')
+	return res.Bytes()
+}
+
+// writeJSONString writes s as json.Marshal does.
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc, _ := json.Marshal(s) // cannot fail: a string
+	b.Write(enc)
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -49,6 +50,29 @@ func TestDemo(t *testing.T) {
 	wantProblem(t, do(d, call{method: "PUT", path: "/orders"}), http.StatusNotFound, "not_found")
 	if w := do(d, call{method: "GET", path: "/_effects"}); w.Body.String() != `{"count":4}` || d.Effects() != 4 {
 		t.Errorf("effects: %s, %d; want 4 (three creations and one read)", w.Body, d.Effects())
+	}
+}
+
+// TestDemoBytesAreBounded: large bodies make the demo forget older
+// resources once they take DemoKeepsBytes.
+func TestDemoBytesAreBounded(t *testing.T) {
+	e := newEngine(t, nil)
+	d := NewDemo(e.Policy())
+	body := `{"note":"` + strings.Repeat("x", 1<<20-11) + `"}`
+	for i := range 40 {
+		if w := do(d, call{body: body}); w.Code != http.StatusCreated {
+			t.Fatalf("create %d: %d", i, w.Code)
+		}
+	}
+	d.mu.Lock()
+	kept, bytes := len(d.order), d.bytes
+	var counted int64
+	for _, res := range d.resources {
+		counted += int64(len(res))
+	}
+	d.mu.Unlock()
+	if bytes > DemoKeepsBytes || counted != bytes || kept == 0 || kept >= 40 {
+		t.Errorf("%d resources kept, %d bytes (counted %d); want at most %d bytes and the older ones forgotten", kept, counted, bytes, DemoKeepsBytes)
 	}
 }
 
@@ -131,4 +155,39 @@ func TestDemoDelay(t *testing.T) {
 	w := httptest.NewRecorder()
 	d.ServeHTTP(w, call{body: "{}"}.request().WithContext(ctx))
 	wantProblem(t, w, http.StatusServiceUnavailable, "shutting_down")
+}
+
+// marshalCreated is createdJSON as json.Marshal makes it.
+func marshalCreated(id, opKey string, body []byte) []byte {
+	var echoed any
+	switch {
+	case len(body) == 0:
+	case json.Valid(body):
+		echoed = json.RawMessage(body)
+	default:
+		echoed = string(body)
+	}
+	res, err := json.Marshal(struct {
+		ID        string `json:"id"`
+		Operation string `json:"operation"`
+		Request   any    `json:"request"`
+	}{id, opKey, echoed})
+	if err != nil {
+		panic(err)
+	}
+	return res
+}
+
+// FuzzCreatedJSON: the demo's answer is byte for byte what json.Marshal
+// makes of it, whatever the body.
+func FuzzCreatedJSON(f *testing.F) {
+	for _, body := range []string{"", `{"a": [1, 2.50, "x"]}`, " \t{ \"<b>&</b>\" : \"\u2028\u2029\" } ", `"just a string"`, "not JSON <&>", "{\"a\":", "\xff\xfe", `{"a":"\ud800"}`, "null", "  "} {
+		f.Add("ID26CHARACTERSOFBASE32TEXT", "orders.create", []byte(body))
+	}
+	f.Add("<id>", "op\"&\u2028", []byte(`[]`))
+	f.Fuzz(func(t *testing.T, id, opKey string, body []byte) {
+		if got, want := createdJSON(id, opKey, body), marshalCreated(id, opKey, body); !bytes.Equal(got, want) {
+			t.Errorf("createdJSON(%q, %q, %q) =\n%s\nwant\n%s", id, opKey, body, got, want)
+		}
+	})
 }

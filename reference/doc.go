@@ -32,7 +32,7 @@
 //
 // The engine renews the lease (idempotency_inflight.lease_ms) every third
 // of it while the handler runs, so a record lapses only when its worker
-// died, or when the store stopped answering for longer than the lease;
+// died, or when the store stopped answering for about as long as the lease;
 // the next duplicate then takes the key over and executes. The handler's
 // context does not end when the client goes away (a client's timeout must
 // not become a stored failure); it ends at shutdown (WithBaseContext),
@@ -123,7 +123,10 @@
 //
 // Records expire ttl (idempotency_storage) after they finished; an
 // expired identity starts afresh. A memory store holding max_records
-// records refuses a new identity with 503 idempotency_store_full and
-// Retry-After, rather than evict a live record. The memory store's clock
-// is injectable (WithClock).
+// records, or max_bytes bytes of them (their keys, fingerprints and
+// stored responses, estimated), refuses a new identity with 503
+// idempotency_store_full and Retry-After, rather than evict a live
+// record; when the scope holds tenant_id, so does a tenant holding a
+// quarter of either, so that one tenant cannot refuse every other's new
+// keys. The memory store's clock is injectable (WithClock).
 package reference

@@ -10,10 +10,16 @@ import (
 )
 
 // attemptSet holds the attempts of an engine from their start until the
-// end of each is settled: recorded in the store, or given up on.
+// end of each is settled: recorded in the store, or given up on. It
+// costs an attempt no allocation of its own.
 type attemptSet struct {
 	mu sync.Mutex
 	m  map[*attempt]struct{}
+	// Once Drain began: the attempts settled unrecorded since, and the
+	// channel closed when none is left.
+	draining bool
+	lost     []Unrecorded
+	empty    chan struct{}
 }
 
 func (s *attemptSet) add(a *attempt) {
@@ -22,26 +28,39 @@ func (s *attemptSet) add(a *attempt) {
 	s.mu.Unlock()
 }
 
-func (s *attemptSet) remove(a *attempt) {
-	s.mu.Lock()
-	delete(s.m, a)
-	s.mu.Unlock()
-}
-
-func (s *attemptSet) list() []*attempt {
+// settle removes a, whose end was recorded or given up on.
+func (s *attemptSet) settle(a *attempt, recorded bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	list := make([]*attempt, 0, len(s.m))
-	for a := range s.m {
-		list = append(list, a)
+	delete(s.m, a)
+	if !s.draining {
+		return
 	}
-	return list
+	if !recorded {
+		s.lost = append(s.lost, a.unrecorded())
+	}
+	if len(s.m) == 0 {
+		s.closeEmpty()
+	}
+}
+
+// closeEmpty closes s.empty unless it is closed; s.mu is held.
+func (s *attemptSet) closeEmpty() {
+	select {
+	case <-s.empty:
+	default:
+		close(s.empty)
+	}
 }
 
 // Unrecorded names an attempt whose end Drain could not see recorded.
 type Unrecorded struct {
 	Operation string // operation_key
 	Key       string // the idempotency key, bare form
+}
+
+func (a *attempt) unrecorded() Unrecorded {
+	return Unrecorded{Operation: a.reply.Operation, Key: a.reply.Key}
 }
 
 // UnrecordedError is Drain's answer when the end of some attempts was
@@ -60,30 +79,37 @@ func (e *UnrecordedError) Error() string {
 	return strings.TrimSuffix(b.String(), ";")
 }
 
-// Drain waits until every attempt running when it is called has ended and
-// its end is recorded in the store, or until ctx ends. Call it at
-// shutdown once the server takes no more requests (and, when it cut the
-// handlers by ending the base context, after that): the end of an attempt
-// that the store refused is retried in the background, and a process
-// that exits first leaves the record processing, so that the key runs
-// again once the lease lapses. It returns nil when every end was
-// recorded, else an *UnrecordedError naming the attempts.
+// Drain waits until every attempt has ended and its end is recorded in
+// the store, or until ctx ends. Call it once, at shutdown, when the
+// server takes no more requests (and, when it cut the handlers by ending
+// the base context, after that): the end of an attempt that the store
+// refused is retried in the background, and a process that exits first
+// leaves the record processing, so that the key runs again once the lease
+// lapses. It returns nil when every end was recorded, else an
+// *UnrecordedError naming the attempts: those still unrecorded when ctx
+// ended, and those given up on while Drain waited.
 func (e *Engine) Drain(ctx context.Context) error {
-	var lost []Unrecorded
-	for _, a := range e.attempts.list() {
-		select {
-		case <-a.settled:
-		case <-ctx.Done():
+	s := &e.attempts
+	s.mu.Lock()
+	if !s.draining {
+		s.draining, s.empty = true, make(chan struct{})
+		if len(s.m) == 0 {
+			s.closeEmpty()
 		}
-		select { // settled even if ctx ended at the same time
-		case <-a.settled:
-			if a.recorded {
-				continue
-			}
-		default:
-		}
-		lost = append(lost, Unrecorded{Operation: a.reply.Operation, Key: a.reply.Key})
 	}
+	empty := s.empty
+	s.mu.Unlock()
+
+	select {
+	case <-empty:
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	lost := slices.Clone(s.lost)
+	for a := range s.m {
+		lost = append(lost, a.unrecorded())
+	}
+	s.mu.Unlock()
 	if len(lost) == 0 {
 		return nil
 	}

@@ -172,9 +172,12 @@ func TestShutdownReleasesCutAttempt(t *testing.T) {
 
 // TestLeaseLapseCancelsHandler: the store stops answering while the
 // handler runs; once the lease lapsed unrenewed, the handler's context
-// ends with ErrLeaseLapsed. The handler sees its attempt token.
+// ends with ErrLeaseLapsed. The handler sees its attempt token. The
+// store's clock stands still, so that no renewal delayed by a busy
+// machine finds the lease lapsed on the store's side instead.
 func TestLeaseLapseCancelsHandler(t *testing.T) {
 	store := newOutageStore()
+	store.MemoryStore = NewMemoryStore(MemoryOptions{Clock: newFakeClock().Now})
 	e := newEngine(t, map[string]any{"/idempotency_inflight/lease_ms": 30}, WithStore(store))
 	var cause error
 	var token string
@@ -199,4 +202,67 @@ func TestLeaseLapseCancelsHandler(t *testing.T) {
 	if _, ok := AttemptToken(context.Background()); ok {
 		t.Error("AttemptToken found a token outside a handler")
 	}
+}
+
+// TestLapsedAttemptThatFailsIsReleased: the store is back just after the
+// engine gave the lease up (on its side the lease still holds: its clock
+// stands still); the handler, cut, answers 503, which is released, not
+// stored as a failure, and a duplicate executes.
+func TestLapsedAttemptThatFailsIsReleased(t *testing.T) {
+	store := newOutageStore()
+	store.MemoryStore = NewMemoryStore(MemoryOptions{Clock: newFakeClock().Now})
+	e := newEngine(t, map[string]any{"/idempotency_inflight/lease_ms": 30}, WithStore(store))
+	a := &app{}
+	a.serve = func(w http.ResponseWriter, r *http.Request, run int64) {
+		if run == 1 {
+			store.down.Store(true)
+			<-r.Context().Done()
+			store.down.Store(false)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	}
+	do(e.Middleware(a), call{key: "k", body: `{}`})
+	if err := e.Drain(context.Background()); err != nil {
+		t.Fatalf("Drain = %v, want the release recorded", err)
+	}
+	if w := do(e.Middleware(a), call{key: "k", body: `{}`}); w.Code != http.StatusCreated || a.runs.Load() != 2 {
+		t.Errorf("duplicate after the lapse: %d, %d runs; want a second execution, not the cut 503 replayed", w.Code, a.runs.Load())
+	}
+}
+
+// deadlineStore is a MemoryStore whose Renew reports how long each call
+// was given and fails it, as a store that is down.
+type deadlineStore struct {
+	*MemoryStore
+	given chan time.Duration
+}
+
+func (s deadlineStore) Renew(ctx context.Context, _, _ string, _ time.Duration) error {
+	deadline, _ := ctx.Deadline()
+	select {
+	case s.given <- time.Until(deadline):
+	default:
+	}
+	return errConnReset
+}
+
+// TestFailedRenewalsAreShortAndRetried: a renewal may take a tenth of
+// the lease, not a third, so that a store that hangs cannot hold the next
+// try back until the lease lapsed; a failed one is tried again.
+func TestFailedRenewalsAreShortAndRetried(t *testing.T) {
+	const lease = 3 * time.Second
+	store := deadlineStore{NewMemoryStore(MemoryOptions{}), make(chan time.Duration, 1)}
+	e := newEngine(t, map[string]any{"/idempotency_inflight/lease_ms": lease.Milliseconds()}, WithStore(store))
+	a := &app{release: make(chan struct{})}
+	done := make(chan struct{})
+	go func() { defer close(done); do(e.Middleware(a), call{key: "k", body: `{}`}) }()
+	for try := range 2 {
+		if given := <-store.given; given <= 0 || given > lease/10 {
+			t.Errorf("renewal %d was given %v, want at most a tenth of the %v lease", try+1, given, lease)
+		}
+	}
+	close(a.release)
+	<-done
 }

@@ -16,10 +16,6 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/idemlint/idemlint/checks"
-	// The engine's verdict on a policy includes the JSON Schema half of
-	// IDL002 until the typed decoder reports every violation itself; then
-	// this import goes, and with it the JSON Schema library.
-	_ "github.com/idemlint/idemlint/checks/schemastage"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
@@ -54,6 +50,7 @@ type Engine struct {
 	lease          time.Duration // idempotency_inflight.lease_ms
 	ttl            time.Duration
 	maxRecords     int             // of the default MemoryStore
+	maxBytes       int64           // of the default MemoryStore
 	base           context.Context // ends the handlers' contexts; nil: never
 	waiters        waiters
 	attempts       attemptSet // until the end of each is settled, for Drain
@@ -68,6 +65,7 @@ type Engine struct {
 	noBodyMemory    refusal
 	storeDown       refusal
 	storeFull       refusal
+	tenantFull      refusal
 	notCommitted    refusal
 	panicked        Response // the failure recorded for a panic
 	handlerErr      Response // the failure recorded for a Handler error
@@ -103,9 +101,9 @@ func WithClock(now func() time.Time) Option {
 // that goes away must not turn the attempt into a stored failure. It also
 // ends, with cause ErrLeaseLost, when another attempt took the key over,
 // or ErrLeaseLapsed, when the lease lapsed before the store answered. An
-// attempt cut by the end of ctx that fails (an error, a panic, a 5xx) is
-// released, not stored as a failure: the client did not cause it, and a
-// retry executes it again.
+// attempt whose context ended so and that then fails (an error, a panic,
+// a 5xx) is released, not stored as a failure: the client did not cause
+// it, and a retry executes it again.
 func WithBaseContext(ctx context.Context) Option { return func(e *Engine) { e.base = ctx } }
 
 // WithLogger sets where the engine reports handler panics and errors,
@@ -131,7 +129,11 @@ func WithMaxBodyBytes(n int64) Option {
 // InvalidPolicyError refuses a policy. Findings are those of the checks
 // (every per-document rule, as "idemlint check" runs them) or, for a
 // policy that passes them, what the engine still cannot run; warnings are
-// included for context.
+// included for context. The verdict is the same in every program; how a
+// schema violation is worded is not: the engine links no JSON Schema
+// library, so IDL002 names the value that departs from the schema, and a
+// program that imports checks/schemastage (as idemlint does) gets the
+// validator's words.
 type InvalidPolicyError struct {
 	Path     string
 	Findings []checks.Finding // sorted
@@ -183,7 +185,7 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 	e.bodyMemory = newBodyMemory(e.maxBodyMemory, e.maxBody)
 	e.configure(doc)
 	if e.store == nil {
-		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords})
+		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords, MaxBytes: e.maxBytes, PerTenant: e.tenantHeader != ""})
 	}
 	if cf, ok := e.store.(CreateFirstStore); ok {
 		e.createFirst = cf.CreateFirst()
@@ -349,10 +351,10 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 		if !found {
 			var created bool
 			asked := time.Now()
-			live, created, err = e.store.Create(ctx, id, Record{Key: key, Operation: op.key, Fingerprint: fp, RawDigest: raw}, e.lease)
+			live, created, err = e.store.Create(ctx, id, Record{Key: key, Operation: op.key, Fingerprint: fp, RawDigest: raw, Tenant: e.tenant(req.Header)}, e.lease)
 			switch {
 			case errors.Is(err, ErrFull):
-				return reply.refuse(fullRefusal(e.storeFull, err)), nil
+				return reply.refuse(e.fullRefusal(err)), nil
 			case err != nil:
 				return e.storeFailed(ctx, reply, "create", err), nil
 			case created:
@@ -391,12 +393,16 @@ func (e *Engine) storeFailed(ctx context.Context, reply Reply, call string, err 
 	return reply.refuse(e.storeDown)
 }
 
-// fullRefusal is the store-full answer with Retry-After from err.
-func fullRefusal(f refusal, err error) refusal {
-	after := time.Second
+// fullRefusal is the store-full answer, or the tenant-full one, with
+// Retry-After from err.
+func (e *Engine) fullRefusal(err error) refusal {
+	f, after := e.storeFull, time.Second
 	var fe *FullError
 	if errors.As(err, &fe) {
 		after = max(fe.RetryAfter, after)
+		if fe.Tenant {
+			f = e.tenantFull
+		}
 	}
 	return retryAfter(f, after)
 }
@@ -421,14 +427,23 @@ func (e *Engine) identity(op *operation, h http.Header, key string) string {
 	var buf [256]byte
 	b := append(buf[:0], op.idPrefix...)
 	if e.tenantHeader != "" {
-		v, _ := headerValue(h, e.tenantHeader)
-		b = appendField(b, v)
+		b = appendField(b, e.tenant(h))
 	}
 	if e.actorHeader != "" {
 		v, _ := headerValue(h, e.actorHeader)
 		b = appendField(b, v)
 	}
 	return string(appendField(b, key))
+}
+
+// tenant returns the request's tenant_id, "" when the scope does not name
+// it.
+func (e *Engine) tenant(h http.Header) string {
+	if e.tenantHeader == "" {
+		return ""
+	}
+	v, _ := headerValue(h, e.tenantHeader)
+	return v
 }
 
 // execute runs the attempt whose record this request created (holding
@@ -449,8 +464,8 @@ func (e *Engine) execute(a *attempt, run Handler) Reply {
 	}
 	if cause != "" {
 		state = Failed
-		if e.base != nil && e.base.Err() != nil && a.ctx.Err() != nil {
-			state = Processing // cut by shutdown: release the key
+		if a.ctx.Err() != nil {
+			state = Processing // cut by shutdown or a lost lease: release the key
 		}
 	}
 	err := a.end(state, Result{Response: storable(resp), Error: cause})

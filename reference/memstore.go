@@ -31,8 +31,13 @@ type MemoryStore struct {
 	now        func() time.Time
 	seed       maphash.Seed
 	maxRecords int64
+	maxBytes   int64
 	sweepEvery time.Duration
 	held       atomic.Int64 // records in the maps, live or not yet swept
+	heldBytes  atomic.Int64 // their size, as recordSize estimates it
+	// tenants is what each tenant holds, when the store bounds their
+	// shares (MemoryOptions.PerTenant); nil otherwise.
+	tenants *tenantShares
 	// nextFree is when, as the last sweep saw it, the first held record
 	// stops being live (Unix nanoseconds; 0 before any sweep).
 	nextFree atomic.Int64
@@ -52,10 +57,26 @@ type MemoryOptions struct {
 	// max_records); a Create beyond it fails with a *FullError until a
 	// sweep frees room. 0 means no cap.
 	MaxRecords int
+	// MaxBytes caps the bytes held records take (idempotency_storage.
+	// max_bytes), as estimated from their identity, key, fingerprint,
+	// token, error and stored response: a Create fails with a *FullError
+	// while they take it all. Attempts already running still finish and
+	// are kept, so the store may exceed it by what they answer. 0 means
+	// no cap.
+	MaxBytes int64
+	// PerTenant bounds each tenant (Record.Tenant) to one
+	// TenantShareDenominator-th of MaxRecords and of MaxBytes, so that
+	// one tenant filling the store cannot refuse every other tenant's new
+	// keys. The engine sets it when the policy's scope holds tenant_id.
+	PerTenant bool
 	// SweepEvery is how often expired records are removed;
 	// 0 means DefaultSweepEvery.
 	SweepEvery time.Duration
 }
+
+// TenantShareDenominator: with MemoryOptions.PerTenant, no tenant holds
+// more than a quarter of the records or bytes a MemoryStore may hold.
+const TenantShareDenominator = 4
 
 // DefaultSweepEvery keeps an expired record in memory for at most this
 // long, at the cost of one visit per held record per sweep.
@@ -70,7 +91,13 @@ type memShard struct {
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore(o MemoryOptions) *MemoryStore {
-	s := &MemoryStore{now: o.Clock, seed: maphash.MakeSeed(), maxRecords: int64(o.MaxRecords), sweepEvery: o.SweepEvery}
+	s := &MemoryStore{now: o.Clock, seed: maphash.MakeSeed(), maxRecords: int64(o.MaxRecords), maxBytes: o.MaxBytes, sweepEvery: o.SweepEvery}
+	if o.PerTenant {
+		s.tenants = &tenantShares{
+			maxRecords: shareOf(s.maxRecords), maxBytes: shareOf(s.maxBytes),
+			use: map[string]*tenantUse{},
+		}
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -103,32 +130,63 @@ func sweepLoop(store weak.Pointer[MemoryStore], every time.Duration) {
 func (s *MemoryStore) sweep() {
 	now := s.now()
 	var next time.Time
-	var freed uint64 // bytes, roughly
+	var freed int64 // bytes, roughly
+	var tenantNext map[string]time.Time
+	if s.tenants != nil {
+		tenantNext = map[string]time.Time{}
+	}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		for id, rec := range sh.records {
 			if !rec.Live(now) {
 				delete(sh.records, id)
-				s.held.Add(-1)
-				freed += recordSize(id, &rec)
+				freed += s.forget(id, &rec)
 				continue
 			}
-			if end := rec.end(); next.IsZero() || end.Before(next) {
+			end := rec.end()
+			if next.IsZero() || end.Before(next) {
 				next = end
+			}
+			if t, seen := tenantNext[rec.Tenant]; tenantNext != nil && (!seen || end.Before(t)) {
+				tenantNext[rec.Tenant] = end
 			}
 		}
 		sh.mu.Unlock()
 	}
 	s.nextFree.Store(next.UnixNano())
-	if freed > 0 && freed >= liveHeap()/4 {
+	if s.tenants != nil {
+		s.tenants.noteNextFree(tenantNext)
+	}
+	if freed > 0 && uint64(freed) >= liveHeap()/4 {
 		debug.FreeOSMemory()
 	}
 }
 
-// recordSize estimates the memory a record under id holds.
-func recordSize(id string, r *Record) uint64 {
-	return uint64(unsafe.Sizeof(*r)) + uint64(len(id)+len(r.Key)+len(r.Fingerprint)+len(r.Token)+len(r.Error)+len(r.Response.Body))
+// recordSize estimates the memory a record under id holds. Header maps
+// are counted although equal ones are shared (shareHeader): a cap may
+// then be reached early, never late.
+func recordSize(id string, r *Record) int64 {
+	n := int(unsafe.Sizeof(*r)) + len(id) + len(r.Key) + len(r.Fingerprint) + len(r.Token) + len(r.Tenant) + len(r.Error) + len(r.Response.Body)
+	for k, vs := range r.Response.Header {
+		n += len(k)
+		for _, v := range vs {
+			n += len(v)
+		}
+	}
+	return int64(n)
+}
+
+// forget stops counting the record under id, which the caller removed
+// from its shard, and returns its size.
+func (s *MemoryStore) forget(id string, r *Record) int64 {
+	size := recordSize(id, r)
+	s.held.Add(-1)
+	s.heldBytes.Add(-size)
+	if s.tenants != nil {
+		s.tenants.add(r.Tenant, -1, -size)
+	}
+	return size
 }
 
 // liveHeap returns the heap the last collection found live.
@@ -149,6 +207,10 @@ func (r *Record) end() time.Time {
 // Held returns how many records the store holds, including expired ones
 // the next sweep removes.
 func (s *MemoryStore) Held() int { return int(s.held.Load()) }
+
+// HeldBytes returns the bytes the records Held counts take, as estimated
+// for MaxBytes.
+func (s *MemoryStore) HeldBytes() int64 { return s.heldBytes.Load() }
 
 func (s *MemoryStore) shard(id string) *memShard {
 	return &s.shards[maphash.String(s.seed, id)%memShards]
@@ -173,38 +235,130 @@ func (s *MemoryStore) Create(_ context.Context, id string, rec Record, lease tim
 	if exists && old.Live(now) {
 		return old, false, nil
 	}
-	if !exists && !s.reserve() {
-		return Record{}, false, &FullError{RetryAfter: s.retryAfter(now)}
-	}
 	rec = Record{
-		Key: rec.Key, Operation: rec.Operation, Fingerprint: rec.Fingerprint, RawDigest: rec.RawDigest,
+		Key: rec.Key, Operation: rec.Operation, Fingerprint: rec.Fingerprint, RawDigest: rec.RawDigest, Tenant: rec.Tenant,
 		State: Processing, Token: NewToken(), CreatedAt: now, UpdatedAt: now, LeaseUntil: now.Add(lease),
+	}
+	if exists { // an expired record the sweep has not removed yet: replaced
+		s.forget(id, &old)
+	}
+	if tenantFull, next, ok := s.reserve(rec.Tenant, recordSize(id, &rec)); !ok {
+		if exists {
+			delete(sh.records, id)
+		}
+		return Record{}, false, &FullError{RetryAfter: s.retryAfter(now, next), Tenant: tenantFull}
 	}
 	sh.records[id] = rec
 	return rec, true, nil
 }
 
-// reserve counts one more held record unless the store is at its cap.
-func (s *MemoryStore) reserve() bool {
+// reserve counts one more held record of size bytes for tenant, unless
+// the store, or the tenant's share of it (tenantFull), is at its cap.
+// Refused for the tenant's share, it also returns when the tenant's first
+// record stops being live, as the last sweep saw it (Unix nanoseconds; 0
+// for the store's).
+func (s *MemoryStore) reserve(tenant string, size int64) (tenantFull bool, nextFree int64, ok bool) {
 	for {
 		n := s.held.Load()
-		if s.maxRecords > 0 && n >= s.maxRecords {
-			return false
+		if s.maxRecords > 0 && n >= s.maxRecords || s.maxBytes > 0 && s.heldBytes.Load() >= s.maxBytes {
+			return false, 0, false
 		}
 		if s.held.CompareAndSwap(n, n+1) {
-			return true
+			break
 		}
 	}
+	s.heldBytes.Add(size)
+	if s.tenants != nil {
+		if next, ok := s.tenants.reserve(tenant, size); !ok {
+			s.held.Add(-1)
+			s.heldBytes.Add(-size)
+			return true, next, false
+		}
+	}
+	return false, 0, true
 }
 
 // retryAfter estimates when a full store has room again: at the first
-// sweep after the earliest held record stops being live.
-func (s *MemoryStore) retryAfter(now time.Time) time.Duration {
+// sweep after the earliest held record stops being live; or, refused for
+// a tenant's share, the earliest of the tenant's records (nextFree, when
+// not 0).
+func (s *MemoryStore) retryAfter(now time.Time, nextFree int64) time.Duration {
 	wait := s.sweepEvery
-	if next := s.nextFree.Load(); next != 0 {
-		wait += max(time.Unix(0, next).Sub(now), 0)
+	if nextFree == 0 {
+		nextFree = s.nextFree.Load()
+	}
+	if nextFree != 0 {
+		wait += max(time.Unix(0, nextFree).Sub(now), 0)
 	}
 	return wait
+}
+
+// tenantShares counts what each tenant holds in a MemoryStore.
+type tenantShares struct {
+	maxRecords, maxBytes int64 // per tenant; 0: no cap
+	mu                   sync.Mutex
+	use                  map[string]*tenantUse
+}
+
+// tenantUse is what one tenant holds.
+type tenantUse struct {
+	records, bytes int64
+	// nextFree is when, as the last sweep saw it, the tenant's first
+	// record stops being live (Unix nanoseconds; 0 before any sweep).
+	nextFree int64
+}
+
+// shareOf is one tenant's share of a cap (0: no cap).
+func shareOf(limit int64) int64 {
+	if limit <= 0 {
+		return 0
+	}
+	return max(limit/TenantShareDenominator, 1)
+}
+
+// reserve counts one more record of size bytes for tenant unless it holds
+// its share; refused, it returns the tenant's nextFree.
+func (t *tenantShares) reserve(tenant string, size int64) (nextFree int64, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.use[tenant]
+	if u == nil {
+		u = &tenantUse{}
+		t.use[tenant] = u
+	}
+	if t.maxRecords > 0 && u.records >= t.maxRecords || t.maxBytes > 0 && u.bytes >= t.maxBytes {
+		return u.nextFree, false
+	}
+	u.records++
+	u.bytes += size
+	return 0, true
+}
+
+// add changes what tenant holds, forgetting a tenant that holds nothing.
+func (t *tenantShares) add(tenant string, records, bytes int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u := t.use[tenant]
+	if u == nil {
+		return
+	}
+	u.records += records
+	u.bytes += bytes
+	if u.records <= 0 {
+		delete(t.use, tenant)
+	}
+}
+
+// noteNextFree records when each tenant's first live record ends.
+func (t *tenantShares) noteNextFree(next map[string]time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for tenant, u := range t.use {
+		u.nextFree = 0
+		if end, ok := next[tenant]; ok {
+			u.nextFree = end.UnixNano()
+		}
+	}
 }
 
 // holding returns the live record under id that token holds. The
@@ -248,10 +402,18 @@ func (s *MemoryStore) Finish(_ context.Context, id, token string, to State, res 
 	if !cur.State.CanBecome(to) {
 		return fmt.Errorf("%w: %s -> %s", ErrInvalidTransition, cur.State, to)
 	}
+	before := recordSize(id, &cur)
 	cur.State, cur.Response, cur.Error = to, res.Response, res.Error
 	cur.Response.Header = s.shareHeader(cur.Response.Header)
 	cur.UpdatedAt, cur.LeaseUntil, cur.ExpiresAt = now, time.Time{}, now.Add(ttl)
 	sh.records[id] = cur
+	// Counted even beyond MaxBytes: the attempt ran, and its record is
+	// what keeps it from running twice.
+	grown := recordSize(id, &cur) - before
+	s.heldBytes.Add(grown)
+	if s.tenants != nil {
+		s.tenants.add(cur.Tenant, 0, grown)
+	}
 	return nil
 }
 
@@ -281,7 +443,7 @@ func (s *MemoryStore) Release(_ context.Context, id, token string) error {
 		return fmt.Errorf("%w: only a processing record can be released, this one is %s", ErrInvalidTransition, cur.State)
 	}
 	delete(sh.records, id)
-	s.held.Add(-1)
+	s.forget(id, &cur)
 	return nil
 }
 

@@ -205,3 +205,41 @@ func TestMemoryStoreSharesEqualHeaders(t *testing.T) {
 		t.Errorf("headers changed: %v, %v", a, c)
 	}
 }
+
+// TestMemoryStoreCountsBytes: the bytes and each tenant's share are
+// counted as records are created, finished, replaced, released and swept,
+// and come back to nothing.
+func TestMemoryStoreCountsBytes(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock()
+	s := NewMemoryStore(MemoryOptions{Clock: clock.Now, MaxBytes: 1 << 20, PerTenant: true})
+	create := func(id, tenant string) Record {
+		t.Helper()
+		rec, created, err := s.Create(ctx, id, Record{Key: "k", Fingerprint: "fp", Tenant: tenant}, time.Minute)
+		if err != nil || !created {
+			t.Fatalf("Create(%s) = created %v, %v", id, created, err)
+		}
+		return rec
+	}
+	a := create("a", "t1")
+	b := create("b", "t2")
+	if err := s.Finish(ctx, "a", a.Token, Completed, Result{Response: Response{Status: 201, Header: http.Header{"Content-Type": {"application/json"}}, Body: make([]byte, 1000)}}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if held := s.HeldBytes(); held < 1000 {
+		t.Errorf("%d bytes held after a 1000-byte answer was stored", held)
+	}
+	if err := s.Release(ctx, "b", b.Token); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Hour) // a expires, unswept; a new attempt replaces it
+	c := create("a", "t1")
+	if err := s.Finish(ctx, "a", c.Token, Failed, Result{Error: "boom"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Hour)
+	s.sweep()
+	if s.Held() != 0 || s.HeldBytes() != 0 || len(s.tenants.use) != 0 {
+		t.Errorf("after every record went: %d records, %d bytes, %d tenants counted", s.Held(), s.HeldBytes(), len(s.tenants.use))
+	}
+}

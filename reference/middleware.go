@@ -76,11 +76,12 @@ var errTooLarge = errors.New("request body too large")
 
 // readBody appends the content of body (nil or http.NoBody is empty) to
 // dst, refusing more than limit bytes. A positive size is the whole body,
-// as net/http guarantees: it is read into room of that size, and a larger
-// one is refused unread; any other size is unknown (a client's request
-// may say 0). Before reading, it takes from share the memory the body may
-// need: its size, or else the limit and the byte beyond it that proves a
-// body too large.
+// as net/http guarantees: a larger one is refused unread; any other size
+// is unknown (a client's request may say 0). The memory the body may need
+// (its size, or else the limit and the byte beyond it that proves a body
+// too large) is taken from share in two steps: first bodyFirstChunk of
+// it, and the rest once that much arrived. A body that trickles in, or
+// never comes, thus holds bodyFirstChunk, not its announced size.
 func readBody(ctx context.Context, dst []byte, body io.Reader, size, limit int64, share *bodyShare) ([]byte, error) {
 	if body == nil || body == http.NoBody {
 		return dst, nil
@@ -92,19 +93,24 @@ func readBody(ctx context.Context, dst []byte, body io.Reader, size, limit int64
 	if size <= 0 {
 		size, need = -1, min(limit, math.MaxInt64-1)+1
 	}
-	if err := share.take(ctx, need); err != nil {
+	if err := share.take(ctx, min(need, bodyFirstChunk)); err != nil {
 		return dst, err
 	}
-	if size > 0 {
-		dst = slices.Grow(dst, int(size))
-	}
 	for {
+		if int64(len(dst)) == share.held {
+			if err := share.take(ctx, need); err != nil {
+				return dst, err
+			}
+			if size > 0 {
+				dst = slices.Grow(dst, int(size)-len(dst))
+			}
+		}
 		if len(dst) == cap(dst) {
 			dst = append(dst, 0)[:len(dst)] // grow geometrically
 		}
 		room := dst[len(dst):cap(dst)]
-		if int64(len(room)) > need-int64(len(dst)) {
-			room = room[:need-int64(len(dst))]
+		if int64(len(room)) > share.held-int64(len(dst)) {
+			room = room[:share.held-int64(len(dst))]
 		}
 		n, err := body.Read(room)
 		dst = dst[:len(dst)+n]

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -62,7 +64,12 @@ type Record struct {
 	// equals the record's, so does its fingerprint, and the engine skips
 	// canonicalisation, most of the cost of a replay.
 	RawDigest [sha256.Size]byte
-	State     State
+	// Tenant is the request's tenant_id when the scope names it. It is
+	// already part of the identity; a store that bounds each tenant's
+	// share (MemoryOptions.PerTenant) counts by it, others need not keep
+	// it.
+	Tenant string
+	State  State
 	// Token is the attempt token the store drew at Create (see
 	// NewToken): Renew, Finish and Release need it, so a worker whose
 	// attempt was taken over can never touch the new attempt's record.
@@ -99,14 +106,48 @@ type Result struct {
 // FinishEncoding checks that a Store may finish a processing record as
 // to, and returns the stored response's header as JSON (nil for none):
 // what every store that keeps records outside the process does first.
+// The JSON may be shared with other callers: nobody may modify it.
 func FinishEncoding(to State, res Result) (header []byte, err error) {
 	if !Processing.CanBecome(to) {
 		return nil, fmt.Errorf("%w: processing -> %s", ErrInvalidTransition, to)
 	}
-	if len(res.Response.Header) == 0 {
+	h := res.Response.Header
+	if len(h) == 0 {
 		return nil, nil
 	}
-	return json.Marshal(res.Response.Header)
+	// A service answers most requests with the same header: the last
+	// one encoded usually serves again, without json.Marshal's cost.
+	if last := lastHeaderJSON.Load(); last != nil && sameHeader(last.header, h) {
+		return last.json, nil
+	}
+	header, err = json.Marshal(h)
+	if err == nil {
+		lastHeaderJSON.Store(&headerJSON{header: h.Clone(), json: header})
+	}
+	return header, err
+}
+
+// lastHeaderJSON is the response header FinishEncoding encoded last: a
+// copy, as the caller's may change once the record is written.
+var lastHeaderJSON atomic.Pointer[headerJSON]
+
+type headerJSON struct {
+	header http.Header
+	json   []byte
+}
+
+// sameHeader reports whether a and b hold the same values, in order.
+func sameHeader(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, va := range a {
+		vb, ok := b[k]
+		if !ok || (va == nil) != (vb == nil) || !slices.Equal(va, vb) { // nil is null, empty []
+			return false
+		}
+	}
+	return true
 }
 
 // Errors a Store returns. Implementations may wrap them; test with
@@ -135,9 +176,15 @@ var (
 // FullError is ErrFull with a hint of when room may free up.
 type FullError struct {
 	RetryAfter time.Duration
+	// Tenant is true when the store has room but the request's tenant
+	// holds its share (MemoryOptions.PerTenant).
+	Tenant bool
 }
 
 func (e *FullError) Error() string {
+	if e.Tenant {
+		return fmt.Sprintf("%v for this tenant, which holds its share; retry after %v", ErrFull, e.RetryAfter)
+	}
 	return fmt.Sprintf("%v; retry after %v", ErrFull, e.RetryAfter)
 }
 

@@ -591,6 +591,20 @@ func TestValidate(t *testing.T) {
 				`"max_records" must be at least 1, found 0`}},
 		},
 		{
+			name:  "max_bytes of zero",
+			base:  "adapter",
+			edits: []edit{set("/idempotency_storage/max_bytes", `0`)},
+			want: []Violation{{"/idempotency_storage/max_bytes",
+				`"max_bytes" must be at least 1, found 0`}},
+		},
+		{
+			name:  "max_bytes a string",
+			base:  "adapter",
+			edits: []edit{set("/idempotency_storage/max_bytes", `"1MB"`)},
+			want: []Violation{{"/idempotency_storage/max_bytes",
+				`"max_bytes" must be an integer, found string`}},
+		},
+		{
 			name:  "empty contract_version",
 			base:  "adapter",
 			edits: []edit{set("/contract_version", `""`)},

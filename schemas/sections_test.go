@@ -31,7 +31,7 @@ func TestValidatorEqualsValidate(t *testing.T) {
 		sources = append(sources, string(data))
 	}
 	dir := t.TempDir()
-	if _, err := corpus.Generate(dir, 60, 7, 0.5); err != nil {
+	if _, err := corpus.Generate(dir, corpus.Options{Flows: 60, Seed: 7, DefectRate: 0.5}); err != nil {
 		t.Fatal(err)
 	}
 	generated, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*.json"))

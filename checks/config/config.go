@@ -92,6 +92,25 @@ func Find(start string) (string, error) {
 	}
 }
 
+// Discover returns the configuration of a run, found the one way every
+// command and the language server find it: the file explicit names
+// (--config) when set, else the file Find finds from start (the first
+// checked path, or the workspace); nil with none (--no-config) or when
+// there is no file.
+func Discover(explicit string, none bool, start string) (*Config, error) {
+	switch {
+	case none:
+		return nil, nil
+	case explicit != "":
+		return Load(explicit)
+	}
+	path, err := Find(start)
+	if err != nil || path == "" {
+		return nil, err
+	}
+	return Load(path)
+}
+
 // Load reads and validates the configuration file at path. Every problem
 // is reported, one per line, as "path:line:column: message".
 func Load(path string) (*Config, error) {

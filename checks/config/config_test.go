@@ -47,6 +47,41 @@ func TestFind(t *testing.T) {
 	}
 }
 
+// Discover finds the configuration as every command does: --config names
+// it, --no-config drops it, else the nearest file applies, if any.
+func TestDiscover(t *testing.T) {
+	root := t.TempDir()
+	found := filepath.Join(root, "set", FileName)
+	named := filepath.Join(root, "named.json")
+	write(t, found, `{}`)
+	write(t, named, `{}`)
+	nowhere := t.TempDir()
+	for _, tc := range []struct {
+		name     string
+		explicit string
+		none     bool
+		start    string
+		want     string // the configuration's path, "" for none
+	}{
+		{"nearest", "", false, filepath.Join(root, "set", "01.json"), found},
+		{"named", named, false, filepath.Join(root, "set"), named},
+		{"none", "", true, filepath.Join(root, "set"), ""},
+		{"no file", "", false, nowhere, ""},
+	} {
+		cfg, err := Discover(tc.explicit, tc.none, tc.start)
+		got := ""
+		if cfg != nil {
+			got = cfg.Path
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: Discover = %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+	if _, err := Discover(filepath.Join(root, "missing.json"), false, root); err == nil {
+		t.Error("Discover with a --config that does not exist: no error")
+	}
+}
+
 func TestParse(t *testing.T) {
 	c, err := Parse("cfg/.idemlint.json", []byte(`{
   "$schema": "https://github.com/idemlint/idemlint/schemas/v1/config.schema.json",

@@ -17,7 +17,7 @@ import (
 //	go test -run '^$' -bench Recheck -benchtime 10x ./checks/lsp
 func BenchmarkRecheck(b *testing.B) {
 	dir := b.TempDir()
-	if _, err := corpus.Generate(dir, 250, 1, 0.1); err != nil {
+	if _, err := corpus.Generate(dir, corpus.Options{Flows: 250, Seed: 1, DefectRate: 0.1, Style: corpus.Uniform}); err != nil {
 		b.Fatal(err)
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "*", "*", "04-adapter.json"))

@@ -316,11 +316,7 @@ func texts(open map[string]*buffer) map[string]string {
 // the nearest .idemlint.json; a configuration that does not load is shown
 // to the user once, and the defaults apply meanwhile.
 func (s *server) options() checks.Options {
-	path, err := config.Find(s.root)
-	var cfg *config.Config
-	if err == nil && path != "" {
-		cfg, err = config.Load(path)
-	}
+	cfg, err := config.Discover("", false, s.root)
 	if err != nil {
 		_ = s.showError(err.Error())
 		return checks.DefaultOptions()

@@ -13,11 +13,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/asbuilt"
 	"github.com/idemlint/idemlint/checks/baseline"
 	"github.com/idemlint/idemlint/checks/changed"
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
+	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
@@ -78,6 +80,8 @@ type checkFlags struct {
 	maxAmplification            int
 	maxWarnings                 int
 	config                      config.Flags
+	asBuilt                     []string
+	mesh                        string
 }
 
 func (c *checkFlags) register(cmd *cobra.Command) {
@@ -96,10 +100,13 @@ func (c *checkFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&c.newFromRev, "new-from-rev", "", "report only findings in files changed since this git revision, and chains through them")
 	fl.BoolVar(&c.snippet, "snippet", false, "show the source line under each finding of the text format (default: when standard output is a terminal)")
 	fl.BoolVarP(&c.verbose, "verbose", "v", false, "say on standard error which rules did not run, and why")
+	fl.StringArrayVar(&c.asBuilt, "as-built", nil, "proxy and mesh configuration to hold the set to (YAML or JSON; a directory is walked for *.yaml, *.yml, *.json); repeatable")
+	fl.StringVar(&c.mesh, "mesh", string(asbuilt.NoMesh), "the mesh that carries hops no --as-built resource routes: none or istio")
 	fl.StringVar(&c.stdinName, "stdin-filename", "", `with "-": the path the document on standard input has, for positions and the configuration`)
 	cmd.MarkFlagsMutuallyExclusive("config", "no-config")
 	completeFlag(cmd, "format", report.Names()...)
 	completeFlag(cmd, "fail-on", "error", "warning")
+	completeFlag(cmd, "mesh", string(asbuilt.NoMesh), string(asbuilt.IstioMesh))
 	_ = cmd.MarkFlagFilename("config", "json")
 	_ = cmd.MarkFlagFilename("baseline", "json")
 	_ = cmd.MarkFlagFilename("write-baseline", "json")
@@ -147,19 +154,22 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if fromStdin {
 		start = cmp.Or(c.stdinName, ".")
 	}
-	var base *baseline.Baseline
-	if c.baselinePath != "" {
-		if base, err = baseline.Load(c.baselinePath); err != nil {
-			return err
-		}
+	n := &narrowing{write: c.writeBaseline != "", rev: c.newFromRev}
+	switch {
+	case c.baselinePath != "":
+		n.base, err = baseline.Load(c.baselinePath)
+	case n.write:
+		n.base, err = baseline.New(c.writeBaseline)
 	}
-	var changedFiles changed.Set
+	if err != nil {
+		return err
+	}
 	if c.newFromRev != "" {
-		if changedFiles, err = changed.Since(gitDir(start), c.newFromRev); err != nil {
+		if n.changed, err = changed.Since(gitDir(start), c.newFromRev); err != nil {
 			return err
 		}
 	}
-	cfg, err := loadConfig(c.configPath, c.noConfig, start)
+	cfg, err := config.Discover(c.configPath, c.noConfig, start)
 	if err != nil {
 		return err
 	}
@@ -167,6 +177,14 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if api != nil {
 		openapi.Use(&opts, api)
 	}
+	deployment, err := c.readAsBuilt(cmd)
+	if err != nil {
+		return err
+	}
+	if deployment != nil {
+		asbuilt.Use(&opts, deployment)
+	}
+	n.stages(&opts)
 	if !fromStdin {
 		noteIgnored(cmd.ErrOrStderr(), cfg, paths)
 	}
@@ -178,6 +196,10 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	}
 	if err != nil {
 		return err
+	}
+	if deployment != nil {
+		res.Findings = append(res.Findings, deployment.Set.FileFindings()...)
+		checks.SortFindings(res.Findings)
 	}
 	if c.verbose {
 		reportNotRun(cmd.ErrOrStderr(), res.NotRun)
@@ -192,10 +214,10 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	default:
 		return errNoDocuments(paths)
 	}
-	findings, err := narrow(cmd.ErrOrStderr(), res, base, c.writeBaseline, changedFiles, c.newFromRev)
-	if err != nil {
+	if err := n.finish(cmd.ErrOrStderr()); err != nil {
 		return err
 	}
+	findings := res.Findings
 	rep := &report.Report{Findings: findings, Files: res.Files, Unreadable: res.Unreadable, NotBoundary: res.NotBoundary,
 		Rules: checks.Rules(), Version: buildVersion(), FailOn: threshold}
 	for _, d := range res.Documents {
@@ -209,6 +231,31 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		return err
 	}
 	return verdict(cmd.ErrOrStderr(), findings, threshold, c.maxWarnings)
+}
+
+// readAsBuilt reads the --as-built configuration; nil without one.
+func (c *checkFlags) readAsBuilt(cmd *cobra.Command) (*asbuilt.Deployment, error) {
+	mesh := asbuilt.Mesh(c.mesh)
+	if mesh != asbuilt.NoMesh && mesh != asbuilt.IstioMesh {
+		return nil, fmt.Errorf("--mesh must be none or istio, got %q", c.mesh)
+	}
+	if len(c.asBuilt) == 0 {
+		if cmd.Flags().Changed("mesh") {
+			return &asbuilt.Deployment{Set: asbuilt.Read(nil), Mesh: mesh}, nil
+		}
+		return nil, nil
+	}
+	files, skipped, err := fileset.Collect(c.asBuilt, fileset.Options{Include: asbuilt.IsFile, FollowSymlinks: c.config.FollowSymlinks})
+	if err != nil {
+		return nil, fmt.Errorf("--as-built: %w", err)
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: --as-built: %s not read: %v\n", s.Path, s.Err)
+	}
+	set := asbuilt.Read(files)
+	read, notRead := set.Counts()
+	fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: %s read, %d skipped\n", report.Plural(read, "as-built resource"), notRead)
+	return &asbuilt.Deployment{Set: set, Mesh: mesh}, nil
 }
 
 // reportNotRun says on w which rules did not run and why, the rules that
@@ -266,41 +313,64 @@ func gitDir(start string) string {
 	return filepath.Dir(start)
 }
 
-// narrow applies --write-baseline (recording every finding), then
-// --baseline and --new-from-rev (hiding some), saying on w what each did,
-// because no finding shows it.
-func narrow(w io.Writer, res *checks.Result, base *baseline.Baseline, writePath string, changedFiles changed.Set, rev string) ([]checks.Finding, error) {
-	findings := res.Findings
-	if writePath != "" {
-		var err error
-		if base, err = baseline.New(writePath); err != nil {
-			return nil, err
+// narrowing is what --write-baseline, --baseline and --new-from-rev do
+// to the findings: stages of the pipeline after the rules, and what each
+// did, said once the run is over because no finding shows it.
+type narrowing struct {
+	base    *baseline.Baseline // --baseline, or --write-baseline's
+	write   bool               // --write-baseline: record every finding in base first
+	changed changed.Set        // --new-from-rev, since rev
+	rev     string
+
+	recorded    int
+	outcome     baseline.Outcome
+	hiddenByRev int
+}
+
+// stages sets the baseline and new-from-rev stages of opts.
+func (n *narrowing) stages(opts *checks.Options) {
+	if n.base != nil {
+		opts.Baseline = func(findings []checks.Finding) []checks.Finding {
+			if n.write {
+				n.base.Record(findings)
+				n.recorded = len(findings)
+			}
+			n.outcome = n.base.Filter(findings)
+			return n.outcome.New
 		}
-		base.Record(findings)
-		if err := base.Save(); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(w, "idemlint: recorded %s in baseline %s\n", report.Plural(len(findings), "finding"), writePath)
 	}
-	if base != nil {
-		out := base.Filter(findings)
-		findings = out.New
-		fmt.Fprintf(w, "idemlint: baseline %s hid %s", base.Path, report.Plural(out.Hidden, "finding"))
-		if out.Stale > 0 {
+	if n.changed != nil {
+		opts.NewFromRev = func(findings []checks.Finding, docs []*boundary.Document) []checks.Finding {
+			kept := changed.Filter(findings, docs, n.changed)
+			n.hiddenByRev = len(findings) - len(kept)
+			return kept
+		}
+	}
+}
+
+// finish saves a recorded baseline and says on w what each stage did.
+func (n *narrowing) finish(w io.Writer) error {
+	if n.write {
+		if err := n.base.Save(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "idemlint: recorded %s in baseline %s\n", report.Plural(n.recorded, "finding"), n.base.Path)
+	}
+	if n.base != nil {
+		fmt.Fprintf(w, "idemlint: baseline %s hid %s", n.base.Path, report.Plural(n.outcome.Hidden, "finding"))
+		if n.outcome.Stale > 0 {
 			verb := "occur"
-			if out.Stale == 1 {
+			if n.outcome.Stale == 1 {
 				verb = "occurs"
 			}
-			fmt.Fprintf(w, "; %s no longer %s (prune with --write-baseline %s)", report.Plural(out.Stale, "entry"), verb, base.Path)
+			fmt.Fprintf(w, "; %s no longer %s (prune with --write-baseline %s)", report.Plural(n.outcome.Stale, "entry"), verb, n.base.Path)
 		}
 		fmt.Fprintln(w)
 	}
-	if changedFiles != nil {
-		kept := changed.Filter(findings, res.Documents, changedFiles)
-		fmt.Fprintf(w, "idemlint: %s outside the files changed since %s not shown\n", report.Plural(len(findings)-len(kept), "finding"), rev)
-		findings = kept
+	if n.changed != nil {
+		fmt.Fprintf(w, "idemlint: %s outside the files changed since %s not shown\n", report.Plural(n.hiddenByRev, "finding"), n.rev)
 	}
-	return findings, nil
+	return nil
 }
 
 // noteIgnored says on w which of the paths named on the command line the
@@ -319,22 +389,6 @@ func noteIgnored(w io.Writer, cfg *config.Config, paths []string) {
 // pass as a clean check.
 func errNoDocuments(paths []string) error {
 	return fmt.Errorf("no boundary documents found under %s (a boundary document is a JSON object with spec_version or boundary)", strings.Join(paths, " "))
-}
-
-// loadConfig returns the configuration named by --config, or the one found
-// from the first checked path; nil with --no-config or when there is none.
-func loadConfig(explicit string, none bool, start string) (*config.Config, error) {
-	switch {
-	case none:
-		return nil, nil
-	case explicit != "":
-		return config.Load(explicit)
-	}
-	path, err := config.Find(start)
-	if err != nil || path == "" {
-		return nil, err
-	}
-	return config.Load(path)
 }
 
 // verdict turns the findings into the exit status: findings at or above

@@ -224,7 +224,7 @@ func policyFile(path, operation string) (string, error) {
 	if !info.IsDir() {
 		return path, nil
 	}
-	cfg, err := loadConfig("", false, path)
+	cfg, err := config.Discover("", false, path)
 	if err != nil {
 		return "", err
 	}

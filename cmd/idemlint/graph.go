@@ -37,7 +37,7 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 			if !slices.Contains(report.GraphFormats, format) {
 				return fmt.Errorf("unknown format %q (want %s)", format, joinNames(report.GraphFormats))
 			}
-			cfg, err := loadConfig("", false, args[0])
+			cfg, err := config.Discover("", false, args[0])
 			if err != nil {
 				return err
 			}

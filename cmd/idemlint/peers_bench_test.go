@@ -21,6 +21,9 @@ const (
 	peerURLEnv = "IDEMLINT_PEER_URL"
 	// peerRoundsEnv is how many times every server is loaded, in turn.
 	peerRoundsEnv = "IDEMLINT_PEER_ROUNDS"
+	// peerBaselineEnv names another build of idemlint, e.g. the previous
+	// main's, to load as serve is, on the same stores.
+	peerBaselineEnv = "IDEMLINT_PEER_BASELINE"
 )
 
 // defaultPeerRounds and maxPeerRounds bound peerRoundsEnv.
@@ -39,43 +42,69 @@ var redisPeers = []string{"powertools", "node-idempotency", "express-idempotency
 // BenchmarkRedisPeers loads "idemlint serve --store" on Redis and, on
 // the same private Redis (one database each), the peers of
 // reference/redisstore/peers, plus the server at $IDEMLINT_PEER_URL if
-// set, with BenchmarkServe's loads; and serve on the memory store, whose
+// set, with BenchmarkServe's loads; serve on the memory store, whose
 // records cost no round trip: the most any store could let serve do on
-// the machine, against the same peers. It loads them in turn,
+// the machine, against the same peers; and serve on the tests' private
+// PostgreSQL where it can start. With $IDEMLINT_PEER_BASELINE, the path
+// of another idemlint binary, it loads that one as well on each of
+// serve's stores ("baseline", "baseline-memory", "baseline-postgres"),
+// to compare builds in the same run. It loads them in turn,
 // round after round ($IDEMLINT_PEER_ROUNDS, default 3), so that a busy
 // machine slows them alike: compare servers within a round. Every server
 // it starts is a process of its own, serve as well as the peers, so that
-// besides requests per second it reports the CPU time each server, Redis
-// and the client (this process) spent per request, figures that a busy
-// machine does not change much.
+// besides requests per second it reports the CPU time each server, its
+// store (Redis or PostgreSQL, every process of the cluster) and the
+// client (this process) spent per request, figures that a busy machine
+// does not change much.
 // Needs redis-server, node and the peers installed (cd
 // reference/redisstore/peers && npm ci); without node or the peers it
-// loads only serve and $IDEMLINT_PEER_URL, and skips when that is unset.
+// loads only serve, the baseline and $IDEMLINT_PEER_URL, and skips when
+// neither of the last two is set.
 func BenchmarkRedisPeers(b *testing.B) {
 	rounds, err := peerRounds()
 	if err != nil {
 		b.Fatal(err)
 	}
-	external := os.Getenv(peerURLEnv)
+	external, baseline := os.Getenv(peerURLEnv), os.Getenv(peerBaselineEnv)
 	missing := peersMissing()
-	if missing != "" && external == "" {
-		b.Skipf("%s; skipping (or set %s to a running server to compare)", missing, peerURLEnv)
+	if missing != "" && external == "" && baseline == "" {
+		b.Skipf("%s; skipping (or set %s to a running server or %s to another build of idemlint to compare)", missing, peerURLEnv, peerBaselineEnv)
 	}
 	redis := testserver.StartRedis(b)
-	// The first serveTargets targets are serve's, the others its peers.
-	const serveTargets = 2
+	redisCPU := storeCPU{"redis-cpu-us/op", redis.CPU}
+	stores := []struct {
+		suffix, url string
+		cpu         storeCPU
+	}{{"", redis.DatabaseURL(b), redisCPU}, {"-memory", "memory", storeCPU{}}}
+	if pg, why := testserver.StartPostgresIfInstalled(); pg != nil {
+		stores = append(stores, struct {
+			suffix, url string
+			cpu         storeCPU
+		}{"-postgres", pg.DatabaseURL(b), storeCPU{"postgres-cpu-us/op", pg.CPU}})
+	} else {
+		b.Logf("without PostgreSQL: %s", why)
+	}
 	var targets []benchTarget
-	for _, store := range []struct{ name, url string }{{"serve", redis.DatabaseURL(b)}, {"serve-memory", "memory"}} {
-		targets = append(targets, startLogged(b, store.name, exec.Command("idemlint", "serve", "--addr", "127.0.0.1:0",
-			"--policy", servePolicy, "--store", store.url)))
+	for _, build := range []struct{ name, bin string }{{"serve", "idemlint"}, {"baseline", baseline}} {
+		if build.bin == "" {
+			continue
+		}
+		for _, store := range stores {
+			t := startLogged(b, build.name+store.suffix, exec.Command(build.bin, "serve", "--addr", "127.0.0.1:0",
+				"--policy", servePolicy, "--store", store.url))
+			t.store = store.cpu
+			targets = append(targets, t)
+		}
 	}
 	if missing != "" {
-		b.Logf("%s: loading serve and %s only", missing, external)
+		b.Logf("%s: loading serve and the servers of %s and %s only", missing, peerBaselineEnv, peerURLEnv)
 	} else {
 		for _, peer := range redisPeers {
 			cmd := exec.Command("node", "server.js", peer, redis.DatabaseURL(b))
 			cmd.Dir = redisPeersDir
-			targets = append(targets, startLogged(b, peer, cmd))
+			t := startLogged(b, peer, cmd)
+			t.store = redisCPU
+			targets = append(targets, t)
 		}
 	}
 	if external != "" {
@@ -94,29 +123,31 @@ func BenchmarkRedisPeers(b *testing.B) {
 		for ti, t := range targets {
 			for li, load := range benchLoads {
 				b.Run(fmt.Sprintf("round%d/%s/%s", round+1, t.name, load.name), func(b *testing.B) {
-					if t.cmd == nil { // not ours: neither its CPU nor its Redis is known
+					if t.cmd == nil { // not ours: neither its CPU nor its store is known
 						perSecond[li][ti][round] = load.run(b, t.base).perSecond
 						return
 					}
-					before := cpuOf(b, t.cmd.Process.Pid, redis)
+					before := t.cpu(b)
 					perSecond[li][ti][round] = load.run(b, t.base).perSecond
-					after := cpuOf(b, t.cmd.Process.Pid, redis)
-					for i, unit := range []string{"server-cpu-us/op", "redis-cpu-us/op", "client-cpu-us/op"} {
-						b.ReportMetric(float64((after[i]-before[i]).Microseconds())/float64(b.N), unit)
+					after := t.cpu(b)
+					perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
+					b.ReportMetric(perOp(after.server-before.server), "server-cpu-us/op")
+					b.ReportMetric(perOp(after.client-before.client), "client-cpu-us/op")
+					if t.store.unit != "" {
+						b.ReportMetric(perOp(after.store-before.store), t.store.unit)
 					}
 				})
 			}
 		}
 	}
+	// The first target is serve on Redis.
 	for li, load := range benchLoads {
-		for si := range serveTargets {
-			for ti := si + 1; ti < len(targets); ti++ {
-				ratios := make([]float64, rounds)
-				for round := range ratios {
-					ratios[round] = perSecond[li][si][round] / perSecond[li][ti][round]
-				}
-				b.Logf("%s: %s's requests per second over %s's, round by round: %s", load.name, targets[si].name, targets[ti].name, formatRatios(ratios))
+		for ti := 1; ti < len(targets); ti++ {
+			ratios := make([]float64, rounds)
+			for round := range ratios {
+				ratios[round] = perSecond[li][0][round] / perSecond[li][ti][round]
 			}
+			b.Logf("%s: %s's requests per second over %s's, round by round: %s", load.name, targets[0].name, targets[ti].name, formatRatios(ratios))
 		}
 	}
 }
@@ -137,11 +168,41 @@ func formatRatios(ratios []float64) string {
 }
 
 // benchTarget is a server under load: its name, base URL and, when the
-// benchmark started it, its process.
+// benchmark started it, its process and the CPU time of its store.
 type benchTarget struct {
-	name string
-	base string
-	cmd  *exec.Cmd
+	name  string
+	base  string
+	cmd   *exec.Cmd
+	store storeCPU
+}
+
+// storeCPU reads the CPU time a store's server has used, reported per
+// request as unit; the zero value is no store of its own.
+type storeCPU struct {
+	unit string
+	read func() (time.Duration, error)
+}
+
+// cpuTimes are the CPU times used so far by a server, its store and
+// this process, the client.
+type cpuTimes struct{ server, store, client time.Duration }
+
+func (t benchTarget) cpu(b *testing.B) cpuTimes {
+	b.Helper()
+	var c cpuTimes
+	var err error
+	if c.server, err = testserver.ProcessCPU(t.cmd.Process.Pid); err != nil {
+		b.Fatal(err)
+	}
+	if c.client, err = testserver.ProcessCPU(os.Getpid()); err != nil {
+		b.Fatal(err)
+	}
+	if t.store.read != nil {
+		if c.store, err = t.store.read(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return c
 }
 
 // startLogged starts a server process with its stderr in a file, not a
@@ -184,44 +245,4 @@ func peersMissing() string {
 		return "the peers are not installed (cd reference/redisstore/peers && npm ci)"
 	}
 	return ""
-}
-
-// cpuOf returns the CPU time used so far by the server process pid, by
-// Redis and by this process, the client.
-func cpuOf(b *testing.B, pid int, redis *testserver.Redis) [3]time.Duration {
-	b.Helper()
-	store, err := redis.CPU()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return [3]time.Duration{processCPU(b, pid), store, processCPU(b, os.Getpid())}
-}
-
-// clockTicks is Linux's USER_HZ, the unit of /proc/PID/stat's times: 100
-// on every architecture Go supports.
-const clockTicks = 100
-
-// processCPU returns the user and system CPU time a process has used.
-func processCPU(b *testing.B, pid int) time.Duration {
-	b.Helper()
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// The command name, in parentheses, may hold spaces; utime and stime
-	// are the 12th and 13th fields after it.
-	_, rest, _ := strings.Cut(string(stat), ") ")
-	fields := strings.Fields(rest)
-	if len(fields) < 13 {
-		b.Fatalf("/proc/%d/stat has %d fields after the name, want at least 13", pid, len(fields))
-	}
-	var ticks int64
-	for _, f := range fields[11:13] {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			b.Fatalf("/proc/%d/stat: %v", pid, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTicks
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/idemlint/idemlint/reference"
+	"github.com/idemlint/idemlint/reference/server"
 	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
@@ -55,7 +56,7 @@ func BenchmarkBareDemo(b *testing.B) {
 	b.Cleanup(srv.Close)
 	// Under the collector's setting serve runs the memory store with, so
 	// that the two differ by the engine alone.
-	b.Cleanup(collectForMemoryStore())
+	b.Cleanup(server.CollectForMemoryStore())
 	for _, load := range benchLoads {
 		b.Run(load.name, func(b *testing.B) { load.runAll2xx(b, srv.URL) })
 	}

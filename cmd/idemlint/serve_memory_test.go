@@ -47,6 +47,7 @@ func TestServeMemoryAtMaxRecords(t *testing.T) {
 	policy := servePolicyWith(t, func(doc map[string]any) {
 		storage := doc["idempotency_storage"].(map[string]any)
 		storage["max_records"] = memoryLoadMaxRecords
+		storage["max_bytes"] = 1 << 30 // the records, not their bytes, are measured
 		storage["ttl"] = "1m"
 		storage["ttl_reduction"] = map[string]any{"declared": true, "reason": "records must expire within the measurement"}
 	})
@@ -75,6 +76,73 @@ func TestServeMemoryAtMaxRecords(t *testing.T) {
 	live, at := srv.gc.last()
 	t.Logf("a minute after the last record expired: live heap %d MB at the last collection, %.0f s after the expiry; RSS %d MB", live>>20, at.Sub(expired).Seconds(), srv.memory(t, "VmRSS")>>20)
 	t.Logf("CPU of serve in all: %.0f s", srv.stop(t).Seconds())
+}
+
+// TestServeMemoryLargeBodies: 300 unique keys with 1 MB bodies (which
+// once took serve from 18 MB to 724 MB RSS) stay within the memory
+// store's max_bytes (default 128 MiB) and the demo's DemoKeepsBytes: the
+// keys beyond are answered 503 idempotency_store_full with a Retry-After.
+// It logs the RSS before and at the peak; it runs only when asked, as
+// the figure is the process's own:
+//
+//	IDEMLINT_MEMORY_LOAD=1 go test -run TestServeMemoryLargeBodies -v ./cmd/idemlint
+func TestServeMemoryLargeBodies(t *testing.T) {
+	if os.Getenv("IDEMLINT_MEMORY_LOAD") != "1" {
+		t.Skip("measures a process's RSS: IDEMLINT_MEMORY_LOAD=1 runs it")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the server's peak RSS from /proc")
+	}
+	srv := startServeProcess(t, "--policy", servePolicy)
+	before := srv.memory(t, "VmRSS")
+	body := `{"note":"` + strings.Repeat("x", 1<<20-11) + `"}`
+	client := newLoadClient()
+	var (
+		mu      sync.Mutex
+		answers = map[int]int{}
+		next    atomic.Int64
+		wg      sync.WaitGroup
+	)
+	const keys = 300
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= keys; i = next.Add(1) {
+				req, err := http.NewRequest(http.MethodPost, srv.base+"/orders", strings.NewReader(body))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				req.Header.Set("X-Idempotency-Key", "large-"+strconv.FormatInt(i, 10))
+				// Spread over tenants, so that max_bytes binds before any
+				// tenant's quarter of it.
+				req.Header.Set("X-Tenant-Id", "tenant-"+strconv.FormatInt(i%8, 10))
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body) //nolint:errcheck // only the status counts
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+					t.Errorf("key %d: 503 without Retry-After", i)
+				}
+				mu.Lock()
+				answers[resp.StatusCode]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	peak := srv.memory(t, "VmHWM")
+	t.Logf("%d keys with 1 MB bodies: %v; RSS %d MB before, peak %d MB", keys, answers, before>>20, peak>>20)
+	if answers[http.StatusCreated] == 0 || answers[http.StatusServiceUnavailable] == 0 || answers[http.StatusCreated]+answers[http.StatusServiceUnavailable] != keys {
+		t.Errorf("answers %v; want some created, the rest 503 once max_bytes is reached", answers)
+	}
+	// The records (128 MiB, one answer more per client), the demo's 16 MiB,
+	// the bodies in flight and the collector's headroom at GOGC=50.
+	if limit := int64(400 << 20); peak > limit {
+		t.Errorf("peak RSS %d MB, more than %d MB", peak>>20, limit>>20)
+	}
 }
 
 // serveProcess is "idemlint serve" run as a process of its own, so that

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"io"
+	"bytes"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,14 +15,16 @@ import (
 
 // storeProxy forwards TCP connections to a Unix socket (the tests'
 // Redis) until cut: then it closes every connection and closes new ones at
-// once, as a store that went down, until restored.
+// once, as a store that went down, until restored. It cuts itself when a
+// client sends its marker, dropping that command.
 type storeProxy struct {
 	ln     net.Listener
 	target string
 
-	mu    sync.Mutex
-	down  bool
-	conns map[net.Conn]struct{}
+	mu     sync.Mutex
+	down   bool
+	marker []byte
+	conns  map[net.Conn]struct{}
 }
 
 func startStoreProxy(t *testing.T, socket string) *storeProxy {
@@ -66,15 +68,39 @@ func (p *storeProxy) accept() {
 		}
 		p.conns[c], p.conns[s] = struct{}{}, struct{}{}
 		p.mu.Unlock()
-		go pipe(c, s)
-		go pipe(s, c)
+		go p.forward(s, c)
+		go p.forward(c, s)
 	}
 }
 
-func pipe(dst, src net.Conn) {
-	_, _ = io.Copy(dst, src)
-	dst.Close()
-	src.Close()
+func (p *storeProxy) forward(dst, src net.Conn) {
+	defer dst.Close()
+	defer src.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		if p.trips(buf[:n]) {
+			p.cut()
+			return
+		}
+		if _, werr := dst.Write(buf[:n]); werr != nil || err != nil {
+			return
+		}
+	}
+}
+
+// trips reports whether b holds the marker.
+func (p *storeProxy) trips(b []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.marker != nil && bytes.Contains(b, p.marker)
+}
+
+// cutOn makes the proxy cut itself when a client sends marker.
+func (p *storeProxy) cutOn(marker string) {
+	p.mu.Lock()
+	p.marker = []byte(marker)
+	p.mu.Unlock()
 }
 
 func (p *storeProxy) cut() {
@@ -89,7 +115,7 @@ func (p *storeProxy) cut() {
 
 func (p *storeProxy) restore() {
 	p.mu.Lock()
-	p.down = false
+	p.down, p.marker = false, nil
 	p.mu.Unlock()
 }
 
@@ -113,16 +139,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// finishWhileStoreDown starts a request on s and cuts the store while its
-// handler runs, so that the end of the attempt is retried in the
-// background; it returns the request's answer.
-func finishWhileStoreDown(t *testing.T, s *server, proxy *storeProxy, key string) reply {
+// finishWhileStoreDown sends a request to s and cuts the store when the
+// engine records the demo's answer (the only command that carries it), so
+// that the end of the attempt is retried in the background; it returns
+// the request's answer.
+func finishWhileStoreDown(t *testing.T, s *serveRun, proxy *storeProxy, key string) reply {
 	t.Helper()
-	answered := make(chan reply, 1)
-	go func() { answered <- s.send(t, "POST", "/orders", key, `{}`) }()
-	waitFor(t, "the demo runs", func() bool { return s.send(t, "GET", "/_effects", "", "").body == `{"count":1}` })
-	proxy.cut()
-	r := <-answered
+	proxy.cutOn(`"operation":"orders.create"`)
+	r := s.send(t, "POST", "/orders", key, `{}`)
 	waitFor(t, "serve retries recording the attempt", func() bool {
 		return strings.Contains(s.stderr.String(), "cannot record the end of the attempt; retrying")
 	})
@@ -138,7 +162,7 @@ func TestServeShutdownWaitsForEndWrites(t *testing.T) {
 	db := redis.DatabaseURL(t)
 	proxy := startStoreProxy(t, redis.Socket)
 	policy := shutdownPolicy(t)
-	s := startServe(t, "--policy", policy, "--store", proxy.redisURL(t, db), "--demo-delay", "2s", "--shutdown-timeout", "1m")
+	s := startServe(t, "--policy", policy, "--store", proxy.redisURL(t, db), "--shutdown-timeout", "1m")
 	first := finishWhileStoreDown(t, s, proxy, "drained")
 	if first.status != http.StatusCreated {
 		t.Fatalf("first: %d %s, want the demo's 201 although the store is down", first.status, first.body)
@@ -161,7 +185,7 @@ func TestServeShutdownWaitsForEndWrites(t *testing.T) {
 func TestServeShutdownNamesUnrecordedKeys(t *testing.T) {
 	redis := testserver.StartRedis(t)
 	proxy := startStoreProxy(t, redis.Socket)
-	s := startServe(t, "--policy", shutdownPolicy(t), "--store", proxy.redisURL(t, redis.DatabaseURL(t)), "--demo-delay", "2s", "--shutdown-timeout", "200ms")
+	s := startServe(t, "--policy", shutdownPolicy(t), "--store", proxy.redisURL(t, redis.DatabaseURL(t)), "--shutdown-timeout", "200ms")
 	finishWhileStoreDown(t, s, proxy, "unrecorded-key")
 	s.stop()
 	if err := s.wait(t); err != exitCode(exitFindings) {

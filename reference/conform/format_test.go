@@ -29,7 +29,7 @@ func sampleReport() *Report {
 		},
 		Results: []Result{
 			{ID: "CF01", Name: "key-required request without the key", Checks: "on_missing", Status: Pass,
-				Expected: `400 with error_code "idempotency_key_required" (on_missing)`, Requests: 1, Duration: 1500 * time.Microsecond},
+				Expected: `400 with error_code "idempotency_key_required" (on_missing)`, Note: "sent to the target alone", Requests: 1, Duration: 1500 * time.Microsecond},
 			{ID: "CF03", Name: "same key, same payload, after CF02 finished", Checks: "idempotency_replay", Status: Fail,
 				Expected: "201 and the body of CF02's answer byte for byte", Got: `another body: 201 Created, body {"id":"b"}`,
 				Hint: "the body has the code under /error/code; the spec wants it in a top-level error_code member",
@@ -78,6 +78,7 @@ note: the policy as written: adapter.json:9:24: error IDL107 add "operation_key"
 func TestText(t *testing.T) {
 	stdout, stderr := write(t, "text", sampleReport())
 	want := samplePlan + `PASS CF01 on_missing                  key-required request without the key
+     note:     sent to the target alone
 FAIL CF03 idempotency_replay          same key, same payload, after CF02 finished
      expected: 201 and the body of CF02's answer byte for byte
      got:      another body: 201 Created, body {"id":"b"}
@@ -165,6 +166,7 @@ func TestJSON(t *testing.T) {
       "checks": "on_missing",
       "status": "pass",
       "expected": "400 with error_code \"idempotency_key_required\" (on_missing)",
+      "note": "sent to the target alone",
       "requests": 1,
       "duration_ms": 1.5
     },

@@ -99,7 +99,7 @@ func newClient(t *testing.T, url, user, password string) rueidis.Client {
 // again on its files, then every key retried. Without persistence every
 // retry executes again; with appendonly yes and appendfsync always none
 // does. (Under appendfsync everysec Redis may answer before it wrote the
-// file while an fsync runs: in about one run in eight here a finished
+// file while an fsync runs: in two runs of ten here a finished
 // record came back processing, so that its key would run again once the
 // lease lapsed; no test can pin that down.)
 func TestCrashLosesRecordsUnlessSynced(t *testing.T) {

@@ -1,33 +1,53 @@
-// Package redisstore is a reference.Store on Redis, for engines on several
-// replicas sharing one store.
+// Package redisstore is a reference.Store on Redis 7.0 or later, for
+// engines on several replicas sharing one store.
 //
-// A record is one string under the key Prefix+identity. Every change is
-// one Lua script, so it is atomic, and reads the time with Redis's TIME,
-// so replicas with skewed clocks agree. Leases and ttl are the key's own
-// expiry: a processing record vanishes when its lease lapses unless
-// renewed, a finished one ttl after it finished, and Redis frees the
-// memory itself. A string rather than a hash of fields costs Redis about
-// half as much per request, and lets the scripts read only what they
-// check: the state and token at fixed places.
+// A record is one string under the key Prefix+identity. Leases and ttl
+// are the key's own expiry: a processing record vanishes when its lease
+// lapses unless renewed, a finished one ttl after it finished, and Redis
+// frees the memory itself. The store's clock is Redis's, read without
+// a script: the key's expiry, which Redis stamps with its own time, is
+// the lease end or the expiry of the record, and the record's string
+// holds the lease or ttl it was set with, so that the time it was
+// written is the expiry less that.
 //
-// The string: the state digit (1 processing, 2 completed, 3 failed), the
-// token (26 characters), then created, updated and the lease end (while
-// processing) or the expiry (once finished), each Unix milliseconds in 13
-// digits; then fields, each its length as a uvarint and its bytes: the
+// Every change to a record is one atomic step of Redis, and the hot ones run no
+// script over large strings: a Lua script costs Redis several times
+// what a plain command does, most of it hashing every string it sees.
+// Create is a transaction of SET NX GET, which answers with the live
+// record when there is one, and PEXPIRETIME. Finish writes the finished
+// record under a key of its own with a plain SET, then a script that
+// reads the first 27 bytes of the record checks that the attempt still
+// holds it and renames the new one over it; the finished record repeats
+// the request fields the store remembers from Create. Renew and Release
+// are small scripts. Should the connection fail between Finish's SET
+// and its script, the finished record's own key stays, unseen, until
+// its ttl ends: its name holds the attempt's token, which no one else
+// knows. Finish's two keys share no hash slot, so the store needs one
+// Redis server (with replicas or Sentinel), not Redis Cluster.
+//
+// The string: its state (P processing, C completed, F failed), the token
+// (26 characters), then the time it was created and the lease (while
+// processing) or the ttl (once finished), each milliseconds in 13
+// digits, a processing record's created time zeros until its first
+// renewal; then fields, each its length as a uvarint and its bytes: the
 // fingerprint, the raw digest, the key and the operation, and once
 // finished the response status (decimal), header (JSON) and body and the
-// error.
+// error. Records of the previous layout, which replicas of an older
+// version write during a rolling upgrade, still decode (see decodeV1).
 package redisstore
 
 import (
 	"context"
+	"crypto/sha1"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,6 +70,12 @@ type Options struct {
 type Store struct {
 	client rueidis.Client
 	prefix string
+
+	// multi and exec are MULTI and EXEC, built once.
+	multi, exec rueidis.Completed
+
+	mu       sync.Mutex
+	attempts map[string]attempt // by token
 }
 
 // Open connects to the Redis server at url: redis://[user:password@]host:port[/db],
@@ -74,7 +100,8 @@ func New(client rueidis.Client, o Options) *Store {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
-	return &Store{client: client, prefix: o.Prefix}
+	return &Store{client: client, prefix: o.Prefix, attempts: make(map[string]attempt),
+		multi: client.B().Multi().Build().Pin(), exec: client.B().Exec().Build().Pin()}
 }
 
 // Close closes the client.
@@ -83,70 +110,104 @@ func (s *Store) Close() { s.client.Close() }
 // Layout of a record's string; the scripts use the same places, counted
 // from 1.
 const (
-	tokenLen   = 26 // reference.NewToken's
-	stampLen   = 13 // Unix milliseconds, until the year 2286
-	tokenAt    = 1
-	createdAt  = tokenAt + tokenLen
-	updatedAt  = createdAt + stampLen
-	deadlineAt = updatedAt + stampLen // lease end or expiry
-	fieldsAt   = deadlineAt + stampLen
+	tokenLen  = 26 // reference.NewToken's
+	stampLen  = 13 // milliseconds, until the year 2286
+	tokenAt   = 1
+	createdAt = tokenAt + tokenLen
+	periodAt  = createdAt + stampLen // the lease or ttl
+	fieldsAt  = periodAt + stampLen
 )
 
-// Scripts. now is the server's time in milliseconds; numbers are written
-// with %d, as Lua's default formatting would round them.
-const nowLua = `
-local t = redis.call('TIME')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
-`
+// The state bytes of a record.
+const (
+	processingByte = 'P'
+	completedByte  = 'C'
+	failedByte     = 'F'
+)
 
+// stateBytes maps the states a record may be in to their bytes.
+var stateBytes = [...]byte{reference.Processing: processingByte, reference.Completed: completedByte, reference.Failed: failedByte}
+
+// neverRenewed is the created time of a processing record until its
+// first renewal: it was created at its expiry less its lease.
+const neverRenewed = "0000000000000"
+
+// Scripts, all on KEYS[1], the record; ARGV[1] is the attempt's token.
 var (
-	// KEYS[1]; ARGV lease_ms, token, fields. Returns the server's now
-	// when it created the record, else the live record.
-	createScript = rueidis.NewLuaScript(`
-local live = redis.call('GET', KEYS[1])
-if live then return live end` + nowLua + `
-local lease = tonumber(ARGV[1])
-redis.call('SET', KEYS[1], '1' .. ARGV[2] .. string.format('%013d%013d%013d', now, now, now + lease) .. ARGV[3], 'PX', lease)
-return now
-`)
-
-	// KEYS[1]; ARGV token, lease_ms. 1 renewed, 0 lease lost. Rewrites
-	// the lease end in place.
+	// ARGV lease_ms. 1 renewed, 0 lease lost. Writes down the created
+	// time before the expiry moves, then moves it.
 	renewScript = rueidis.NewLuaScript(`
-if redis.call('GETRANGE', KEYS[1], 0, 26) ~= '1' .. ARGV[1] then return 0 end` + nowLua + `
-redis.call('SETRANGE', KEYS[1], 53, string.format('%013d', now + tonumber(ARGV[2])))
+local head = redis.call('GETRANGE', KEYS[1], 0, 52)
+if string.sub(head, 1, 27) ~= 'P' .. ARGV[1] then return 0 end
+if string.sub(head, 28, 40) == '` + neverRenewed + `' then
+  local created = redis.call('PEXPIRETIME', KEYS[1]) - tonumber(string.sub(head, 41, 53))
+  redis.call('SETRANGE', KEYS[1], 27, string.format('%013d', created))
+end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 
-	// KEYS[1]; ARGV token, state, ttl_ms, response fields. 1 finished, 0
-	// lease lost, -1 not processing. Keeps the token, created time and
-	// request fields.
-	finishScript = rueidis.NewLuaScript(`
-local live = redis.call('GET', KEYS[1])
-if not live or string.sub(live, 2, 27) ~= ARGV[1] then return 0 end
-if string.sub(live, 1, 1) ~= '1' then return -1 end` + nowLua + `
-local ttl = tonumber(ARGV[3])
-redis.call('SET', KEYS[1], ARGV[2] .. string.sub(live, 2, 40) .. string.format('%013d%013d', now, now + ttl) .. string.sub(live, 67) .. ARGV[4], 'PX', ttl)
-return 1
-`)
+	finishScript = rueidis.NewLuaScript(finishScriptSource)
 
-	// KEYS[1]; ARGV token. 1 released, 0 lease lost, -1 not processing.
+	// 1 released, 0 lease lost, -1 not processing.
 	releaseScript = rueidis.NewLuaScript(`
 local head = redis.call('GETRANGE', KEYS[1], 0, 26)
 if head == '' or string.sub(head, 2) ~= ARGV[1] then return 0 end
-if head ~= '1' .. ARGV[1] then return -1 end
+if head ~= 'P' .. ARGV[1] then return -1 end
 redis.call('DEL', KEYS[1])
 return 1
 `)
 )
 
-func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+// finishScriptSource: KEYS[2] the finished record, written by the
+// caller under a key of its own. 1 finished: KEYS[2] renamed over the
+// record; 0 lease lost, -1 not processing: KEYS[2] deleted.
+const finishScriptSource = `
+local head = redis.pcall('GETRANGE', KEYS[1], 0, 26)
+if head == 'P' .. ARGV[1] then
+  redis.call('RENAME', KEYS[2], KEYS[1])
+  return 1
+end
+redis.call('DEL', KEYS[2])
+if type(head) ~= 'string' then return head end
+if string.sub(head, 2) ~= ARGV[1] then return 0 end
+return -1
+`
+
+// finishSHA1 is finishScript's SHA-1, for EVALSHA in a pipeline.
+var finishSHA1 = func() string {
+	sum := sha1.Sum([]byte(finishScriptSource))
+	return hex.EncodeToString(sum[:])
+}()
+
+func ms(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
 
 // appendField appends one field: its length, then its bytes.
 func appendField[T string | []byte](b []byte, f T) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(f))), f...)
 }
+
+// appendStamp appends milliseconds in stampLen digits.
+func appendStamp(b []byte, n int64) []byte {
+	var digits [stampLen]byte
+	for i := len(digits) - 1; i >= 0; i-- {
+		digits[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(b, digits[:]...)
+}
+
+// attempt is what the store remembers of an attempt it created, so that
+// Finish can write the whole finished record without reading the
+// processing one.
+type attempt struct {
+	created int64  // milliseconds
+	request []byte // the request fields; nobody modifies them
+}
+
+// maxAttempts bounds the attempts the store remembers: past it, Finish
+// reads the record first, as it does for an attempt it forgot.
+const maxAttempts = 1 << 16
 
 // Create implements reference.Store.
 func (s *Store) Create(ctx context.Context, id string, rec reference.Record, lease time.Duration) (reference.Record, bool, error) {
@@ -154,41 +215,110 @@ func (s *Store) Create(ctx context.Context, id string, rec reference.Record, lea
 	if len(token) != tokenLen {
 		return reference.Record{}, false, fmt.Errorf("redis store: create: a token of %d characters, the layout holds %d", len(token), tokenLen)
 	}
-	fields := make([]byte, 0, 16+len(rec.Fingerprint)+len(rec.RawDigest)+len(rec.Key)+len(rec.Operation))
-	fields = appendField(fields, rec.Fingerprint)
-	fields = appendField(fields, rec.RawDigest[:])
-	fields = appendField(fields, rec.Key)
-	fields = appendField(fields, rec.Operation)
 	leaseMS := ms(lease)
-	reply, err := createScript.Exec(ctx, s.client, []string{s.prefix + id}, []string{leaseMS, token, rueidis.BinaryString(fields)}).ToMessage()
-	if err != nil {
-		return reference.Record{}, false, fmt.Errorf("redis store: create: %w", err)
-	}
-	if reply.IsInt64() {
-		now, _ := reply.AsInt64()
-		created := time.UnixMilli(now)
+	v := encodeProcessing(token, leaseMS, rec)
+	key := s.prefix + id
+	live, expiry, err := s.transaction(ctx, s.client.B().Set().Key(key).Value(rueidis.BinaryString(v)).Nx().Get().PxMilliseconds(leaseMS).Build(), key)
+	switch {
+	case rueidis.IsRedisNil(err):
+		created := expiry - leaseMS
+		s.remember(token, attempt{created: created, request: v[fieldsAt:]})
 		return reference.Record{
 			Key: rec.Key, Operation: rec.Operation, Fingerprint: rec.Fingerprint, RawDigest: rec.RawDigest,
-			State: reference.Processing, Token: token, CreatedAt: created, UpdatedAt: created,
-			LeaseUntil: created.Add(time.Duration(lease.Milliseconds()) * time.Millisecond),
+			State: reference.Processing, Token: token, CreatedAt: time.UnixMilli(created), UpdatedAt: time.UnixMilli(created),
+			LeaseUntil: time.UnixMilli(expiry),
 		}, true, nil
-	}
-	live, err := reply.ToString()
-	if err != nil {
+	case err != nil:
 		return reference.Record{}, false, fmt.Errorf("redis store: create: %w", err)
 	}
-	rec, err = decode(live)
+	rec, err = decode(live, expiry)
 	return rec, false, err
 }
 
-// CreateFirst implements reference.CreateFirstStore: Create is one
-// script that answers with the live record when there is one, so a Get
-// before it would only add a round trip.
+// transaction runs cmd, a command on key answering with a string, and
+// PEXPIRETIME of key as one transaction, and returns cmd's answer and
+// the expiry. A nil answer is the error rueidis.IsRedisNil reports.
+func (s *Store) transaction(ctx context.Context, cmd rueidis.Completed, key string) (string, int64, error) {
+	replies := s.client.DoMulti(ctx, s.multi, cmd, s.client.B().Pexpiretime().Key(key).Build(), s.exec)
+	for _, r := range replies[:len(replies)-1] {
+		if err := r.Error(); err != nil {
+			return "", 0, err
+		}
+	}
+	answers, err := replies[len(replies)-1].ToArray()
+	if rueidis.IsRedisNil(err) { // EXEC aborted; not a nil answer of cmd
+		return "", 0, errors.New("the transaction was aborted")
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	if len(answers) != 2 {
+		return "", 0, fmt.Errorf("a transaction of 2 commands answered %d replies", len(answers))
+	}
+	expiry, err := answers[1].AsInt64()
+	if err != nil {
+		return "", 0, err
+	}
+	v, err := answers[0].ToString()
+	return v, expiry, err
+}
+
+// encodeProcessing returns the string of a new processing record.
+func encodeProcessing(token string, leaseMS int64, rec reference.Record) []byte {
+	v := make([]byte, 0, fieldsAt+16+len(rec.Fingerprint)+len(rec.RawDigest)+len(rec.Key)+len(rec.Operation))
+	v = append(append(v, processingByte), token...)
+	v = appendStamp(append(v, neverRenewed...), leaseMS)
+	return appendRequest(v, rec)
+}
+
+// encodeFinished returns the string of the record of attempt a, holding
+// token, finished as to with res, whose header is encoded already.
+func encodeFinished(to reference.State, token string, a attempt, ttlMS int64, res reference.Result, header []byte) []byte {
+	status := strconv.Itoa(res.Response.Status)
+	v := make([]byte, 0, fieldsAt+len(a.request)+24+len(status)+len(header)+len(res.Response.Body)+len(res.Error))
+	v = append(append(v, stateBytes[to]), token...)
+	v = appendStamp(appendStamp(v, a.created), ttlMS)
+	v = append(v, a.request...)
+	v = appendField(v, status)
+	v = appendField(v, header)
+	v = appendField(v, res.Response.Body)
+	return appendField(v, res.Error)
+}
+
+// appendRequest appends the request fields of rec.
+func appendRequest(b []byte, rec reference.Record) []byte {
+	b = appendField(b, rec.Fingerprint)
+	b = appendField(b, rec.RawDigest[:])
+	b = appendField(b, rec.Key)
+	return appendField(b, rec.Operation)
+}
+
+func (s *Store) remember(token string, a attempt) {
+	s.mu.Lock()
+	if len(s.attempts) < maxAttempts {
+		s.attempts[token] = a
+	}
+	s.mu.Unlock()
+}
+
+// forget returns what the store remembers of the attempt holding token,
+// and forgets it.
+func (s *Store) forget(token string) (attempt, bool) {
+	s.mu.Lock()
+	a, ok := s.attempts[token]
+	delete(s.attempts, token)
+	s.mu.Unlock()
+	return a, ok
+}
+
+// CreateFirst implements reference.CreateFirstStore: Create answers with
+// the live record when there is one, so a Get before it would only add a
+// round trip.
 func (s *Store) CreateFirst() bool { return true }
 
 // Renew implements reference.Store.
 func (s *Store) Renew(ctx context.Context, id, token string, lease time.Duration) error {
-	return s.fenced(ctx, "renew", renewScript, id, token, ms(lease))
+	return s.fenced(ctx, "renew", renewScript, id, token, strconv.FormatInt(ms(lease), 10))
 }
 
 // Finish implements reference.Store.
@@ -197,23 +327,57 @@ func (s *Store) Finish(ctx context.Context, id, token string, to reference.State
 	if err != nil {
 		return fmt.Errorf("redis store: finish: %w", err)
 	}
-	fields := make([]byte, 0, 16+len(header)+len(res.Response.Body)+len(res.Error))
-	fields = appendField(fields, strconv.Itoa(res.Response.Status))
-	fields = appendField(fields, header)
-	fields = appendField(fields, res.Response.Body)
-	fields = appendField(fields, res.Error)
-	return s.fenced(ctx, "finish", finishScript, id, token, strconv.Itoa(int(to)), ms(ttl), rueidis.BinaryString(fields))
+	a, ok := s.forget(token)
+	if !ok {
+		// Not an attempt of this store's, or one it could not keep: the
+		// record tells what the finished one repeats.
+		rec, found, err := s.Get(ctx, id)
+		switch {
+		case err != nil:
+			return fmt.Errorf("redis store: finish: %w", err)
+		case !found || rec.Token != token:
+			return reference.ErrLeaseLost
+		case rec.State != reference.Processing:
+			return fmt.Errorf("%w: the attempt already ended", reference.ErrInvalidTransition)
+		}
+		a = attempt{created: rec.CreatedAt.UnixMilli(), request: appendRequest(nil, rec)}
+	}
+	ttlMS := ms(ttl)
+	v := encodeFinished(to, token, a, ttlMS, res, header)
+	key, finished := s.prefix+id, s.prefix+finishedInfix+token
+	replies := s.client.DoMulti(ctx,
+		s.client.B().Set().Key(finished).Value(rueidis.BinaryString(v)).PxMilliseconds(ttlMS).Build(),
+		s.client.B().Evalsha().Sha1(finishSHA1).Numkeys(2).Key(key, finished).Arg(token).Build())
+	if err := replies[0].Error(); err != nil {
+		return fmt.Errorf("redis store: finish: %w", err)
+	}
+	reply := replies[1]
+	if err, ok := rueidis.IsRedisErr(reply.Error()); ok && err.IsNoScript() {
+		reply = finishScript.Exec(ctx, s.client, []string{key, finished}, []string{token})
+	}
+	return fencedReply("finish", reply)
 }
+
+// finishedInfix puts the key of a finished record, before it replaces
+// the processing one, under Prefix apart from the identities: after it
+// comes the token, which no one else knows.
+const finishedInfix = "finishing:"
 
 // Release implements reference.Store.
 func (s *Store) Release(ctx context.Context, id, token string) error {
+	s.forget(token)
 	return s.fenced(ctx, "release", releaseScript, id, token)
 }
 
-// fenced runs a script that needs the attempt's token and maps its
-// answer: 1 done, 0 ErrLeaseLost, -1 ErrInvalidTransition.
+// fenced runs a script that needs the attempt's token.
 func (s *Store) fenced(ctx context.Context, what string, script *rueidis.Lua, id, token string, args ...string) error {
-	n, err := script.Exec(ctx, s.client, []string{s.prefix + id}, append([]string{token}, args...)).AsInt64()
+	return fencedReply(what, script.Exec(ctx, s.client, []string{s.prefix + id}, append([]string{token}, args...)))
+}
+
+// fencedReply maps the answer of a script that needs the attempt's
+// token: 1 done, 0 ErrLeaseLost, -1 ErrInvalidTransition.
+func fencedReply(what string, reply rueidis.RedisResult) error {
+	n, err := reply.AsInt64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("redis store: %s: %w", what, err)
@@ -227,43 +391,101 @@ func (s *Store) fenced(ctx context.Context, what string, script *rueidis.Lua, id
 
 // Get implements reference.Store.
 func (s *Store) Get(ctx context.Context, id string) (reference.Record, bool, error) {
-	v, err := s.client.Do(ctx, s.client.B().Get().Key(s.prefix+id).Build()).ToString()
+	key := s.prefix + id
+	v, expiry, err := s.transaction(ctx, s.client.B().Get().Key(key).Build(), key)
 	if rueidis.IsRedisNil(err) {
 		return reference.Record{}, false, nil
 	}
 	if err != nil {
 		return reference.Record{}, false, fmt.Errorf("redis store: get: %w", err)
 	}
-	rec, err := decode(v)
+	rec, err := decode(v, expiry)
 	return rec, err == nil, err
 }
 
 var errCorrupt = errors.New("redis store: a record is malformed")
 
-// decode reads a record from its string.
-func decode(v string) (reference.Record, error) {
-	if len(v) < fieldsAt {
+// decode reads a record from its string and its key's expiry in Unix
+// milliseconds.
+func decode(v string, expiry int64) (reference.Record, error) {
+	if v != "" && v[0] >= '1' && v[0] <= '3' {
+		return decodeV1(v)
+	}
+	if len(v) < fieldsAt || expiry < 0 {
 		return reference.Record{}, errCorrupt
 	}
-	rec := reference.Record{State: reference.State(v[0] - '0'), Token: v[tokenAt:createdAt]}
-	created, ok1 := stamp(v[createdAt:updatedAt])
-	updated, ok2 := stamp(v[updatedAt:deadlineAt])
-	deadline, ok3 := stamp(v[deadlineAt:fieldsAt])
+	var rec reference.Record
+	switch v[0] {
+	case processingByte:
+		rec.State = reference.Processing
+	case completedByte:
+		rec.State = reference.Completed
+	case failedByte:
+		rec.State = reference.Failed
+	default:
+		return reference.Record{}, errCorrupt
+	}
+	rec.Token = v[tokenAt:createdAt]
+	created, ok1 := digits(v[createdAt:periodAt])
+	period, ok2 := digits(v[periodAt:fieldsAt])
+	if !ok1 || !ok2 || period > expiry {
+		return reference.Record{}, errCorrupt
+	}
+	updated := expiry - period
+	if rec.State == reference.Processing {
+		rec.LeaseUntil = time.UnixMilli(expiry)
+		if v[createdAt:periodAt] == neverRenewed {
+			created = updated
+		}
+		updated = created
+	} else {
+		rec.ExpiresAt = time.UnixMilli(expiry)
+	}
+	rec.CreatedAt, rec.UpdatedAt = time.UnixMilli(created), time.UnixMilli(updated)
+	return rec, decodeFields(&rec, v[fieldsAt:])
+}
+
+// Layout of the previous version's string: the state digit (1
+// processing, 2 completed, 3 failed), the token, then created, updated
+// and the lease end (while processing) or the expiry (once finished),
+// each Unix milliseconds in 13 digits; then the fields, as now.
+const (
+	v1CreatedAt  = tokenAt + tokenLen
+	v1UpdatedAt  = v1CreatedAt + stampLen
+	v1DeadlineAt = v1UpdatedAt + stampLen
+	v1FieldsAt   = v1DeadlineAt + stampLen
+)
+
+// decodeV1 reads a record of the previous layout, which holds its times
+// itself.
+func decodeV1(v string) (reference.Record, error) {
+	if len(v) < v1FieldsAt {
+		return reference.Record{}, errCorrupt
+	}
+	rec := reference.Record{State: reference.State(v[0] - '0'), Token: v[tokenAt:v1CreatedAt]}
+	created, ok1 := digits(v[v1CreatedAt:v1UpdatedAt])
+	updated, ok2 := digits(v[v1UpdatedAt:v1DeadlineAt])
+	deadline, ok3 := digits(v[v1DeadlineAt:v1FieldsAt])
 	if !ok1 || !ok2 || !ok3 || rec.State < reference.Processing || rec.State > reference.Failed {
 		return reference.Record{}, errCorrupt
 	}
-	rec.CreatedAt, rec.UpdatedAt = created, updated
+	rec.CreatedAt, rec.UpdatedAt = time.UnixMilli(created), time.UnixMilli(updated)
 	if rec.State == reference.Processing {
-		rec.LeaseUntil = deadline
+		rec.LeaseUntil = time.UnixMilli(deadline)
 	} else {
-		rec.ExpiresAt = deadline
+		rec.ExpiresAt = time.UnixMilli(deadline)
 	}
-	f := fieldReader{rest: v[fieldsAt:]}
+	return rec, decodeFields(&rec, v[v1FieldsAt:])
+}
+
+// decodeFields reads the fields of a record in rec's state into rec.
+func decodeFields(rec *reference.Record, fields string) error {
+	f := fieldReader{rest: fields}
 	rec.Fingerprint = f.next()
 	raw := f.next()
 	rec.Key, rec.Operation = f.next(), f.next()
 	if len(raw) != len(rec.RawDigest) {
-		return reference.Record{}, errCorrupt
+		return errCorrupt
 	}
 	copy(rec.RawDigest[:], raw)
 	if rec.State != reference.Processing {
@@ -271,19 +493,19 @@ func decode(v string) (reference.Record, error) {
 		rec.Error = f.next()
 		var err error
 		if rec.Response.Status, err = strconv.Atoi(status); err != nil {
-			return reference.Record{}, errCorrupt
+			return errCorrupt
 		}
 		rec.Response.Body = []byte(body)
 		if header != "" {
 			if rec.Response.Header, err = decodeHeader(header); err != nil {
-				return reference.Record{}, errCorrupt
+				return errCorrupt
 			}
 		}
 	}
 	if f.bad || f.rest != "" {
-		return reference.Record{}, errCorrupt
+		return errCorrupt
 	}
-	return rec, nil
+	return nil
 }
 
 // lastHeader is the stored response header decoded last. A service
@@ -330,8 +552,8 @@ func (f *fieldReader) next() string {
 	return field
 }
 
-// stamp reads 13 digits of Unix milliseconds.
-func stamp(v string) (time.Time, bool) {
+// digits reads the 13 digits of a time or a period in milliseconds.
+func digits(v string) (int64, bool) {
 	n, err := strconv.ParseUint(v, 10, 64)
-	return time.UnixMilli(int64(n)), err == nil
+	return int64(n), err == nil && n < 1e13
 }

@@ -192,3 +192,55 @@ func TestForeignValueIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// TestFinishByAnotherStore: a store finishes an attempt it did not
+// create (it remembers only its own) from the record, which it reads
+// first, and leaves no key of its own behind, finished or fenced.
+func TestFinishByAnotherStore(t *testing.T) {
+	url := testserver.StartRedis(t).URL()
+	prefix := "other" + strconv.FormatInt(stores.Add(1), 10) + ":"
+	var ss [2]*redisstore.Store
+	for i := range ss {
+		s, err := redisstore.Open(url, redisstore.Options{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		ss[i] = s
+	}
+	ctx := context.Background()
+	req := reference.Record{Key: "key", Operation: "orders.create", Fingerprint: "sha256:f", RawDigest: [32]byte{7}}
+	rec, created, err := ss[0].Create(ctx, "id", req, time.Minute)
+	if err != nil || !created {
+		t.Fatalf("Create = %v, %v", created, err)
+	}
+	if err := ss[1].Finish(ctx, "id", "not-the-token", reference.Completed, reference.Result{}, time.Hour); !errors.Is(err, reference.ErrLeaseLost) {
+		t.Errorf("Finish with another token = %v, want ErrLeaseLost", err)
+	}
+	res := reference.Result{Response: reference.Response{Status: 201, Body: []byte("made")}}
+	if err := ss[1].Finish(ctx, "id", rec.Token, reference.Completed, res, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	got, found, err := ss[0].Get(ctx, "id")
+	if err != nil || !found || got.State != reference.Completed || got.Token != rec.Token || got.Key != "key" || got.Operation != "orders.create" ||
+		got.Fingerprint != "sha256:f" || got.RawDigest != req.RawDigest || !got.CreatedAt.Equal(rec.CreatedAt) || string(got.Response.Body) != "made" {
+		t.Errorf("Get = %+v, %v, %v; want the record created as %+v, completed", got, found, err, rec)
+	}
+	// The creating store finishes from what it remembers: too late now.
+	if err := ss[0].Finish(ctx, "id", rec.Token, reference.Failed, reference.Result{}, time.Hour); !errors.Is(err, reference.ErrInvalidTransition) {
+		t.Errorf("Finish of a finished record = %v, want ErrInvalidTransition", err)
+	}
+	opt, err := rueidis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := rueidis.NewClient(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	keys, err := client.Do(ctx, client.B().Keys().Pattern(prefix+"*").Build()).AsStrSlice()
+	if err != nil || len(keys) != 1 || keys[0] != prefix+"id" {
+		t.Errorf("keys under the prefix: %q, %v; want the record's alone", keys, err)
+	}
+}

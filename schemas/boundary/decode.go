@@ -97,18 +97,7 @@ func (d *decoder) at(n *jsontree.Node, parent Pos, name string, index int) Pos {
 
 // atOffset is at for the byte at off, such as a member's key.
 func (d *decoder) atOffset(off int, parent Pos, name string, index int) Pos {
-	off = max(0, min(off, len(d.src)))
-	// The decoder reads a document mostly front to back: try the line of
-	// the last place before searching.
-	l := d.line
-	if int(d.lines[l]) > off || l+1 < len(d.lines) && int(d.lines[l+1]) <= off {
-		l = sort.Search(len(d.lines), func(i int) bool { return int(d.lines[i]) > off }) - 1
-		d.line = l
-	}
-	col := off - int(d.lines[l])
-	if !d.ascii {
-		col = utf8.RuneCountInString(d.src[d.lines[l]:off])
-	}
+	line, col := d.lineCol(off)
 	ref := int32(index)
 	if index < 0 {
 		i, known := memberIndex[name]
@@ -119,7 +108,7 @@ func (d *decoder) atOffset(off int, parent Pos, name string, index int) Pos {
 		ref = -i - 1
 	}
 	self := Pos(len(d.places))
-	w := wide{line: int32(l + 1), col: int32(col + 1), parent: parent, ref: ref}
+	w := wide{line: int32(line), col: int32(col), parent: parent, ref: ref}
 	pl, ok := w.pack(self)
 	if !ok {
 		pl = place{link: uint32(len(d.wide))}
@@ -127,6 +116,23 @@ func (d *decoder) atOffset(off int, parent Pos, name string, index int) Pos {
 	}
 	d.places = append(d.places, pl)
 	return self
+}
+
+// lineCol returns the 1-based line and column of the byte at off.
+func (d *decoder) lineCol(off int) (line, col int) {
+	off = max(0, min(off, len(d.src)))
+	// The decoder reads a document mostly front to back: try the line of
+	// the last place before searching.
+	l := d.line
+	if int(d.lines[l]) > off || l+1 < len(d.lines) && int(d.lines[l+1]) <= off {
+		l = sort.Search(len(d.lines), func(i int) bool { return int(d.lines[i]) > off }) - 1
+		d.line = l
+	}
+	col = off - int(d.lines[l])
+	if !d.ascii {
+		col = utf8.RuneCountInString(d.src[d.lines[l]:off])
+	}
+	return l + 1, col + 1
 }
 
 // field returns the member name of obj (at parent) and its Field: Valid
@@ -236,6 +242,10 @@ func intern(s string) string {
 func (d *decoder) document(doc *Document, root *jsontree.Node) {
 	top := doc.Root.Pos
 	doc.Boundary = root.Get("spec_version") != nil || root.Get("boundary") != nil
+	if bad := nonconforming(root); bad != nil {
+		line, col := d.lineCol(bad.Offset)
+		doc.Nonconforming = &Place{Line: line, Column: col, Pointer: bad.Pointer()}
+	}
 	doc.KindField = d.str(root, top, "boundary")
 	if k := Kind(doc.KindField.Value); isKind(k) {
 		doc.Kind = k
@@ -399,17 +409,46 @@ func (d *decoder) retry(root *jsontree.Node, top Pos) HTTPRetry {
 		switch it.Kind {
 		case jsontree.String:
 			t.State, t.Name, t.Quoted = Valid, intern(it.Text), true
-			if code, err := strconv.Atoi(it.Text); err == nil {
-				t.Status = code
+			// Most triggers are words: only a number is worth Atoi,
+			// whose error on a word is an allocation.
+			if isInteger(it.Text) {
+				if code, err := strconv.Atoi(it.Text); err == nil {
+					t.Status = code
+				}
 			}
 		case jsontree.Number:
-			if code, ok := it.Int(); ok && code >= 0 && code < 1000 {
-				t.State, t.Name, t.Status = Valid, strconv.FormatInt(code, 10), int(code)
+			if code, ok := it.Int(); ok && code >= 0 && code < int64(len(codeNames)) {
+				t.State, t.Name, t.Status = Valid, codeNames[code], int(code)
 			}
 		}
 		r.RetryOn.Items = append(r.RetryOn.Items, t)
 	}
 	return r
+}
+
+// codeNames are the decimal names of the numbers a retry_on entry may
+// hold, made once rather than for every entry of every document.
+var codeNames = func() (names [1000]string) {
+	for i := range names {
+		names[i] = strconv.Itoa(i)
+	}
+	return names
+}()
+
+// isInteger reports whether s is a sign and decimal digits, as Atoi reads.
+func isInteger(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (d *decoder) policy(n *jsontree.Node, self Field) *Policy {
@@ -448,6 +487,7 @@ func (d *decoder) policy(n *jsontree.Node, self Field) *Policy {
 		s, in := &p.Storage, p.Storage.Pos
 		s.Tier, s.TTL = d.str(o, in, "tier"), d.str(o, in, "ttl")
 		s.Backend, s.MaxRecords = d.str(o, in, "backend"), d.integer(o, in, "max_records")
+		s.MaxBytes = d.integer(o, in, "max_bytes")
 		red := &s.TTLReduction
 		if red.Field, o = d.object(o, in, "ttl_reduction"); o != nil {
 			red.Declared, red.Reason = d.boolean(o, red.Pos, "declared"), d.str(o, red.Pos, "reason")
@@ -496,6 +536,9 @@ func (d *decoder) suppressions(root *jsontree.Node, top Pos) *Suppressions {
 	return s
 }
 
+// ttlUnits are the units of a retention duration by their letter.
+var ttlUnits = [256]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
+
 // MaxTTL is the longest retention a policy may declare (spec 6.2).
 const MaxTTL = 3650 * 24 * time.Hour
 
@@ -505,10 +548,12 @@ func ParseTTL(s string) (time.Duration, error) {
 	if len(s) < 2 {
 		return 0, fmt.Errorf("ttl %q is not an integer followed by s, m, h, d or w", s)
 	}
-	units := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
-	unit, ok := units[s[len(s)-1]]
+	unit := ttlUnits[s[len(s)-1]]
+	if unit == 0 || !isInteger(s[:len(s)-1]) {
+		return 0, fmt.Errorf("ttl %q is not an integer followed by s, m, h, d or w", s)
+	}
 	n, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
-	if !ok || err != nil || n < 0 || n > int64(math.MaxInt64/unit) {
+	if err != nil || n < 0 || n > int64(math.MaxInt64/unit) {
 		return 0, fmt.Errorf("ttl %q is not an integer followed by s, m, h, d or w", s)
 	}
 	return time.Duration(n) * unit, nil

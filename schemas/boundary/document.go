@@ -48,6 +48,10 @@ type Document struct {
 	// Boundary is true when the object has spec_version or boundary: an
 	// object with neither (a package.json) is not a boundary document.
 	Boundary bool
+	// Nonconforming is where the document first departs from the JSON
+	// Schema of its kind (shape.go); nil when it conforms, so that IDL002's
+	// schema stage would find nothing.
+	Nonconforming *Place
 
 	Kind            Kind   // "" when missing or not one of Kinds
 	KindField       String // the "boundary" member as written
@@ -338,6 +342,7 @@ type Storage struct {
 	TTLReduction TTLReduction
 	Backend      String
 	MaxRecords   Int
+	MaxBytes     Int
 }
 
 // TTLReduction is idempotency_storage.ttl_reduction.
@@ -361,6 +366,19 @@ func (s *Storage) RecordLimit() int64 {
 		return s.MaxRecords.Value
 	}
 	return DefaultMaxRecords
+}
+
+// DefaultMaxBytes is idempotency_storage.max_bytes when not declared,
+// 128 MiB: about a hundred thousand records of 1 KiB responses, where
+// max_records alone would let a million records of any size in.
+const DefaultMaxBytes = 128 << 20
+
+// ByteLimit is the declared max_bytes, or DefaultMaxBytes.
+func (s *Storage) ByteLimit() int64 {
+	if s.MaxBytes.OK() && s.MaxBytes.Value > 0 {
+		return s.MaxBytes.Value
+	}
+	return DefaultMaxBytes
 }
 
 // Observability is the observability section.

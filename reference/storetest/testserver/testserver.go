@@ -102,18 +102,24 @@ type once struct {
 
 func (o *once) get(t testing.TB, start func() (skip string, err error)) {
 	t.Helper()
+	switch skip, err := o.try(start); {
+	case skip != "":
+		unavailable(t, "%s", skip)
+	case err != nil:
+		unavailable(t, "%v", err)
+	}
+}
+
+// try starts the server unless it was started, and returns why it is
+// missing, if it is.
+func (o *once) try(start func() (skip string, err error)) (string, error) {
 	o.Lock()
 	defer o.Unlock()
 	if !o.done {
 		o.skip, o.err = start()
 		o.done = true
 	}
-	switch {
-	case o.skip != "":
-		unavailable(t, "%s", o.skip)
-	case o.err != nil:
-		unavailable(t, "%v", o.err)
-	}
+	return o.skip, o.err
 }
 
 // Redis is a private redis-server.
@@ -291,6 +297,7 @@ func (r *Redis) CPU() (time.Duration, error) {
 type Postgres struct {
 	SocketDir string
 	nextDB    atomic.Int32
+	pid       int // the postmaster's
 }
 
 // postgresUser is the cluster's superuser; authentication is trust, over
@@ -306,12 +313,88 @@ var (
 // on first use.
 func StartPostgres(t testing.TB) *Postgres {
 	t.Helper()
-	postgresOnce.get(t, func() (string, error) {
-		dir, skip, err := startPostgres()
-		postgresServer = &Postgres{SocketDir: dir}
-		return skip, err
-	})
+	postgresOnce.get(t, startPostgresServer)
 	return postgresServer
+}
+
+// StartPostgresIfInstalled is StartPostgres for a benchmark that can do
+// without: where StartPostgres would skip or fail, it returns nil and
+// why.
+func StartPostgresIfInstalled() (*Postgres, string) {
+	switch skip, err := postgresOnce.try(startPostgresServer); {
+	case skip != "":
+		return nil, skip
+	case err != nil:
+		return nil, err.Error()
+	}
+	return postgresServer, ""
+}
+
+func startPostgresServer() (string, error) {
+	dir, pid, skip, err := startPostgres()
+	postgresServer = &Postgres{SocketDir: dir, pid: pid}
+	return skip, err
+}
+
+// CPU returns the user and system CPU time the cluster has used, from
+// /proc (Linux only): the postmaster's, its children's that exited (a
+// backend exits with its connection), and its live children's, the
+// backends and the background workers.
+func (p *Postgres) CPU() (time.Duration, error) {
+	own, err := procTimes(p.pid)
+	if err != nil {
+		return 0, err
+	}
+	total := own.self + own.children
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, stat := range stats {
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(stat)))
+		if t, err := procTimes(pid); err == nil && t.parent == p.pid {
+			total += t.self
+		}
+	}
+	return total, nil
+}
+
+// ProcessCPU returns the user and system CPU time the process pid has
+// used, from /proc (Linux only), to the tick (10ms).
+func ProcessCPU(pid int) (time.Duration, error) {
+	t, err := procTimes(pid)
+	return t.self, err
+}
+
+// clockTicks is Linux's USER_HZ, the unit of /proc/PID/stat's times: 100
+// on every architecture Go supports.
+const clockTicks = 100
+
+// times is what procTimes reads of a process.
+type times struct {
+	parent         int
+	self, children time.Duration // user and system time; of the children it waited for
+}
+
+// procTimes reads /proc/PID/stat.
+func procTimes(pid int) (times, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return times{}, err
+	}
+	// The command name, in parentheses, may hold spaces; after it come
+	// the state, the parent, and utime, stime, cutime and cstime as the
+	// 12th to 15th fields.
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	fields := strings.Fields(rest)
+	if len(fields) < 15 {
+		return times{}, fmt.Errorf("/proc/%d/stat has %d fields after the name, want at least 15", pid, len(fields))
+	}
+	var n [5]int64
+	for i, f := range []string{fields[1], fields[11], fields[12], fields[13], fields[14]} {
+		if n[i], err = strconv.ParseInt(f, 10, 64); err != nil {
+			return times{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+	}
+	tick := func(ticks int64) time.Duration { return time.Duration(ticks) * time.Second / clockTicks }
+	return times{parent: int(n[0]), self: tick(n[1] + n[2]), children: tick(n[3] + n[4])}, nil
 }
 
 // URL returns the URL of the database "postgres".
@@ -356,25 +439,25 @@ func postgresBin(name string) string {
 	return name
 }
 
-func startPostgres() (string, string, error) {
+func startPostgres() (dir string, pid int, skip string, err error) {
 	initdb := postgresBin("initdb")
 	if _, err := exec.LookPath(initdb); err != nil {
-		return "", "PostgreSQL is not installed (Debian: apt-get install postgresql)", nil
+		return "", 0, "PostgreSQL is not installed (Debian: apt-get install postgresql)", nil
 	}
 	// PostgreSQL refuses to run as root: run it as an unprivileged user
 	// that owns the directory.
 	cred, err := serverUser()
 	if err != nil {
-		return "", "", err
+		return "", 0, "", err
 	}
-	dir, err := os.MkdirTemp("", "idemlint-postgres-")
+	dir, err = os.MkdirTemp("", "idemlint-postgres-")
 	if err != nil {
-		return "", "", err
+		return "", 0, "", err
 	}
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			os.RemoveAll(dir)
-			return "", "", err
+			return "", 0, "", err
 		}
 	}
 	data := filepath.Join(dir, "data")
@@ -382,13 +465,13 @@ func startPostgres() (string, string, error) {
 	init.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := init.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", "", fmt.Errorf("initdb: %w\n%s", err, out)
+		return "", 0, "", fmt.Errorf("initdb: %w\n%s", err, out)
 	}
 	cmd := exec.Command(postgresBin("postgres"), "-D", data, "-k", dir, "-c", "listen_addresses=",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200")
 	srv, err := launch(cmd, dir, cred)
 	if err != nil {
-		return "", "", fmt.Errorf("postgres: %w", err)
+		return "", 0, "", fmt.Errorf("postgres: %w", err)
 	}
 	ready := func() error {
 		out, err := exec.Command(postgresBin("pg_isready"), "-q", "-h", dir, "-U", postgresUser).CombinedOutput()
@@ -398,9 +481,9 @@ func startPostgres() (string, string, error) {
 		return nil
 	}
 	if err := srv.waitReady(ready); err != nil {
-		return "", "", fmt.Errorf("postgres did not start: %w; its log:\n%s", err, tail(dir))
+		return "", 0, "", fmt.Errorf("postgres did not start: %w; its log:\n%s", err, tail(dir))
 	}
-	return dir, "", nil
+	return dir, srv.cmd.Process.Pid, "", nil
 }
 
 // serverUser returns the credentials to run PostgreSQL with: nil when we

@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -47,3 +48,51 @@ func TestRedisCPU(t *testing.T) {
 		t.Errorf("CPU time %v after 500 connections and PINGs, %v before; want it to grow", after, before)
 	}
 }
+
+// TestPostgresCPU: the CPU time grows by what a backend spent, counted
+// after its connection closed and it exited.
+func TestPostgresCPU(t *testing.T) {
+	p := StartPostgres(t)
+	url := p.DatabaseURL(t)
+	before, err := p.CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Enough work for several ticks of the clock /proc counts in.
+	if out, err := exec.Command(postgresBin("psql"), "-X", "-At", url, "-c", "SELECT count(*) FROM generate_series(1, 2000000)").CombinedOutput(); err != nil {
+		t.Fatalf("psql: %v\n%s", err, out)
+	}
+	after, err := p.CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Errorf("CPU time %v after a query over 2,000,000 rows, %v before; want it to grow", after, before)
+	}
+}
+
+// TestProcessCPU: a process's CPU time grows as it works.
+func TestProcessCPU(t *testing.T) {
+	before, err := ProcessCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second of work at most, many ticks of the clock /proc counts in.
+	after := before
+	for round := 0; after <= before && round < 1000; round++ {
+		for i := range 1 << 20 {
+			sink += i
+		}
+		if after, err = ProcessCPU(os.Getpid()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after <= before {
+		t.Errorf("CPU time %v after a billion additions, %v before; want it to grow", after, before)
+	}
+	if _, err := ProcessCPU(-1); err == nil {
+		t.Error("ProcessCPU of no process succeeded")
+	}
+}
+
+var sink int

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"os"
@@ -19,9 +19,9 @@ func TestCollectForMemoryStore(t *testing.T) {
 	t.Setenv("GOGC", "")
 	os.Unsetenv("GOGC") // t.Setenv restores the environment after the test
 	before := gcPercent()
-	restore := collectForMemoryStore()
-	if got := gcPercent(); got != memoryStoreGCPercent {
-		t.Errorf("GOGC with the environment silent: %d, want %d", got, memoryStoreGCPercent)
+	restore := CollectForMemoryStore()
+	if got := gcPercent(); got != MemoryStoreGCPercent {
+		t.Errorf("GOGC with the environment silent: %d, want %d", got, MemoryStoreGCPercent)
 	}
 	restore()
 	if got := gcPercent(); got != before {
@@ -29,7 +29,7 @@ func TestCollectForMemoryStore(t *testing.T) {
 	}
 
 	t.Setenv("GOGC", "150")
-	restore = collectForMemoryStore()
+	restore = CollectForMemoryStore()
 	defer restore()
 	if got := gcPercent(); got != before {
 		t.Errorf("GOGC with the environment's own: %d, want it left at %d", got, before)

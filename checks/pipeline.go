@@ -1,0 +1,62 @@
+package checks
+
+import "slices"
+
+// afterRules takes the findings of a run through every stage that follows
+// the rules, in the order listed here and nowhere else (as golangci-lint's
+// runner lists its processors), and returns them sorted. The verdict
+// (--fail-on, --max-warnings) follows in the command, on what is left.
+func afterRules(findings []Finding, res *Result, sup *suppressions, overlaps []overlap, opts *Options) []Finding {
+	// A rule turned off, or not run for want of an input (Result.NotRun):
+	// its findings go and its suppressions are not called unused.
+	skips := func(rule string) bool {
+		return opts.Disabled[rule] || slices.ContainsFunc(res.NotRun, func(n NotRun) bool { return n.Rule == rule })
+	}
+	stages := []func([]Finding) []Finding{
+		// Findings of the rules that did not run, such as IDL002 when the
+		// configuration turns it off (its findings come with the document).
+		func(fs []Finding) []Finding {
+			return slices.DeleteFunc(fs, func(f Finding) bool { return skips(f.Rule) })
+		},
+		// The documents' suppressions hide findings; the malformed and the
+		// unused ones are IDL003's findings.
+		func(fs []Finding) []Finding { return sup.apply(fs, skips) },
+		// The configuration's levels, after the suppressions so that they
+		// cover IDL003's findings too.
+		func(fs []Finding) []Finding {
+			for i := range fs {
+				if sev, ok := opts.Severity[fs[i].Rule]; ok {
+					fs[i].Severity = sev
+				}
+			}
+			return fs
+		},
+		// In output order, whatever the workers' scheduling: the stages
+		// below keep it, and which of two findings of one identity a
+		// baseline hides depends on it.
+		func(fs []Finding) []Finding {
+			SortFindings(fs)
+			return fs
+		},
+		// A baseline hides the findings it records, or records them all
+		// (--baseline, --write-baseline: checks/baseline).
+		opts.Baseline,
+		// Only the findings a change touched (--new-from-rev:
+		// checks/changed), which needs the documents to follow chains.
+		func(fs []Finding) []Finding {
+			if opts.NewFromRev == nil {
+				return fs
+			}
+			return opts.NewFromRev(fs, res.Documents)
+		},
+		// Related locations between findings that share a cause, last: only
+		// a finding that survived every stage above is linked to.
+		func(fs []Finding) []Finding { return linkOverlaps(fs, overlaps) },
+	}
+	for _, stage := range stages {
+		if stage != nil {
+			findings = stage(findings)
+		}
+	}
+	return findings
+}
