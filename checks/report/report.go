@@ -38,14 +38,19 @@ type Formatter interface {
 // Options tune formatters that have presentation choices.
 type Options struct {
 	Color bool // colour the text format (only on a terminal, never under NO_COLOR)
+	// Source, when set, gives the text of a file with findings: the text
+	// format then shows the line of each finding with a caret under its
+	// column.
+	Source func(path string) (string, bool)
 }
 
 var formats = map[string]func(Options) Formatter{
-	"text":   func(o Options) Formatter { return Text(o) },
-	"json":   func(Options) Formatter { return JSON{} },
-	"sarif":  func(Options) Formatter { return SARIF{} },
-	"junit":  func(Options) Formatter { return JUnit{} },
-	"github": func(Options) Formatter { return GitHub{} },
+	"text":     func(o Options) Formatter { return Text(o) },
+	"json":     func(Options) Formatter { return JSON{} },
+	"sarif":    func(Options) Formatter { return SARIF{} },
+	"junit":    func(Options) Formatter { return JUnit{} },
+	"github":   func(Options) Formatter { return GitHub{} },
+	"markdown": func(Options) Formatter { return Markdown{} },
 }
 
 // New returns the formatter named name.
