@@ -287,7 +287,7 @@ func TestTypoFoldsOnlyWhileReported(t *testing.T) {
 	}
 	opts := checks.DefaultOptions()
 	opts.Disabled = map[string]bool{"IDL002": true}
-	if got, want := rules(opts), []string{"IDL102", "IDL202"}; !slices.Equal(got, want) {
+	if got, want := rules(opts), []string{"IDL102", "IDL202", "IDL214", "IDL214"}; !slices.Equal(got, want) {
 		t.Errorf("with IDL002 off, findings %q, want %q", got, want)
 	}
 }
