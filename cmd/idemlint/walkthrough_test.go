@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idemlint/idemlint/fixtures"
+)
+
+// walkthroughMarker precedes each README code block the walkthrough runs:
+// "<!-- walkthrough: NAME -->" on the line before the opening fence.
+var walkthroughMarker = regexp.MustCompile(`(?m)^<!-- walkthrough: ([a-z0-9-]+) -->\n` + "```" + `(sh)?\n`)
+
+// readmeBlocks returns README's marked code blocks by name, as a reader
+// would paste them: a "sh" block whole, a transcript block (no language)
+// only its "$ " lines, without the prompt.
+func readmeBlocks(t *testing.T) map[string]string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := map[string]string{}
+	for _, m := range walkthroughMarker.FindAllSubmatchIndex(readme, -1) {
+		name := string(readme[m[2]:m[3]])
+		body, _, ok := strings.Cut(string(readme[m[1]:]), "```\n")
+		if !ok {
+			t.Fatalf("README.md: the walkthrough block %q is not closed", name)
+		}
+		if m[4] < 0 {
+			var commands []string
+			for _, line := range strings.Split(body, "\n") {
+				if command, ok := strings.CutPrefix(line, "$ "); ok {
+					commands = append(commands, command)
+				}
+			}
+			body = strings.Join(commands, "\n") + "\n"
+		}
+		if _, dup := blocks[name]; dup {
+			t.Fatalf("README.md marks two walkthrough blocks %q", name)
+		}
+		blocks[name] = body
+	}
+	return blocks
+}
+
+// walkthroughScript is the shell script a scenario runs: its blocks in
+// order, each command run as README writes it but for two rewrites.
+// "go run ./cmd/idemlint" is the idemlint under test (TestMain puts it
+// on PATH), which the reader's go run would build from this checkout; and
+// "go test" lines are left out (they are this test suite). Every command
+// that fails outside a condition prints "walkthrough: status N: COMMAND"
+// to stderr, so a failure in the middle of a block cannot go unseen.
+func walkthroughScript(t *testing.T, blocks map[string]string, names []string) string {
+	t.Helper()
+	script := []string{`trap 'echo "walkthrough: status $?: $BASH_COMMAND" >&2' ERR`}
+	for _, name := range names {
+		block, ok := blocks[name]
+		if !ok {
+			t.Fatalf("README.md has no block marked <!-- walkthrough: %s -->", name)
+		}
+		for _, line := range strings.Split(block, "\n") {
+			if strings.HasPrefix(line, "go test ") {
+				continue
+			}
+			script = append(script, strings.ReplaceAll(line, "go run ./cmd/idemlint ", "idemlint "))
+		}
+	}
+	return strings.Join(script, "\n")
+}
+
+// walkthroughScenario is a reader's path through README: the blocks run
+// in one shell from a directory holding this repository's files (dir
+// below it), what the output must show and the commands that must fail.
+type walkthroughScenario struct {
+	name   string
+	blocks []string
+	dir    string   // below the scenario's directory; "" its top
+	store  string   // "redis" or "postgres": the scenario needs that server
+	want   []string // regular expressions the output (stdout and stderr) must match
+	fails  []string // regular expressions, one per "walkthrough: status" line expected, in order
+	files  []string // files the blocks must leave, below dir
+}
+
+var walkthroughScenarios = []walkthroughScenario{
+	{name: "quick start", blocks: []string{"quick-start"},
+		want: []string{`(?m)^\d+ files checked, 0 errors, 0 warnings`}},
+	{name: "files that are no documents", blocks: []string{"hostile-files"},
+		want: []string{`(?m)^demo/set/pipe.json: error IDL001 cannot read file: not a regular file`,
+			`(?m)^demo/set/system: error IDL001 cannot read file: symlink leaves the checked tree`, `(?m)^6 files checked, 2 errors`},
+		fails: []string{`^walkthrough: status 1: idemlint check demo/set$`}},
+	{name: "outputs", blocks: []string{"outputs"},
+		want:  []string{`(?m)^\d+ files checked, 0 errors, 0 warnings`},
+		files: []string{"idemlint.sarif", "idemlint.xml"}},
+	{name: "standard input", blocks: []string{"stdin"},
+		want: []string{`(?m)^1 file checked, 0 errors`}},
+	{name: "baseline", blocks: []string{"baseline"},
+		want: []string{`(?m)^idemlint: recorded \d+ findings in baseline .*/\.idemlint-baseline\.json$`,
+			`(?m)^idemlint: baseline .*/\.idemlint-baseline\.json hid \d+ findings\n\d+ files checked, 0 errors, 0 warnings`}},
+	{name: "graph", blocks: []string{"graph"},
+		want: []string{`(?m)^orders.create: web -> checkout-bff -> edge-gw -> orders-adapter  \(key x-idempotency-key\)  BROKEN$`,
+			`(?m)^1 state-changing chain, 1 broken$`}},
+	{name: "init", blocks: []string{"init"},
+		want: []string{`(?m)^4 files checked, 0 errors, 0 warnings$`}},
+	{name: "schema", blocks: []string{"schema"},
+		files: []string{"schemas-for-editors"}},
+	{name: "openapi check", blocks: []string{"openapi-check"}, dir: "sets/rules/IDL302",
+		want:  []string{`(?m)^key-not-declared/openapi.yaml:13:5: error IDL302 POST /orders \(createOrder\)`, `(?m)^5 files checked, 1 error, 0 warnings$`},
+		fails: []string{`^walkthrough: status 1: idemlint openapi check`}},
+	{name: "init from openapi", blocks: []string{"init-from-openapi"}, dir: "sets/rules/IDL301",
+		want: []string{`(?m)^4 files checked, 0 errors, 0 warnings$`, `(?m)^5 files checked, 0 errors, 0 warnings$`}},
+	{name: "serve and conform", blocks: []string{"serve-conform"},
+		want: []string{`(?m)^18 probes: \d+ passed, 0 failed, \d+ skipped`}},
+	{name: "probes", blocks: []string{"probes"},
+		want: []string{`(?m)^CF18 `, `(?m)^CF07 `}},
+	{name: "replicas on two stores", blocks: []string{"two-stores"},
+		want:  []string{`(?m)^FAIL CF18 `},
+		fails: []string{`^walkthrough: status 1: idemlint conform`}},
+	{name: "replicas on Redis", blocks: []string{"redis-start", "replicas", "replicas-stop", "redis-stop"}, store: "redis"},
+	{name: "replicas on PostgreSQL", blocks: []string{"postgres-start", "replicas", "replicas-stop", "postgres-stop"}, store: "postgres"},
+}
+
+// TestREADMEWalkthrough runs README's user-facing commands as a newcomer
+// would, from a directory holding this repository's files, so that they
+// cannot drift from what idemlint does. Each scenario has 2 minutes, in
+// its own process group, killed at the end with what it started.
+func TestREADMEWalkthrough(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	blocks := readmeBlocks(t)
+	used := map[string]bool{}
+	for _, sc := range walkthroughScenarios {
+		for _, name := range sc.blocks {
+			used[name] = true
+		}
+	}
+	for name := range blocks {
+		if !used[name] {
+			t.Errorf("README.md marks the block %q, which no scenario runs", name)
+		}
+	}
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range walkthroughScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			if sc.store != "" {
+				storeInstalled(t, sc.store)
+			}
+			runScenario(t, repo, walkthroughScript(t, blocks, sc.blocks), sc)
+		})
+	}
+}
+
+// storeInstalled skips the test when the server of store is not installed
+// (or PostgreSQL would run as root, which initdb refuses), unless CI=true.
+func storeInstalled(t *testing.T, store string) {
+	t.Helper()
+	var missing string
+	switch store {
+	case "redis":
+		if _, err := exec.LookPath("redis-server"); err != nil {
+			missing = "redis-server is not installed"
+		} else if _, err := exec.LookPath("curl"); err != nil {
+			missing = "curl is not installed"
+		}
+	case "postgres":
+		if initdb, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(initdb) == 0 {
+			missing = "PostgreSQL is not installed (Debian: apt-get install postgresql)"
+		} else if os.Geteuid() == 0 {
+			// As README says; root has no way to follow the block as written.
+			t.Skip("initdb refuses to run as root; README's PostgreSQL block is for another user")
+		}
+	}
+	if missing == "" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true but %s (.ci/run installs it)", missing)
+	}
+	t.Skip(missing)
+}
+
+func runScenario(t *testing.T, repo, script string, sc walkthroughScenario) {
+	top := t.TempDir()
+	for _, entry := range []string{"go.mod", "go.sum", "LICENSE", "README.md", "cmd", "checks", "fixtures", "reference", "schemas"} {
+		if err := os.Symlink(filepath.Join(repo, entry), filepath.Join(top, entry)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.HasPrefix(sc.dir, "sets/") {
+		cases, err := fixtures.Cases()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cases {
+			if err := c.Materialize(filepath.Join(top, "sets", filepath.FromSlash(c.Dir))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// mktemp -d makes its directories here, so the daemons they hold
+	// are found and stopped however the script ended.
+	tmp := t.TempDir()
+	t.Cleanup(func() { stopDaemons(t, tmp) })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir = filepath.Join(top, filepath.FromSlash(sc.dir))
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "NO_COLOR=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, err := cmd.CombinedOutput()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what the script left running
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) || ctx.Err() != nil {
+		t.Fatalf("the walkthrough did not finish: %v\nscript:\n%s\noutput:\n%s", err, script, out)
+	}
+	output := string(out)
+	var failures []string
+	for _, line := range strings.Split(output, "\n") {
+		if strings.HasPrefix(line, "walkthrough: status ") {
+			failures = append(failures, line)
+		}
+	}
+	ok := len(failures) == len(sc.fails)
+	for i := 0; ok && i < len(failures); i++ {
+		ok = regexp.MustCompile(sc.fails[i]).MatchString(failures[i])
+	}
+	if !ok {
+		t.Errorf("commands failed: %q, want failures matching %q", failures, sc.fails)
+	}
+	for _, want := range sc.want {
+		if !regexp.MustCompile(want).MatchString(output) {
+			t.Errorf("output lacks %s", want)
+		}
+	}
+	for _, file := range sc.files {
+		if _, err := os.Stat(filepath.Join(cmd.Dir, file)); err != nil {
+			t.Errorf("the walkthrough left no %s: %v", file, err)
+		}
+	}
+	if sc.store != "" {
+		checkReplicaDemo(t, output)
+	}
+	if t.Failed() {
+		t.Logf("script:\n%s\noutput:\n%s", script, output)
+	}
+}
+
+var (
+	replicaAnswer = regexp.MustCompile(`(?m)^(\{.*\}) (\d{3})$`)
+	replicaCount  = regexp.MustCompile(`(?m)^\{"count":(\d+)\}$`)
+)
+
+// checkReplicaDemo holds the demo to what README promises: one
+// execution, three equal answers.
+func checkReplicaDemo(t *testing.T, output string) {
+	t.Helper()
+	answers := replicaAnswer.FindAllStringSubmatch(output, -1)
+	if len(answers) != 3 {
+		t.Fatalf("%d answers, want 3", len(answers))
+	}
+	for _, a := range answers {
+		if a[1] != answers[0][1] || a[2] != "201" {
+			t.Errorf("answers %q: want three equal 201 answers", answers)
+			break
+		}
+	}
+	counts := replicaCount.FindAllStringSubmatch(output, -1)
+	executions := 0
+	for _, c := range counts {
+		n, _ := strconv.Atoi(c[1]) // digits, by the expression
+		executions += n
+	}
+	if len(counts) != 3 || executions != 1 {
+		t.Errorf("execution counts %q: want three that sum to 1", counts)
+	}
+}
+
+// stopDaemons kills the Redis and PostgreSQL servers whose pid files lie
+// under dir: those the script started and did not stop.
+func stopDaemons(t *testing.T, dir string) {
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (d.Name() != "redis.pid" && d.Name() != "postmaster.pid") {
+			return nil
+		}
+		data, _ := os.ReadFile(path)
+		line, _, _ := strings.Cut(string(data), "\n")
+		if pid, err := strconv.Atoi(strings.TrimSpace(line)); err == nil && pid > 0 {
+			t.Logf("stopping %s's server, pid %d", path, pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		return nil
+	})
+}
