@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
 // walkthroughMarker precedes each README code block the walkthrough runs:
@@ -158,13 +159,21 @@ func TestREADMEWalkthrough(t *testing.T) {
 			if sc.store != "" {
 				storeInstalled(t, sc.store)
 			}
-			runScenario(t, repo, walkthroughScript(t, blocks, sc.blocks), sc)
+			var user *syscall.Credential
+			if sc.store == "postgres" {
+				// initdb refuses root, as README says: root runs the
+				// scenario as the user the store tests use.
+				if user, err = testserver.ServerUser(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runScenario(t, repo, walkthroughScript(t, blocks, sc.blocks), sc, user)
 		})
 	}
 }
 
-// storeInstalled skips the test when the server of store is not installed
-// (or PostgreSQL would run as root, which initdb refuses), unless CI=true.
+// storeInstalled skips the test when the server of store is not installed,
+// unless CI=true.
 func storeInstalled(t *testing.T, store string) {
 	t.Helper()
 	var missing string
@@ -178,9 +187,6 @@ func storeInstalled(t *testing.T, store string) {
 	case "postgres":
 		if initdb, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(initdb) == 0 {
 			missing = "PostgreSQL is not installed (Debian: apt-get install postgresql)"
-		} else if os.Geteuid() == 0 {
-			// As README says; root has no way to follow the block as written.
-			t.Skip("initdb refuses to run as root; README's PostgreSQL block is for another user")
 		}
 	}
 	if missing == "" {
@@ -192,7 +198,8 @@ func storeInstalled(t *testing.T, store string) {
 	t.Skip(missing)
 }
 
-func runScenario(t *testing.T, repo, script string, sc walkthroughScenario) {
+// runScenario runs script as sc says, as user when it is not nil.
+func runScenario(t *testing.T, repo, script string, sc walkthroughScenario, user *syscall.Credential) {
 	top := t.TempDir()
 	for _, entry := range []string{"go.mod", "go.sum", "LICENSE", "README.md", "cmd", "checks", "fixtures", "reference", "schemas"} {
 		if err := os.Symlink(filepath.Join(repo, entry), filepath.Join(top, entry)); err != nil {
@@ -214,12 +221,16 @@ func runScenario(t *testing.T, repo, script string, sc walkthroughScenario) {
 	// are found and stopped however the script ended.
 	tmp := t.TempDir()
 	t.Cleanup(func() { stopDaemons(t, tmp) })
+	path := os.Getenv("PATH")
+	if user != nil {
+		path = shareWith(t, user, top, tmp) + string(filepath.ListSeparator) + path
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir = filepath.Join(top, filepath.FromSlash(sc.dir))
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "NO_COLOR=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "NO_COLOR=1", "PATH="+path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: user}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	out, err := cmd.CombinedOutput()
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what the script left running
@@ -287,6 +298,40 @@ func checkReplicaDemo(t *testing.T, output string) {
 	if len(counts) != 3 || executions != 1 {
 		t.Errorf("execution counts %q: want three that sum to 1", counts)
 	}
+}
+
+// shareWith gives user the scenario's directories and a copy of idemlint
+// (this test binary, which TestMain runs as idemlint by its name) that
+// user can run, and returns the directory of that copy.
+func shareWith(t *testing.T, user *syscall.Credential, dirs ...string) string {
+	t.Helper()
+	bin := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "idemlint"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range append(dirs, bin) {
+		// t.TempDir's parent is private to us; the user needs to pass it.
+		if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, dir := range dirs {
+		if err := os.Chown(dir, int(user.Uid), int(user.Gid)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return bin
 }
 
 // stopDaemons kills the Redis and PostgreSQL servers whose pid files lie

@@ -446,7 +446,7 @@ func startPostgres() (dir string, pid int, skip string, err error) {
 	}
 	// PostgreSQL refuses to run as root: run it as an unprivileged user
 	// that owns the directory.
-	cred, err := serverUser()
+	cred, err := ServerUser()
 	if err != nil {
 		return "", 0, "", err
 	}
@@ -486,10 +486,10 @@ func startPostgres() (dir string, pid int, skip string, err error) {
 	return dir, srv.cmd.Process.Pid, "", nil
 }
 
-// serverUser returns the credentials to run PostgreSQL with: nil when we
+// ServerUser returns the credentials to run PostgreSQL with: nil when we
 // are not root, else those of the user "postgres" (the Debian package
 // creates it) or "nobody".
-func serverUser() (*syscall.Credential, error) {
+func ServerUser() (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
 	}
