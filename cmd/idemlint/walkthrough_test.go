@@ -271,7 +271,8 @@ func runScenario(t *testing.T, repo, script string, sc walkthroughScenario, user
 }
 
 var (
-	replicaAnswer = regexp.MustCompile(`(?m)^(\{.*\}) (\d{3})$`)
+	replicaStatus = regexp.MustCompile(`(?m)^port \d+: (\d{3})$`)
+	replicaAnswer = regexp.MustCompile(`(?m)^\{"id":.*\}$`)
 	replicaCount  = regexp.MustCompile(`(?m)^\{"count":(\d+)\}$`)
 )
 
@@ -279,13 +280,14 @@ var (
 // execution, three equal answers.
 func checkReplicaDemo(t *testing.T, output string) {
 	t.Helper()
-	answers := replicaAnswer.FindAllStringSubmatch(output, -1)
-	if len(answers) != 3 {
-		t.Fatalf("%d answers, want 3", len(answers))
+	statuses := replicaStatus.FindAllStringSubmatch(output, -1)
+	answers := replicaAnswer.FindAllString(output, -1)
+	if len(statuses) != 3 || len(answers) != 3 {
+		t.Fatalf("%d statuses and %d answers, want 3 of each", len(statuses), len(answers))
 	}
-	for _, a := range answers {
-		if a[1] != answers[0][1] || a[2] != "201" {
-			t.Errorf("answers %q: want three equal 201 answers", answers)
+	for i := range answers {
+		if statuses[i][1] != "201" || answers[i] != answers[0] {
+			t.Errorf("statuses %q, answers %q: want three equal 201 answers", statuses, answers)
 			break
 		}
 	}
