@@ -21,7 +21,9 @@ type Ref struct {
 // Binding is the resources that realise one edge.
 type Binding struct {
 	// To is the edge's "to"; empty for an explicit binding.
-	To        string
+	To string
+	// Explicit is a binding by the edge's as_built entries.
+	Explicit  bool
 	Resources []*Resource
 	// Unmatched are the indexes of the as_built entries that name no
 	// resource read (IDL407, at the entry).
@@ -31,12 +33,12 @@ type Binding struct {
 	Ambiguous []*Resource
 }
 
-// Bind binds an edge: by its as_built entries when it has any (and then
-// by nothing else), else each resource with a route to the backend named
-// as the edge's "to".
+// Bind binds an edge: by its as_built entries when it has the member
+// (asBuilt not nil, even empty: then by nothing else), else each
+// resource with a route to the backend named as the edge's "to".
 func (s *Set) Bind(to string, asBuilt []Ref) Binding {
-	if len(asBuilt) > 0 {
-		var b Binding
+	if asBuilt != nil {
+		b := Binding{Explicit: true}
 		for i, ref := range asBuilt {
 			found := false
 			for _, res := range s.Resources {

@@ -85,6 +85,10 @@ func TestBind(t *testing.T) {
 	if len(hops) != 1 || hops[0].Route.Backends[0].Value != "legacy" || hops[0].Retry.Attempts != 3 {
 		t.Errorf("PUT /api/orders/{id}: %+v", hops)
 	}
+	// An empty as_built binds nothing, not even implicitly.
+	if b := s.Bind("carts-gateway", []Ref{}); len(b.Resources)+len(b.Ambiguous) != 0 || !b.Explicit {
+		t.Errorf("as_built []: bound %q, ambiguous %q", names(b.Resources), names(b.Ambiguous))
+	}
 	// Implicitly bound, the same request does not reach "orders".
 	b = Binding{To: "orders", Resources: b.Resources}
 	if hops := b.Hops("PUT", "/api/orders/{id}"); len(hops) != 0 {

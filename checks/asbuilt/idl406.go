@@ -62,7 +62,7 @@ above the owner's wait_timeout_ms.`,
 					continue
 				}
 				method := h.Op.Method.Value
-				b := d.Set.Bind(h.Doc.To.Value, nil)
+				b := d.bind(h.Doc)
 				carried := b.Hops(method, h.Op.Path.Value)
 				var rs []Retry
 				var names []string

@@ -78,7 +78,7 @@ var hops = &checks.InputOf[[]edgeOp]{
 			if !doc.Kind.IsEdge() {
 				continue
 			}
-			b := d.Set.Bind(doc.To.Value, nil)
+			b := d.bind(doc)
 			for i := range doc.Operations.Items {
 				op := &doc.Operations.Items[i]
 				if !op.StateChanging || !op.Method.OK() || !op.Path.OK() {
@@ -95,6 +95,19 @@ var hops = &checks.InputOf[[]edgeOp]{
 		}
 		return out, nil
 	},
+}
+
+// bind binds an edge document (spec 8.4): by its as_built entries when
+// it has the member, else by its "to".
+func (d *Deployment) bind(doc *boundary.Document) Binding {
+	if !doc.AsBuilt.Present() {
+		return d.Set.Bind(doc.To.Value, nil)
+	}
+	refs := make([]Ref, len(doc.AsBuilt.Items))
+	for i, r := range doc.AsBuilt.Items {
+		refs[i] = Ref{Kind: r.Kind.Value, Name: r.Name.Value, Namespace: r.Namespace.Value}
+	}
+	return d.Set.Bind(doc.To.Value, refs)
 }
 
 // retries reports whether the edge document declares a retry of method.
