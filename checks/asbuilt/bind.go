@@ -103,14 +103,24 @@ type Operation struct {
 	Method, Path string
 }
 
-// Strays are the matches of the bound routes that name a state-changing
-// method explicitly and whose path carries none of the operations of
-// that method declared at the hop (IDL407, at the match): a route
-// written for a write the boundary set does not know.
-func (b Binding) Strays(ops []Operation) []*Match {
-	var out []*Match
+// Stray is a match of a bound route that names a state-changing method
+// explicitly and whose path carries none of the operations of that
+// method declared at the hop: a route written for a write the boundary
+// set does not know (IDL407, at the match).
+type Stray struct {
+	Route *Route
+	Match *Match
+}
+
+// Strays are the bound routes' strays; for an implicit binding, of the
+// routes that send to the edge's "to" only.
+func (b Binding) Strays(ops []Operation) []Stray {
+	var out []Stray
 	for _, res := range b.Resources {
 		for _, rt := range res.Routes {
+			if b.To != "" && !rt.sendsTo(b.To) {
+				continue
+			}
 			for i := range rt.Matches {
 				m := &rt.Matches[i]
 				if m.Method == nil || m.Method.Kind != pathmatch.Exact || !stateChanging(m.Method.Value) {
@@ -119,7 +129,7 @@ func (b Binding) Strays(ops []Operation) []*Match {
 				if !slices.ContainsFunc(ops, func(op Operation) bool {
 					return strings.EqualFold(op.Method, m.Method.Value) && (m.Path == nil || m.Path.Overlaps(op.Path))
 				}) {
-					out = append(out, m)
+					out = append(out, Stray{rt, m})
 				}
 			}
 		}

@@ -60,7 +60,7 @@ func TestBind(t *testing.T) {
 		t.Errorf("POST /api/carts/{id}/items: %+v", hops)
 	}
 	strays := b.Strays([]Operation{{"POST", "/api/carts/{id}/items"}, {"GET", "/api/carts"}})
-	if len(strays) != 1 || strays[0].At.Line != 27 {
+	if len(strays) != 1 || strays[0].Match.At.Line != 27 {
 		t.Errorf("strays: %+v; want the POST /api/refunds match", strays)
 	}
 

@@ -67,9 +67,9 @@
 // framework; the core checks package never imports this one. They read
 // the configuration the caller hands over (Config, with Use: "check
 // --as-built") and the hops of each edge operation (input.go). IDL401 to
-// IDL406 are written; a finding is placed at the
+// IDL407 are written; a finding is placed at the
 // as-built value (a Text's or an Origin's At), names a Default and its
-// Source when one caused it, and relates the edge's operation. Still to
-// come: IDL407 and the edge field as_built (8.4), which Set.Bind already
-// takes as Refs.
+// Source when one caused it, and relates the edge's operation. IDL407
+// judges the binding itself: as_built entries that name nothing,
+// ambiguous implicit bindings, and Binding.Strays.
 package asbuilt
