@@ -29,6 +29,8 @@ const (
 type Deployment struct {
 	Set  *Set
 	Mesh Mesh
+	// MeshAt is where the mesh is declared (Source.MeshAt).
+	MeshAt Pos
 }
 
 // Config is the as-built configuration; without one the as-built rules
@@ -86,8 +88,8 @@ var hops = &checks.InputOf[[]edgeOp]{
 				}
 				e := edgeOp{doc: doc, op: op, hops: b.Hops(op.Method.Value, op.Path.Value)}
 				if len(b.Resources) == 0 && len(b.Ambiguous) == 0 && d.Mesh == IstioMesh && doc.Kind != boundary.BrowserToBFF {
-					// Reported at the edge: --mesh named the platform.
-					r := d.Set.IstioDefaultRetry(Pos{File: doc.Path, Line: 1, Column: 1})
+					// Reported where the mesh is declared (spec 8.1).
+					r := d.Set.IstioDefaultRetry(d.meshAt(doc.Path))
 					e.meshDefault = &r
 				}
 				out = append(out, e)
