@@ -41,8 +41,8 @@ func (s *Set) Bind(to string, asBuilt []Ref) Binding {
 		b := Binding{Explicit: true}
 		for i, ref := range asBuilt {
 			found := false
-			for _, res := range s.Resources {
-				if res.Kind == ref.Kind && res.Name.Value == ref.Name && (ref.Namespace == "" || res.Namespace == ref.Namespace) {
+			for _, res := range s.named[Ref{Kind: ref.Kind, Name: ref.Name}] {
+				if ref.Namespace == "" || res.Namespace == ref.Namespace {
 					found = true
 					if !slices.Contains(b.Resources, res) {
 						b.Resources = append(b.Resources, res)
