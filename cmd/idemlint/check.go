@@ -280,10 +280,13 @@ func reportNotRun(w io.Writer, notRun []checks.NotRun) {
 // it.
 func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, []byte, error) {
 	src, err := fileset.ReadAll(r)
-	if err != nil {
+	// An oversized document is the document's finding (IDL001), as it is
+	// for a named file; only a failing read is the run's.
+	var tooLarge *fileset.TooLargeError
+	if err != nil && !errors.As(err, &tooLarge) {
 		return nil, nil, fmt.Errorf("standard input: %w", err)
 	}
-	opts.ReadFile = func(string) ([]byte, error) { return src, nil }
+	opts.ReadFile = func(string) ([]byte, error) { return src, err }
 	return checks.CheckFiles([]string{name}, opts), src, nil
 }
 
