@@ -32,7 +32,7 @@ type SetGraph struct {
 	Graph *chain.Graph
 	// HopNote, when set, says what the hop at index i of a chain does as
 	// built ("" for nothing): the text format lists the notes under the
-	// chain's table.
+	// chain's table, the diagrams add them to the hop's edge label.
 	HopNote func(c *chain.Chain, i int) string
 }
 
@@ -153,7 +153,7 @@ func drawAll(sets []SetGraph) *diagram {
 	d := &diagram{sets: sets}
 	nodes := 0
 	for _, s := range sets {
-		p := draw(s.Graph, nodes)
+		p := draw(s.Graph, s.HopNote, nodes)
 		nodes += len(p.nodes)
 		d.columns = append(d.columns, p)
 	}
@@ -211,8 +211,9 @@ type edge struct {
 
 func (e edge) label() string { return strings.Join(e.ops, ", ") + ": " + e.fate }
 
-// draw pictures g, numbering its node ids from firstID.
-func draw(g *chain.Graph, firstID int) *picture {
+// draw pictures g, numbering its node ids from firstID; hopNote, when
+// set, adds what a hop does as built to its edge's label.
+func draw(g *chain.Graph, hopNote func(c *chain.Chain, i int) string, firstID int) *picture {
 	p := &picture{firstID: firstID, ids: map[string]int{}, edgeAt: map[edgeKey]int{}}
 	for _, c := range g.Chains {
 		if !c.StateChanging {
@@ -227,6 +228,11 @@ func draw(g *chain.Graph, firstID int) *picture {
 					sep = " at "
 				}
 				fate += sep + l.Field
+			}
+			if hopNote != nil {
+				if note := hopNote(c, i); note != "" {
+					fate += "; as built: " + note
+				}
 			}
 			if h.Kind == boundary.Adapter {
 				p.add(c.Operation, p.component(h.Doc.Policy.Service.Value), p.policy(h.Doc), h.Doc.Path, fate, f.Fate.Broken(), false)

@@ -29,8 +29,8 @@ Formats: "text" (a table per chain, with file:line:column of every hop),
 "mermaid" (a flowchart to paste into a pull request or Markdown docs) and
 "dot" (Graphviz). In the diagrams broken hops are red and a chain that stops
 ends in a dashed arrow. With an "as_built" section in .idemlint.json, the
-text format lists under each chain what its hops do as built: retries and
-dropped headers. Several boundary sets (the configuration's "sets") draw
+text format lists under each chain what its hops do as built (retries and
+dropped headers), and the diagrams add it to each edge's label. Several boundary sets (the configuration's "sets") draw
 as one diagram with a cluster (Graphviz) or subgraph (Mermaid) per set.
 
 Graph draws; it does not judge. It exits 0 whatever the chains look like
