@@ -46,17 +46,16 @@ func skipNoOrigin(r *Runner) string {
 // Origin header: scheme://host[:port], lower case, no default port, no
 // path, query, fragment or credentials.
 func checkOrigin(s string) error {
-	const want = "want scheme://host[:port] as a browser sends it, e.g. https://app.example"
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("the origin %q is not an http or https origin: %s", s, want)
+		return fmt.Errorf("the origin %q is not an http or https origin: give scheme://host[:port], e.g. https://app.example", s)
 	}
 	host := strings.ToLower(u.Host)
 	if port := u.Port(); u.Scheme == "http" && port == "80" || u.Scheme == "https" && port == "443" {
 		host = strings.TrimSuffix(host, ":"+port)
 	}
 	if serialized := u.Scheme + "://" + host; s != serialized {
-		return fmt.Errorf("the origin %q is not a serialized origin (a browser sends %s): %s", s, serialized, want)
+		return fmt.Errorf("the origin %q is not a serialized origin: give %s, as a browser sends it in Origin", s, serialized)
 	}
 	return nil
 }

@@ -244,22 +244,22 @@ func TestCORSOrigin(t *testing.T) {
 			t.Errorf("origin %q refused: %v", ok, err)
 		}
 	}
-	const want = "want scheme://host[:port] as a browser sends it, e.g. https://app.example"
+	const want = "give scheme://host[:port], e.g. https://app.example"
 	for origin, msg := range map[string]string{
 		"app.example":                 `the origin "app.example" is not an http or https origin: ` + want,
 		"ftp://app.example":           `the origin "ftp://app.example" is not an http or https origin: ` + want,
 		"https://":                    `the origin "https://" is not an http or https origin: ` + want,
 		"https://[::1":                `the origin "https://[::1" is not an http or https origin: ` + want,
 		"null":                        `the origin "null" is not an http or https origin: ` + want,
-		"https://app.example/":        `the origin "https://app.example/" is not a serialized origin (a browser sends https://app.example): ` + want,
-		"https://app.example/login":   `the origin "https://app.example/login" is not a serialized origin (a browser sends https://app.example): ` + want,
-		"https://app.example?x=1":     `the origin "https://app.example?x=1" is not a serialized origin (a browser sends https://app.example): ` + want,
-		"https://app.example#top":     `the origin "https://app.example#top" is not a serialized origin (a browser sends https://app.example): ` + want,
-		"https://u:p@app.example":     `the origin "https://u:p@app.example" is not a serialized origin (a browser sends https://app.example): ` + want,
-		"https://App.Example":         `the origin "https://App.Example" is not a serialized origin (a browser sends https://app.example): ` + want,
-		"https://app.example:443":     `the origin "https://app.example:443" is not a serialized origin (a browser sends https://app.example): ` + want,
-		"http://app.example:80":       `the origin "http://app.example:80" is not a serialized origin (a browser sends http://app.example): ` + want,
-		"HTTPS://app.example":         `the origin "HTTPS://app.example" is not a serialized origin (a browser sends https://app.example): ` + want,
+		"https://app.example/":        `the origin "https://app.example/" is not a serialized origin: give https://app.example, as a browser sends it in Origin`,
+		"https://app.example/login":   `the origin "https://app.example/login" is not a serialized origin: give https://app.example, as a browser sends it in Origin`,
+		"https://app.example?x=1":     `the origin "https://app.example?x=1" is not a serialized origin: give https://app.example, as a browser sends it in Origin`,
+		"https://app.example#top":     `the origin "https://app.example#top" is not a serialized origin: give https://app.example, as a browser sends it in Origin`,
+		"https://u:p@app.example":     `the origin "https://u:p@app.example" is not a serialized origin: give https://app.example, as a browser sends it in Origin`,
+		"https://App.Example":         `the origin "https://App.Example" is not a serialized origin: give https://app.example, as a browser sends it in Origin`,
+		"https://app.example:443":     `the origin "https://app.example:443" is not a serialized origin: give https://app.example, as a browser sends it in Origin`,
+		"http://app.example:80":       `the origin "http://app.example:80" is not a serialized origin: give http://app.example, as a browser sends it in Origin`,
+		"HTTPS://app.example":         `the origin "HTTPS://app.example" is not a serialized origin: give https://app.example, as a browser sends it in Origin`,
 		"https://app.example\r\nX: y": `the origin "https://app.example\r\nX: y" is not an http or https origin: ` + want,
 	} {
 		_, err := New(Config{Policy: policy, Targets: []string{"http://x"}, Origin: origin})
