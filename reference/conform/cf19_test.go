@@ -84,7 +84,7 @@ func TestCORSPreflight(t *testing.T) {
 			name:     "lists the key but not content-type",
 			proxy:    &corsProxy{status: 204, cors: allow(acao, frontEnd, acah, "X-Idempotency-Key")},
 			want:     Pass,
-			wantNote: "Access-Control-Allow-Headers does not list content-type: a browser sending a JSON body needs it allowed too",
+			wantNote: "Access-Control-Allow-Headers does not list content-type: a browser refuses the request all the same",
 		},
 		{
 			// ingress-nginx's default cors-allow-headers, which has no key.
@@ -266,5 +266,39 @@ func TestCORSOrigin(t *testing.T) {
 		if got := errText(err); got != msg {
 			t.Errorf("origin %q: %q, want %q", origin, got, msg)
 		}
+	}
+}
+
+// A method other than GET, HEAD and POST must be listed too: spec 8.6
+// leaves it out of the verdict, so CF19 passes with a note saying so.
+func TestCORSPreflightMethod(t *testing.T) {
+	t.Parallel()
+	put := func(doc map[string]any) {
+		doc["operations"].([]any)[0].(map[string]any)["method"] = "PUT"
+	}
+	for methods, wantNote := range map[string]string{
+		"GET, POST":  "Access-Control-Allow-Methods does not list PUT: a browser refuses the request all the same",
+		"POST, PUT":  "",
+		"*":          "",
+		"put, patch": "Access-Control-Allow-Methods does not list PUT: a browser refuses the request all the same",
+	} {
+		t.Run(methods, func(t *testing.T) {
+			t.Parallel()
+			e := engine(t, put)
+			proxy := &corsProxy{status: 204, cors: http.Header{
+				"Access-Control-Allow-Origin":  {frontEnd},
+				"Access-Control-Allow-Headers": {"Content-Type, X-Idempotency-Key"},
+				"Access-Control-Allow-Methods": {methods},
+			}}
+			rep := probeTarget(t, Config{Policy: e.Policy(), Targets: []string{serveEngine(t, e, proxy.wrap)}, Origin: frontEnd})
+			if res := result(t, rep, "CF19"); res.Status != Pass || res.Note != wantNote {
+				t.Errorf("CF19 %s %q, note %q; want a pass, note %q", res.Status, res.Got, res.Note, wantNote)
+			}
+			proxy.mu.Lock()
+			defer proxy.mu.Unlock()
+			if len(proxy.seen) != 1 || proxy.seen[0].Get("Access-Control-Request-Method") != "PUT" {
+				t.Errorf("preflights sent: %v", proxy.seen)
+			}
+		})
 	}
 }
