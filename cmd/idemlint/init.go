@@ -39,7 +39,11 @@ prefixed with the first server's base path, info.version as
 contract_version, and the key header the description declares (a required
 header parameter whose name contains "idempotency"), x-idempotency-key
 otherwise. The result passes "idemlint check"; "idemlint openapi check
---spec FILE DIR" then relates it to the description.
+--spec FILE DIR" then relates it to the description, and reports IDL302 only
+for a state-changing operation that does not declare the key header, which
+init names: the description is what to fix there. The adapter's operations
+carry the description's JSON request examples as example.body, which
+"conform" sends.
 
 Each document's "$schema" names its kind's self-contained JSON Schema, which
 init writes to DIR/.schemas/, so editors complete and validate offline (check
@@ -57,8 +61,9 @@ with status 2, naming them.`,
 			if err != nil {
 				return err
 			}
+			var keyGaps []string
 			if fromOpenAPI != "" {
-				if starter, err = openAPIStarter(cmd, fromOpenAPI, starter); err != nil {
+				if starter, keyGaps, err = openAPIStarter(cmd, fromOpenAPI, starter); err != nil {
 					return err
 				}
 			}
@@ -93,6 +98,9 @@ with status 2, naming them.`,
 			for _, target := range files {
 				fmt.Fprintf(w, "created %s\n", target)
 			}
+			for _, op := range keyGaps {
+				fmt.Fprintf(w, "note: openapi check will report IDL302 at %s until the description declares the key header as a required header parameter: the browser edge requires the key for it (IDL101), so the description is what to fix\n", op)
+			}
 			if fromOpenAPI != "" {
 				fmt.Fprintf(w, "next: adapt each flow's components and policy, then run: idemlint openapi check --spec %s %s\n", fromOpenAPI, dir)
 				return nil
@@ -107,26 +115,27 @@ with status 2, naming them.`,
 }
 
 // openAPIStarter is the starter set built from the description at spec,
-// each flow a copy of the base starter set; operations no boundary
-// document can carry are named on stderr.
-func openAPIStarter(cmd *cobra.Command, spec string, base fixtures.Case) (fixtures.Case, error) {
+// each flow a copy of the base starter set, and the operations "openapi
+// check" will report for want of the key header (openapi.KeyGaps);
+// operations no boundary document can carry are named on stderr.
+func openAPIStarter(cmd *cobra.Command, spec string, base fixtures.Case) (fixtures.Case, []string, error) {
 	api, err := openapi.Load(spec)
 	if err != nil {
-		return fixtures.Case{}, err
+		return fixtures.Case{}, nil, err
 	}
 	names, err := fs.Glob(base.Files, "*.json")
 	if err != nil {
-		return fixtures.Case{}, err
+		return fixtures.Case{}, nil, err
 	}
 	template := map[string][]byte{}
 	for _, name := range names {
 		if template[name], err = fs.ReadFile(base.Files, name); err != nil {
-			return fixtures.Case{}, err
+			return fixtures.Case{}, nil, err
 		}
 	}
 	docs, skipped, err := openapi.Starter(api, template)
 	if err != nil {
-		return fixtures.Case{}, err
+		return fixtures.Case{}, nil, err
 	}
 	for _, s := range skipped {
 		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: skipped %s: boundary documents carry GET, HEAD, OPTIONS, POST, PUT, PATCH and DELETE\n", s)
@@ -135,7 +144,7 @@ func openAPIStarter(cmd *cobra.Command, spec string, base fixtures.Case) (fixtur
 	for _, d := range docs {
 		files[d.Path] = &fstest.MapFile{Data: d.Data, Mode: 0o644}
 	}
-	return fixtures.Case{Files: files}, nil
+	return fixtures.Case{Files: files}, openapi.KeyGaps(api), nil
 }
 
 // starterSchemaDir holds the schemas the starter documents name in
