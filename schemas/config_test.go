@@ -33,7 +33,17 @@ func TestValidateConfig(t *testing.T) {
 				"include": ["**/*.json", "more/*.boundary"],
 				"sets": ["services/*", "fixtures/rules/*/*"],
 				"max_retry_amplification": 6,
-				"min_ttl": {"default": "12h", "billing": "30d", "irreversible": "2w"}}`,
+				"min_ttl": {"default": "12h", "billing": "30d", "irreversible": "2w"},
+				"as_built": {"paths": ["deploy/rendered", "mesh.yaml"], "mesh": "istio"}}`,
+		},
+		{
+			name: "typos in as_built",
+			src:  `{"asbuilt": {}, "as_built": {"path": ["deploy"], "mesh": "linkerd"}}`,
+			want: []Violation{
+				{"/as_built/mesh", `"mesh" must be one of "none", "istio", found "linkerd"`},
+				{"/as_built/path", `unknown field "path"; did you mean "paths"?`},
+				{"/asbuilt", `unknown field "asbuilt"; did you mean "as_built"?`},
+			},
 		},
 		{name: "empty", src: `{}`},
 		{
@@ -61,7 +71,7 @@ func TestValidateConfig(t *testing.T) {
 			// A boundary field is not explained as belonging to a boundary kind.
 			name: "unknown top-level key",
 			src:  `{"boundary": "adapter"}`,
-			want: []Violation{{"/boundary", `unknown field "boundary"; allowed: $schema, ignore, include, max_retry_amplification, min_ttl, rules, sets`}},
+			want: []Violation{{"/boundary", `unknown field "boundary"; allowed: $schema, as_built, ignore, include, max_retry_amplification, min_ttl, rules, sets`}},
 		},
 		{
 			name: "bad rule level",
@@ -129,8 +139,8 @@ func TestConfigSchemaSource(t *testing.T) {
 	if want := schemaURL(configName); doc.ID != want {
 		t.Errorf("$id = %q, want %q", doc.ID, want)
 	}
-	if len(doc.Properties) != 7 {
-		t.Errorf("config schema has %d properties, want 7", len(doc.Properties))
+	if len(doc.Properties) != 8 {
+		t.Errorf("config schema has %d properties, want 8", len(doc.Properties))
 	}
 	for name, p := range doc.Properties {
 		if p.Description == "" {

@@ -21,7 +21,9 @@ type Ref struct {
 // Binding is the resources that realise one edge.
 type Binding struct {
 	// To is the edge's "to"; empty for an explicit binding.
-	To        string
+	To string
+	// Explicit is a binding by the edge's as_built entries.
+	Explicit  bool
 	Resources []*Resource
 	// Unmatched are the indexes of the as_built entries that name no
 	// resource read (IDL407, at the entry).
@@ -31,16 +33,16 @@ type Binding struct {
 	Ambiguous []*Resource
 }
 
-// Bind binds an edge: by its as_built entries when it has any (and then
-// by nothing else), else each resource with a route to the backend named
-// as the edge's "to".
+// Bind binds an edge: by its as_built entries when it has the member
+// (asBuilt not nil, even empty: then by nothing else), else each
+// resource with a route to the backend named as the edge's "to".
 func (s *Set) Bind(to string, asBuilt []Ref) Binding {
-	if len(asBuilt) > 0 {
-		var b Binding
+	if asBuilt != nil {
+		b := Binding{Explicit: true}
 		for i, ref := range asBuilt {
 			found := false
-			for _, res := range s.Resources {
-				if res.Kind == ref.Kind && res.Name.Value == ref.Name && (ref.Namespace == "" || res.Namespace == ref.Namespace) {
+			for _, res := range s.named[Ref{Kind: ref.Kind, Name: ref.Name}] {
+				if ref.Namespace == "" || res.Namespace == ref.Namespace {
 					found = true
 					if !slices.Contains(b.Resources, res) {
 						b.Resources = append(b.Resources, res)
@@ -101,14 +103,24 @@ type Operation struct {
 	Method, Path string
 }
 
-// Strays are the matches of the bound routes that name a state-changing
-// method explicitly and whose path carries none of the operations of
-// that method declared at the hop (IDL407, at the match): a route
-// written for a write the boundary set does not know.
-func (b Binding) Strays(ops []Operation) []*Match {
-	var out []*Match
+// Stray is a match of a bound route that names a state-changing method
+// explicitly and whose path carries none of the operations of that
+// method declared at the hop: a route written for a write the boundary
+// set does not know (IDL407, at the match).
+type Stray struct {
+	Route *Route
+	Match *Match
+}
+
+// Strays are the bound routes' strays; for an implicit binding, of the
+// routes that send to the edge's "to" only.
+func (b Binding) Strays(ops []Operation) []Stray {
+	var out []Stray
 	for _, res := range b.Resources {
 		for _, rt := range res.Routes {
+			if b.To != "" && !rt.sendsTo(b.To) {
+				continue
+			}
 			for i := range rt.Matches {
 				m := &rt.Matches[i]
 				if m.Method == nil || m.Method.Kind != pathmatch.Exact || !stateChanging(m.Method.Value) {
@@ -117,7 +129,7 @@ func (b Binding) Strays(ops []Operation) []*Match {
 				if !slices.ContainsFunc(ops, func(op Operation) bool {
 					return strings.EqualFold(op.Method, m.Method.Value) && (m.Path == nil || m.Path.Overlaps(op.Path))
 				}) {
-					out = append(out, m)
+					out = append(out, Stray{rt, m})
 				}
 			}
 		}

@@ -60,7 +60,7 @@ func TestBind(t *testing.T) {
 		t.Errorf("POST /api/carts/{id}/items: %+v", hops)
 	}
 	strays := b.Strays([]Operation{{"POST", "/api/carts/{id}/items"}, {"GET", "/api/carts"}})
-	if len(strays) != 1 || strays[0].At.Line != 27 {
+	if len(strays) != 1 || strays[0].Match.At.Line != 27 {
 		t.Errorf("strays: %+v; want the POST /api/refunds match", strays)
 	}
 
@@ -84,6 +84,10 @@ func TestBind(t *testing.T) {
 	hops = b.Hops("PUT", "/api/orders/{id}")
 	if len(hops) != 1 || hops[0].Route.Backends[0].Value != "legacy" || hops[0].Retry.Attempts != 3 {
 		t.Errorf("PUT /api/orders/{id}: %+v", hops)
+	}
+	// An empty as_built binds nothing, not even implicitly.
+	if b := s.Bind("carts-gateway", []Ref{}); len(b.Resources)+len(b.Ambiguous) != 0 || !b.Explicit {
+		t.Errorf("as_built []: bound %q, ambiguous %q", names(b.Resources), names(b.Ambiguous))
 	}
 	// Implicitly bound, the same request does not reach "orders".
 	b = Binding{To: "orders", Resources: b.Resources}

@@ -25,7 +25,8 @@
 // not understood is a Set.Problems entry at its place. Reading is bounded
 // whatever the input: MaxFileSize, a nesting limit, and a budget of node
 // visits proportional to the file's size that YAML aliases cannot
-// escape.
+// escape. Load (load.go) reads what a Source names, from the flags of
+// "check" or from .idemlint.json's "as_built" alike.
 //
 // # Model
 //
@@ -49,7 +50,8 @@
 // # Binding (8.4)
 //
 // bind.go binds a boundary edge to what realises it, from what the checks
-// know of the edge: Set.Bind(to, asBuilt) takes the resources its
+// know of the edge (input.go passes an edge document's "to" and its
+// as_built member): Set.Bind(to, asBuilt) takes the resources its
 // as_built entries name (Binding.Unmatched: entries naming nothing), else
 // those with a route to the backend named as the edge's "to"
 // (Binding.Ambiguous: found in several namespaces, so none is bound).
@@ -59,7 +61,8 @@
 // method, and through the route Drops(header) and CORS.
 // Binding.Strays are the routes written for a write the hop does not
 // declare. A hop no resource binds, under mesh: istio, gets
-// Set.IstioDefaultRetry.
+// Set.IstioDefaultRetry. Deployment.HopNote (graph.go) words a hop as
+// built for "idemlint graph".
 //
 // # Rules (8.5)
 //
@@ -67,9 +70,9 @@
 // framework; the core checks package never imports this one. They read
 // the configuration the caller hands over (Config, with Use: "check
 // --as-built") and the hops of each edge operation (input.go). IDL401 to
-// IDL406 are written; a finding is placed at the
+// IDL407 are written; a finding is placed at the
 // as-built value (a Text's or an Origin's At), names a Default and its
-// Source when one caused it, and relates the edge's operation. Still to
-// come: IDL407 and the edge field as_built (8.4), which Set.Bind already
-// takes as Refs.
+// Source when one caused it, and relates the edge's operation. IDL407
+// judges the binding itself: as_built entries that name nothing,
+// ambiguous implicit bindings, and Binding.Strays.
 package asbuilt

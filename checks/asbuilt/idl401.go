@@ -51,8 +51,16 @@ or declare the retry on the edge (http_retry with the key required, IDL103).`,
 			}
 			if e.meshDefault != nil {
 				if c, ok := resend(*e.meshDefault); ok {
-					p.Report(e.doc, e.op.Pos, "", "%s: no resource read routes the hop %s, so under mesh istio Istio's default retry carries it and resends it after the upstream received it (%s), on %s [%s]%s; the edge does not retry it: give the hop a VirtualService route with retries: {attempts: 0}, or set the mesh's defaultHttpRetryPolicy",
-						e.name(), e.edge(), attempts(*e.meshDefault), c, c.Platform, origin(c.From))
+					const format = "%s: no resource read routes the hop %s, so under mesh istio Istio's default retry carries it and resends it after the upstream received it (%s), on %s [%s]%s; the edge does not retry it: give the hop a VirtualService route with retries: {attempts: 0}, or set the mesh's defaultHttpRetryPolicy"
+					args := []any{e.name(), e.edge(), attempts(*e.meshDefault), c, c.Platform, origin(c.From)}
+					if c.From.At.File == e.doc.Path {
+						// --mesh named the platform: at the operation.
+						p.Report(e.doc, e.op.Pos, "", format, args...)
+					} else {
+						// At the mesh's defaultHttpRetryPolicy, or at the
+						// "mesh" of .idemlint.json (spec 8.1).
+						report(p, c.From.At, e, "the edge operation the mesh's retry carries", format, args...)
+					}
 				}
 			}
 		}

@@ -51,7 +51,7 @@ After: remove the entry (or the filter).`,
 					continue
 				}
 				e := edgeOp{doc: h.Doc, op: h.Op}
-				for _, hop := range d.Set.Bind(h.Doc.To.Value, nil).Hops(h.Op.Method.Value, h.Op.Path.Value) {
+				for _, hop := range d.bind(h.Doc).Hops(h.Op.Method.Value, h.Op.Path.Value) {
 					for _, header := range headers {
 						if !chain.Allows(h.Doc.HeaderAllowInbound, header.name) {
 							continue // the edge drops it itself: IDL202's

@@ -62,7 +62,7 @@ above the owner's wait_timeout_ms.`,
 					continue
 				}
 				method := h.Op.Method.Value
-				b := d.Set.Bind(h.Doc.To.Value, nil)
+				b := d.bind(h.Doc)
 				carried := b.Hops(method, h.Op.Path.Value)
 				var rs []Retry
 				var names []string
@@ -72,7 +72,7 @@ above the owner's wait_timeout_ms.`,
 					names = append(names, fmt.Sprintf("%s %s/%s", res.Kind, res.Namespace, res.Name.Value))
 				}
 				if len(b.Resources) == 0 && len(b.Ambiguous) == 0 && d.Mesh == IstioMesh && h.Kind != boundary.BrowserToBFF {
-					rs = append(rs, d.Set.IstioDefaultRetry(Pos{File: h.Doc.Path, Line: 1, Column: 1}))
+					rs = append(rs, d.Set.IstioDefaultRetry(d.meshAt(h.Doc.Path)))
 					names = append(names, "Istio's default retry of "+h.Endpoints())
 				}
 				if len(rs) == 0 {

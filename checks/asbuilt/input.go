@@ -29,6 +29,8 @@ const (
 type Deployment struct {
 	Set  *Set
 	Mesh Mesh
+	// MeshAt is where the mesh is declared (Source.MeshAt).
+	MeshAt Pos
 }
 
 // Config is the as-built configuration; without one the as-built rules
@@ -78,7 +80,7 @@ var hops = &checks.InputOf[[]edgeOp]{
 			if !doc.Kind.IsEdge() {
 				continue
 			}
-			b := d.Set.Bind(doc.To.Value, nil)
+			b := d.bind(doc)
 			for i := range doc.Operations.Items {
 				op := &doc.Operations.Items[i]
 				if !op.StateChanging || !op.Method.OK() || !op.Path.OK() {
@@ -86,8 +88,8 @@ var hops = &checks.InputOf[[]edgeOp]{
 				}
 				e := edgeOp{doc: doc, op: op, hops: b.Hops(op.Method.Value, op.Path.Value)}
 				if len(b.Resources) == 0 && len(b.Ambiguous) == 0 && d.Mesh == IstioMesh && doc.Kind != boundary.BrowserToBFF {
-					// Reported at the edge: --mesh named the platform.
-					r := d.Set.IstioDefaultRetry(Pos{File: doc.Path, Line: 1, Column: 1})
+					// Reported where the mesh is declared (spec 8.1).
+					r := d.Set.IstioDefaultRetry(d.meshAt(doc.Path))
 					e.meshDefault = &r
 				}
 				out = append(out, e)
@@ -95,6 +97,19 @@ var hops = &checks.InputOf[[]edgeOp]{
 		}
 		return out, nil
 	},
+}
+
+// bind binds an edge document (spec 8.4): by its as_built entries when
+// it has the member, else by its "to".
+func (d *Deployment) bind(doc *boundary.Document) Binding {
+	if !doc.AsBuilt.Present() {
+		return d.Set.Bind(doc.To.Value, nil)
+	}
+	refs := make([]Ref, len(doc.AsBuilt.Items))
+	for i, r := range doc.AsBuilt.Items {
+		refs[i] = Ref{Kind: r.Kind.Value, Name: r.Name.Value, Namespace: r.Namespace.Value}
+	}
+	return d.Set.Bind(doc.To.Value, refs)
 }
 
 // retries reports whether the edge document declares a retry of method.

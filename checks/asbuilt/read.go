@@ -60,6 +60,9 @@ type Set struct {
 	mesh   *meshConfig
 	nginx  *nginxConfig
 	finish []func()
+	// named are the Resources by kind and name, for as_built entries:
+	// an edge may name many, and a set hold thousands.
+	named map[Ref][]*Resource
 }
 
 // FileError is a file that cannot be read or parsed.
@@ -381,6 +384,11 @@ func (s *Set) resolve() {
 		fn()
 	}
 	s.finish = nil
+	s.named = map[Ref][]*Resource{}
+	for _, res := range s.Resources {
+		k := Ref{Kind: res.Kind, Name: res.Name.Value}
+		s.named[k] = append(s.named[k], res)
+	}
 }
 
 // configMap reads the ConfigMaps idemlint knows: the Istio mesh

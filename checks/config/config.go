@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/asbuilt"
 	"github.com/idemlint/idemlint/schemas"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
@@ -41,6 +42,9 @@ type Config struct {
 	MaxRetryAmplification int
 	// MinTTL holds only the tiers the file names.
 	MinTTL map[string]time.Duration
+	// AsBuilt is the "as_built" section, its paths joined to the file's
+	// directory; nil when the file has none.
+	AsBuilt *asbuilt.Source
 
 	// The glob patterns, split into segments; they are relative to dir,
 	// the absolute directory of Path.
@@ -173,6 +177,9 @@ func Parse(path string, src []byte) (*Config, error) {
 			c.MinTTL[m.Key] = d
 		}
 	}
+	if n := root.Get("as_built"); n != nil {
+		c.AsBuilt = c.readAsBuilt(n, pos)
+	}
 	c.ignore = readPatterns(root, "ignore", report)
 	c.include = readPatterns(root, "include", report)
 	c.sets = readPatterns(root, "sets", report)
@@ -180,6 +187,28 @@ func Parse(path string, src []byte) (*Config, error) {
 		return nil, errs.join()
 	}
 	return c, nil
+}
+
+// readAsBuilt reads the "as_built" section, whose shape the schema has
+// checked: the paths relative to the file's directory, and where the
+// mesh is declared, at which a mesh default is reported (spec 8.1).
+func (c *Config) readAsBuilt(n *jsontree.Node, pos *jsontree.Position) *asbuilt.Source {
+	src := &asbuilt.Source{Mesh: asbuilt.NoMesh}
+	if paths := n.Get("paths"); paths != nil {
+		for _, p := range paths.Items {
+			path := filepath.FromSlash(p.Text)
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(filepath.Dir(c.Path), path)
+			}
+			src.Paths = append(src.Paths, path)
+		}
+	}
+	if m := n.Get("mesh"); m != nil {
+		src.Mesh = asbuilt.Mesh(m.Text)
+		line, col := pos.At(m.Offset)
+		src.MeshAt = asbuilt.Pos{File: c.Path, Line: line, Column: col}
+	}
+	return src
 }
 
 // configError is one problem of a configuration file, at its position.
@@ -366,6 +395,32 @@ func match(pat, name []string) bool {
 type Flags struct {
 	MaxRetryAmplification *int
 	FollowSymlinks        bool
+	// AsBuilt are the --as-built paths; Mesh the --mesh, "" when not given.
+	AsBuilt []string
+	Mesh    string
+}
+
+// AsBuilt returns where the run's as-built configuration is: the paths
+// and the mesh of the flags, each over the file's (c may be nil); false
+// when neither names a path or a mesh, and the as-built rules do not run.
+func AsBuilt(c *Config, flags Flags) (asbuilt.Source, bool, error) {
+	src := asbuilt.Source{Mesh: asbuilt.NoMesh, FollowSymlinks: flags.FollowSymlinks}
+	given := false
+	if c != nil && c.AsBuilt != nil {
+		src.Paths, src.Mesh, src.MeshAt = c.AsBuilt.Paths, c.AsBuilt.Mesh, c.AsBuilt.MeshAt
+		given = true
+	}
+	if len(flags.AsBuilt) > 0 {
+		src.Paths, given = flags.AsBuilt, true
+	}
+	if flags.Mesh != "" {
+		m, err := asbuilt.ParseMesh(flags.Mesh)
+		if err != nil {
+			return src, false, fmt.Errorf("--mesh: %w", err)
+		}
+		src.Mesh, src.MeshAt, given = m, asbuilt.Pos{}, true
+	}
+	return src, given, nil
 }
 
 // Options merges the defaults, the configuration file c (nil when there is

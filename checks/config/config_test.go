@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/asbuilt"
 )
 
 func write(t *testing.T, path, content string) {
@@ -327,5 +328,44 @@ func TestOptionsPrecedence(t *testing.T) {
 					tt.wantAmp, tt.wantTTL, tt.wantBillng, tt.wantOff)
 			}
 		})
+	}
+}
+
+// The "as_built" section: paths relative to the file's directory, the
+// mesh with its place, and the flags over the file, each on its own.
+func TestAsBuilt(t *testing.T) {
+	path := filepath.Join("proj", FileName)
+	c, err := Parse(path, []byte("{\n  \"as_built\": {\"paths\": [\"deploy/rendered\", \"/abs/mesh.yaml\"],\n    \"mesh\": \"istio\"}\n}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		c     *Config
+		flags Flags
+		want  asbuilt.Source
+		given bool
+	}{
+		{"none", nil, Flags{}, asbuilt.Source{Mesh: asbuilt.NoMesh}, false},
+		{"file", c, Flags{}, asbuilt.Source{Paths: []string{filepath.Join("proj", "deploy", "rendered"), "/abs/mesh.yaml"},
+			Mesh: asbuilt.IstioMesh, MeshAt: asbuilt.Pos{File: path, Line: 3, Column: 13}}, true},
+		{"--mesh over the file", c, Flags{Mesh: "none"}, asbuilt.Source{Paths: []string{filepath.Join("proj", "deploy", "rendered"), "/abs/mesh.yaml"},
+			Mesh: asbuilt.NoMesh}, true},
+		{"--as-built over the file", c, Flags{AsBuilt: []string{"x.yaml"}, FollowSymlinks: true},
+			asbuilt.Source{Paths: []string{"x.yaml"}, Mesh: asbuilt.IstioMesh, MeshAt: asbuilt.Pos{File: path, Line: 3, Column: 13}, FollowSymlinks: true}, true},
+		{"--mesh alone", nil, Flags{Mesh: "istio"}, asbuilt.Source{Mesh: asbuilt.IstioMesh}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, given, err := AsBuilt(tc.c, tc.flags)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" || given != tc.given {
+				t.Errorf("given %v, want %v; source (-want +got):\n%s", given, tc.given, diff)
+			}
+		})
+	}
+	if _, _, err := AsBuilt(nil, Flags{Mesh: "linkerd"}); err == nil || !strings.Contains(err.Error(), "none or istio") {
+		t.Errorf("--mesh linkerd: %v", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/asbuilt"
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/explain"
 	"github.com/idemlint/idemlint/checks/report"
@@ -313,16 +314,26 @@ func texts(open map[string]*buffer) map[string]string {
 }
 
 // options are the project's settings, as "idemlint check" reads them from
-// the nearest .idemlint.json; a configuration that does not load is shown
-// to the user once, and the defaults apply meanwhile.
+// the nearest .idemlint.json, its as-built configuration included; a
+// configuration that does not load is shown to the user once, and the
+// defaults apply meanwhile.
 func (s *server) options() checks.Options {
 	cfg, err := config.Discover("", false, s.root)
 	if err != nil {
 		_ = s.showError(err.Error())
 		return checks.DefaultOptions()
 	}
+	opts := config.Options(cfg, config.Flags{})
+	if src, given, _ := config.AsBuilt(cfg, config.Flags{}); given {
+		d, _, err := asbuilt.Load(src)
+		if err != nil {
+			_ = s.showError("as-built configuration: " + err.Error())
+			return opts
+		}
+		asbuilt.Use(&opts, d)
+	}
 	s.shown = ""
-	return config.Options(cfg, config.Flags{})
+	return opts
 }
 
 // showError tells the user about a problem with no place in a document,

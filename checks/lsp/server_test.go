@@ -400,3 +400,44 @@ func TestBurstOfChangesIsCheckedOnce(t *testing.T) {
 		t.Error("no diagnostics for the last text, an adapter without its fields")
 	}
 }
+
+// The language server reads the as-built configuration that
+// .idemlint.json names, as "idemlint check" does: an edge's as_built entry
+// that names no resource read is IDL407 in the editor too.
+func TestSessionReadsTheAsBuiltConfiguration(t *testing.T) {
+	dir := copySet(t, "valid/orders-basic")
+	edge := filepath.Join(dir, "02-bff-to-gateway.json")
+	saved, err := os.ReadFile(edge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := strings.Replace(string(saved), `"to": "edge-gw",`, `"to": "edge-gw", "as_built": [{"kind": "HTTPRoute", "name": "edge"}],`, 1)
+	if named == string(saved) {
+		t.Fatal("fixture changed: cannot name the edge's resources")
+	}
+	if err := os.WriteFile(edge, []byte(named), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t)
+	initialize(c, dir)
+	if got := c.diagnostics(); len(got) != 0 {
+		t.Fatalf("without an as-built configuration: %v, want nothing", got)
+	}
+
+	manifest := "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: other, namespace: shop}\nspec:\n  rules:\n  - backendRefs: [{name: edge-gw}]\n"
+	if err := os.MkdirAll(filepath.Join(dir, "deploy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "deploy", "routes.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".idemlint.json"), []byte(`{"as_built": {"paths": ["deploy"]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uri := uriOf(edge)
+	c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "json", "version": 1, "text": named}})
+	got := c.diagnostics()["02-bff-to-gateway.json"]
+	if len(got) != 1 || got[0].Code != "IDL407" || got[0].Range.Start.Line != 4 {
+		t.Fatalf("with as_built in .idemlint.json: %+v, want one IDL407 on line 5", got)
+	}
+}

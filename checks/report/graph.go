@@ -30,6 +30,10 @@ func Graph(w io.Writer, g *chain.Graph, format string) error {
 type SetGraph struct {
 	Name  string
 	Graph *chain.Graph
+	// HopNote, when set, says what the hop at index i of a chain does as
+	// built ("" for nothing): the text format lists the notes under the
+	// chain's table, the diagrams add them to the hop's edge label.
+	HopNote func(c *chain.Chain, i int) string
 }
 
 // Graphs is Graph for several sets: text blocks one after another, and one
@@ -44,7 +48,7 @@ func Graphs(w io.Writer, sets []SetGraph, format string) error {
 			if i > 0 {
 				fmt.Fprintln(bw)
 			}
-			writeText(bw, s.Graph)
+			writeText(bw, s.Graph, s.HopNote)
 		}
 	case "mermaid":
 		drawAll(sets).writeMermaid(bw)
@@ -63,7 +67,11 @@ func Graphs(w io.Writer, sets []SetGraph, format string) error {
 //	  bff_to_gateway      checkout-bff -> edge-gw    forwarded  02-bff-to-gateway.json:7:5
 //	  gateway_to_adapter  edge-gw -> orders-adapter  DROPPED    03-gateway-to-adapter.json:8:5  header_to_allow_outbound lacks x-idempotency-key
 //	  adapter             orders-adapter             owned      04-adapter.json:7:5
-func writeText(w io.Writer, g *chain.Graph) {
+//
+// With hopNote, each hop it says something of is listed under the table:
+//
+//	as built, bff_to_gateway checkout-bff -> edge-gw: VirtualService shop/edge-gw retries up to 3 attempts in all on 503 (default: istio.retries)
+func writeText(w io.Writer, g *chain.Graph, hopNote func(c *chain.Chain, i int) string) {
 	var shown, broken int
 	var readOnly []string
 	for _, c := range g.Chains {
@@ -95,6 +103,13 @@ func writeText(w io.Writer, g *chain.Graph) {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", h.Kind, hopEndpoints(h), fate, hopLocation(h), detail)
 		}
 		tw.Flush()
+		for i, h := range c.Hops {
+			if hopNote != nil {
+				if note := hopNote(c, i); note != "" {
+					fmt.Fprintf(w, "  as built, %s %s: %s\n", h.Kind, hopEndpoints(h), note)
+				}
+			}
+		}
 		if !c.Complete() {
 			fmt.Fprintf(w, "  STOPS: %s\n", c.StopReason())
 		}
@@ -138,7 +153,7 @@ func drawAll(sets []SetGraph) *diagram {
 	d := &diagram{sets: sets}
 	nodes := 0
 	for _, s := range sets {
-		p := draw(s.Graph, nodes)
+		p := draw(s.Graph, s.HopNote, nodes)
 		nodes += len(p.nodes)
 		d.columns = append(d.columns, p)
 	}
@@ -196,8 +211,9 @@ type edge struct {
 
 func (e edge) label() string { return strings.Join(e.ops, ", ") + ": " + e.fate }
 
-// draw pictures g, numbering its node ids from firstID.
-func draw(g *chain.Graph, firstID int) *picture {
+// draw pictures g, numbering its node ids from firstID; hopNote, when
+// set, adds what a hop does as built to its edge's label.
+func draw(g *chain.Graph, hopNote func(c *chain.Chain, i int) string, firstID int) *picture {
 	p := &picture{firstID: firstID, ids: map[string]int{}, edgeAt: map[edgeKey]int{}}
 	for _, c := range g.Chains {
 		if !c.StateChanging {
@@ -212,6 +228,11 @@ func draw(g *chain.Graph, firstID int) *picture {
 					sep = " at "
 				}
 				fate += sep + l.Field
+			}
+			if hopNote != nil {
+				if note := hopNote(c, i); note != "" {
+					fate += "; as built: " + note
+				}
 			}
 			if h.Kind == boundary.Adapter {
 				p.add(c.Operation, p.component(h.Doc.Policy.Service.Value), p.policy(h.Doc), h.Doc.Path, fate, f.Fate.Broken(), false)

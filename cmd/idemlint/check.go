@@ -177,7 +177,7 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if api != nil {
 		openapi.Use(&opts, api)
 	}
-	deployment, err := c.readAsBuilt(cmd)
+	deployment, err := c.readAsBuilt(cmd, cfg)
 	if err != nil {
 		return err
 	}
@@ -233,29 +233,30 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	return verdict(cmd.ErrOrStderr(), findings, threshold, c.maxWarnings)
 }
 
-// readAsBuilt reads the --as-built configuration; nil without one.
-func (c *checkFlags) readAsBuilt(cmd *cobra.Command) (*asbuilt.Deployment, error) {
-	mesh := asbuilt.Mesh(c.mesh)
-	if mesh != asbuilt.NoMesh && mesh != asbuilt.IstioMesh {
-		return nil, fmt.Errorf("--mesh must be none or istio, got %q", c.mesh)
+// readAsBuilt reads the as-built configuration of --as-built and --mesh,
+// or of the configuration file's "as_built"; nil without one.
+func (c *checkFlags) readAsBuilt(cmd *cobra.Command, cfg *config.Config) (*asbuilt.Deployment, error) {
+	flags := c.config
+	flags.AsBuilt = c.asBuilt
+	if cmd.Flags().Changed("mesh") {
+		flags.Mesh = c.mesh
 	}
-	if len(c.asBuilt) == 0 {
-		if cmd.Flags().Changed("mesh") {
-			return &asbuilt.Deployment{Set: asbuilt.Read(nil), Mesh: mesh}, nil
-		}
-		return nil, nil
+	src, given, err := config.AsBuilt(cfg, flags)
+	if err != nil || !given {
+		return nil, err
 	}
-	files, skipped, err := fileset.Collect(c.asBuilt, fileset.Options{Include: asbuilt.IsFile, FollowSymlinks: c.config.FollowSymlinks})
+	d, skipped, err := asbuilt.Load(src)
 	if err != nil {
-		return nil, fmt.Errorf("--as-built: %w", err)
+		return nil, fmt.Errorf("as-built configuration: %w", err)
 	}
 	for _, s := range skipped {
-		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: --as-built: %s not read: %v\n", s.Path, s.Err)
+		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: as-built configuration: %s not read: %v\n", s.Path, s.Err)
 	}
-	set := asbuilt.Read(files)
-	read, notRead := set.Counts()
-	fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: %s read, %d skipped\n", report.Plural(read, "as-built resource"), notRead)
-	return &asbuilt.Deployment{Set: set, Mesh: mesh}, nil
+	if len(src.Paths) > 0 {
+		read, notRead := d.Set.Counts()
+		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: %s read, %d skipped\n", report.Plural(read, "as-built resource"), notRead)
+	}
+	return d, nil
 }
 
 // reportNotRun says on w which rules did not run and why, the rules that

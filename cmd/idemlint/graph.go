@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/asbuilt"
 	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/report"
@@ -27,7 +28,9 @@ REQUIRED, NOT OWNED, or where the chain stops.
 Formats: "text" (a table per chain, with file:line:column of every hop),
 "mermaid" (a flowchart to paste into a pull request or Markdown docs) and
 "dot" (Graphviz). In the diagrams broken hops are red and a chain that stops
-ends in a dashed arrow. Several boundary sets (the configuration's "sets") draw
+ends in a dashed arrow. With an "as_built" section in .idemlint.json, the
+text format lists under each chain what its hops do as built (retries and
+dropped headers), and the diagrams add it to each edge's label. Several boundary sets (the configuration's "sets") draw
 as one diagram with a cluster (Graphviz) or subgraph (Mermaid) per set.
 
 Graph draws; it does not judge. It exits 0 whatever the chains look like
@@ -51,11 +54,19 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 			if len(set.Documents) == 0 {
 				return errNoDocuments(args)
 			}
+			var hopNote func(*chain.Chain, int) string
+			if src, given, _ := config.AsBuilt(cfg, config.Flags{}); given {
+				d, _, err := asbuilt.Load(src)
+				if err != nil {
+					return fmt.Errorf("as-built configuration: %w", err)
+				}
+				hopNote = d.HopNote
+			}
 			graphs := make([]report.SetGraph, len(set.Sets))
 			for i, docs := range set.Sets {
 				g := chain.Build(docs)
 				g.Unreadable = set.Unreadable
-				graphs[i] = report.SetGraph{Name: set.SetNames[i], Graph: g}
+				graphs[i] = report.SetGraph{Name: set.SetNames[i], Graph: g, HopNote: hopNote}
 			}
 			return report.Graphs(cmd.OutOrStdout(), graphs, format)
 		},

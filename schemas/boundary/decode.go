@@ -261,6 +261,7 @@ func (d *decoder) document(doc *Document, root *jsontree.Node) {
 	doc.SetsHeaders = d.strings(root, top, "sets_headers")
 	doc.Idempotency = d.idempotency(root, top)
 	doc.Retry = d.retry(root, top)
+	doc.AsBuilt = d.asBuilt(root, top)
 	switch doc.Kind {
 	case Adapter:
 		doc.Policy = d.policy(root, doc.Root)
@@ -425,6 +426,23 @@ func (d *decoder) retry(root *jsontree.Node, top Pos) HTTPRetry {
 		r.RetryOn.Items = append(r.RetryOn.Items, t)
 	}
 	return r
+}
+
+func (d *decoder) asBuilt(root *jsontree.Node, top Pos) AsBuiltRefs {
+	f, n := d.field(root, top, "as_built", jsontree.Array)
+	refs := AsBuiltRefs{Field: f}
+	if !f.OK() {
+		return refs
+	}
+	for i, it := range n.Items {
+		if it.Kind != jsontree.Object {
+			continue
+		}
+		at := d.at(it, f.Pos, "", i)
+		refs.Items = append(refs.Items, AsBuiltRef{Field: Field{Pos: at, State: Valid},
+			Kind: d.str(it, at, "kind"), Name: d.str(it, at, "name"), Namespace: d.str(it, at, "namespace")})
+	}
+	return refs
 }
 
 // codeNames are the decimal names of the numbers a retry_on entry may

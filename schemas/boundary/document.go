@@ -69,6 +69,9 @@ type Document struct {
 
 	Idempotency HTTPIdempotency
 	Retry       HTTPRetry
+	// AsBuilt is the as_built array of an edge (spec 8.4): the resources
+	// that realise the hop. Entries that are not objects are left out.
+	AsBuilt AsBuiltRefs
 
 	// Policy is the owner policy: the document itself for an adapter, the
 	// embedded "adapter" object of a gateway_to_adapter edge, else nil.
@@ -209,6 +212,19 @@ func (k *KeyFormat) MaxKeyLength() int {
 		return int(k.MaxLength.Value)
 	}
 	return DefaultMaxKeyLength
+}
+
+// AsBuiltRefs is the as_built array of an edge.
+type AsBuiltRefs struct {
+	Field
+	Items []AsBuiltRef
+}
+
+// AsBuiltRef is one entry of as_built: a resource by kind, name and,
+// when written, namespace.
+type AsBuiltRef struct {
+	Field
+	Kind, Name, Namespace String
 }
 
 // HTTPRetry is the http_retry section of an edge.

@@ -65,7 +65,7 @@ var kindShapes = func() map[Kind]shape {
 	}
 	edge := func(kind Kind, extra fields) fields {
 		f := common.with(fields{"boundary": constString(string(kind)), "from": componentID, "to": componentID,
-			"header_to_allow_inbound": headerList, "sets_headers": headerList, "http_idempotency": httpIdempotency})
+			"header_to_allow_inbound": headerList, "sets_headers": headerList, "http_idempotency": httpIdempotency, "as_built": asBuilt})
 		return f.with(extra)
 	}
 	kinds := map[Kind]shape{
@@ -269,6 +269,9 @@ var (
 		"state_changing": isBoolean,
 		"example":        object(fields{"body": anything, "headers": headersObject}),
 	}, "operation_key", "method", "path"), 1)
+
+	asBuilt = arrayOf(object(fields{"kind": nonEmptyString, "name": nonEmptyString, "namespace": nonEmptyString},
+		"kind", "name"), 0)
 
 	httpIdempotency = object(fields{
 		"header":          headerName,

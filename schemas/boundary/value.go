@@ -171,14 +171,14 @@ type extra struct {
 // memberNames are the member names the decoder reads, so that a place
 // names one by a small index (see wide.ref).
 var memberNames = []string{
-	"action", "actor_id", "adapter", "algorithm", "backend", "boundary", "canonicalization",
+	"action", "actor_id", "adapter", "algorithm", "as_built", "backend", "boundary", "canonicalization",
 	"contract_version", "cors_allowed_headers", "declared", "echo_key_header", "enabled",
 	"error_code", "example", "exclude_fields", "from", "header", "header_to_allow_inbound",
 	"header_to_allow_outbound", "headers", "http_idempotency", "http_retry",
 	"idempotency_conflict", "idempotency_fingerprint", "idempotency_inflight",
-	"idempotency_replay", "idempotency_scope", "idempotency_storage", "inputs", "key_format",
+	"idempotency_replay", "idempotency_scope", "idempotency_storage", "inputs", "key_format", "kind",
 	"lease_ms", "log_fields", "max_attempts", "max_bytes", "max_length", "max_records", "method", "methods",
-	"mode", "observability", "on_completed", "on_failed", "on_missing", "on_payload_mismatch",
+	"mode", "name", "namespace", "observability", "on_completed", "on_failed", "on_missing", "on_payload_mismatch",
 	"operation_key", "operations", "path", "pattern", "per_try_timeout_ms", "policy", "reason",
 	"replayed_header", "request_id_header", "require_key", "requires_idempotency_key",
 	"retry_on", "role", "rule", "same_body", "same_status", "scope_sources", "service",

@@ -1,0 +1,62 @@
+package asbuilt
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/schemas/boundary"
+)
+
+// HopNote says, for "idemlint graph", what the hop at index i of chain c
+// does as built (spec 8.4): for each resource that carries it, the retry
+// of the operation's method (attempts, conditions, and the default that
+// gives it, if one does) and the guarded headers it drops; under mesh
+// istio, the mesh's retry of a hop no resource binds. "" for a hop that
+// is not an edge or that nothing carries as built.
+func (d *Deployment) HopNote(c *chain.Chain, i int) string {
+	h := c.Hops[i]
+	if !h.Kind.IsEdge() || h.Op == nil || !h.Op.Method.OK() || !h.Op.Path.OK() {
+		return ""
+	}
+	method := h.Op.Method.Value
+	b := d.bind(h.Doc)
+	var parts []string
+	for _, hop := range b.Hops(method, h.Op.Path.Value) {
+		res := hop.Route.Resource
+		part := fmt.Sprintf("%s %s/%s %s", res.Kind, res.Namespace, res.Name.Value, retryNote(hop.Retry))
+		var dropped []string
+		for _, g := range guarded(c) {
+			if _, drops := hop.Route.Drops(g.name); drops {
+				dropped = append(dropped, g.name)
+			}
+		}
+		if len(dropped) > 0 {
+			part += ", drops " + strings.Join(dropped, ", ")
+		}
+		parts = append(parts, part)
+	}
+	if len(b.Resources) == 0 && len(b.Ambiguous) == 0 && d.Mesh == IstioMesh && h.Kind != boundary.BrowserToBFF {
+		parts = append(parts, "mesh istio "+retryNote(d.Set.IstioDefaultRetry(d.meshAt(h.Doc.Path))))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// retryNote words a retry: "retries up to 3 attempts in all on 503,
+// connect_error (default: istio.retries)", or "does not retry".
+func retryNote(r Retry) string {
+	if !r.Retries() {
+		return "does not retry"
+	}
+	conds := make([]string, len(r.Conditions))
+	for i, c := range r.Conditions {
+		conds[i] = c.String()
+	}
+	note := fmt.Sprintf("retries %s on %s", attempts(r), strings.Join(conds, ", "))
+	if def, ok := r.FromDefault(); ok {
+		note += " (default: " + def.ID + ")"
+	} else {
+		note += " (written)"
+	}
+	return note
+}
