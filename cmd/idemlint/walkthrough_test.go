@@ -181,13 +181,14 @@ func storeInstalled(t *testing.T, store string) {
 	case "redis":
 		if _, err := exec.LookPath("redis-server"); err != nil {
 			missing = "redis-server is not installed"
-		} else if _, err := exec.LookPath("curl"); err != nil {
-			missing = "curl is not installed"
 		}
 	case "postgres":
 		if initdb, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(initdb) == 0 {
 			missing = "PostgreSQL is not installed (Debian: apt-get install postgresql)"
 		}
+	}
+	if _, err := exec.LookPath("curl"); err != nil && missing == "" {
+		missing = "curl, which the demo's requests use, is not installed"
 	}
 	if missing == "" {
 		return
