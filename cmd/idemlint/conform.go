@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -161,24 +160,20 @@ func runConform(cmd *cobra.Command, f conformFlags) error {
 		Operation: f.operation, Body: body, Targets: f.targets, EffectsURL: f.effectsURL, Headers: extra,
 		Concurrency: f.concurrency, Timeout: f.timeout, MaxDuration: f.maxDuration, Insecure: f.insecure,
 	}
+	// Against a target the policy is probed as written: its lint findings
+	// are notes, and only a document that cannot be read as a policy is
+	// refused. The engine (--reference) refuses what it cannot run.
+	doc, findings, err := reference.CheckPolicy(path, src, f.inProcess)
+	if err != nil {
+		return fmt.Errorf("refusing to probe: %w", err)
+	}
 	if f.inProcess {
-		// The engine stays strict: it refuses a policy it cannot run.
 		// Warnings are shown as notes, not logged.
 		engine, err := reference.New(path, src, reference.WithLogger(slog.New(slog.DiscardHandler)))
 		if err != nil {
 			return fmt.Errorf("refusing to probe: %w", err)
 		}
 		cfg.Handler, cfg.Effects = conform.InProcess(engine)
-	}
-	// Conform probes the policy as written: its lint findings are notes,
-	// and it refuses only a document it cannot read as a policy.
-	doc, findings := checks.CheckDocument(path, src)
-	checks.SortFindings(findings)
-	switch {
-	case doc == nil:
-		return fmt.Errorf("refusing to probe: %s is not a JSON object%s", path, findingLines(findings))
-	case doc.Policy == nil:
-		return fmt.Errorf(`refusing to probe: %s is not an adapter policy: its boundary is %q; want "adapter", or "gateway_to_adapter" with an embedded "adapter" object`, path, doc.Kind)
 	}
 	cfg.Policy, cfg.PolicyFindings = doc.Policy, findings
 	if f.verbose {
@@ -198,16 +193,6 @@ func runConform(cmd *cobra.Command, f conformFlags) error {
 		return exitCode(exitFindings)
 	}
 	return nil
-}
-
-// findingLines lists findings as "idemlint check" writes them, one per
-// line after a line break.
-func findingLines(findings []checks.Finding) string {
-	var b strings.Builder
-	for _, f := range findings {
-		b.WriteString("\n" + f.String())
-	}
-	return b.String()
 }
 
 // policyFile returns the policy document to probe: path itself, or the one
