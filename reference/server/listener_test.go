@@ -62,6 +62,19 @@ func closedByServer(c net.Conn, r *bufio.Reader) bool {
 	return err != nil && !isTimeout(err)
 }
 
+// count returns how many connections are in state.
+func (l *Listener) count(state http.ConnState) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for c := range l.conns {
+		if c.state == state {
+			n++
+		}
+	}
+	return n
+}
+
 func isTimeout(err error) bool {
 	ne, ok := err.(net.Error)
 	return ok && ne.Timeout()
@@ -116,10 +129,14 @@ func TestListenerClosesIdleFirst(t *testing.T) {
 	busy := make(chan error, 1)
 	go func() { busy <- get(generous(t), &http.Client{Transport: &http.Transport{}}, base+"/block") }()
 	<-b.entered
+	// A client may read its answer before the server marks the
+	// connection idle: the order is the server's.
 	older, olderR := rawGet(t, s.Addr(), "/")
 	defer older.Close()
+	eventually(t, "the older connection is idle", func() bool { return s.listener.count(http.StateIdle) == 1 })
 	newer, newerR := rawGet(t, s.Addr(), "/")
 	defer newer.Close()
+	eventually(t, "both connections are idle", func() bool { return s.listener.count(http.StateIdle) == 2 })
 
 	if err := get(generous(t), &http.Client{Transport: &http.Transport{}}, base+"/"); err != nil {
 		t.Fatalf("a new client with every slot taken: %v", err)

@@ -62,8 +62,8 @@ func TestMinBodyRateCutsStalledBody(t *testing.T) {
 // whole, and the connection is not cut while the handler then works
 // longer than the rate would have allowed the body.
 func TestMinBodyRateSparesSteadyBody(t *testing.T) {
-	h := &bodyReader{errs: make(chan error, 1), after: time.Second}
-	s := startServer(t, h, Options{MinBodyRate: 1 << 10, BodyGrace: 100 * time.Millisecond, ReadTimeout: time.Hour}, 0)
+	h := &bodyReader{errs: make(chan error, 1), after: 2 * time.Second}
+	s := startServer(t, h, Options{MinBodyRate: 1 << 10, BodyGrace: time.Second, ReadTimeout: time.Hour}, 0)
 	c, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatal(err)

@@ -326,7 +326,7 @@ var (
 			"ttl_reduction": object(fields{"declared": isBoolean, "reason": nonEmptyString}),
 			"backend":       isString,
 			"max_records":   integer(1, 1000000000),
-			"max_bytes":     integer(1, 1099511627776),
+			"max_bytes":     integer(1, 1<<40),
 		}),
 		"observability": object(fields{"log_fields": stringList, "request_id_header": headerName}),
 	}
