@@ -45,6 +45,11 @@ type Options struct {
 	// NewFromRev, when set, keeps the findings a change touched, given
 	// the decoded documents (checks/changed).
 	NewFromRev func(findings []Finding, docs []*boundary.Document) []Finding
+	// FailOn is the least severity that fails the run (Result.Verdict);
+	// unset, Error.
+	FailOn Severity
+	// MaxWarnings, when set, fails a run that reports more warnings.
+	MaxWarnings *int
 
 	decodeOnly bool // Load: no schema, no rules
 }
@@ -70,6 +75,9 @@ type Result struct {
 	// NotRun are the rules that did not run because an input they
 	// require could not be built (no OpenAPI description given), by id.
 	NotRun []NotRun
+	// Verdict says whether the findings reported fail the run
+	// (Options.FailOn, Options.MaxWarnings).
+	Verdict Verdict
 }
 
 // Load collects the files under paths as Check does and decodes them,

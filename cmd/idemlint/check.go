@@ -157,6 +157,10 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		return err
 	}
 	opts := config.Options(cfg, c.config)
+	opts.FailOn = threshold
+	if c.maxWarnings >= 0 {
+		opts.MaxWarnings = &c.maxWarnings
+	}
 	if api != nil {
 		openapi.Use(&opts, api)
 	}
@@ -199,7 +203,13 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if err := report.WriteAll(outs, cmd.OutOrStdout(), rep); err != nil {
 		return err
 	}
-	return verdict(cmd.ErrOrStderr(), findings, threshold, c.maxWarnings)
+	if res.Verdict.TooManyWarnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: too many warnings: %d, --max-warnings is %d\n", res.Verdict.Warnings, c.maxWarnings)
+	}
+	if res.Verdict.Failed {
+		return exitCode(exitFindings)
+	}
+	return nil
 }
 
 // reportNotRun says on w which rules did not run and why, the rules that
@@ -299,20 +309,4 @@ func (n *narrowing) finish(w io.Writer) error {
 // pass as a clean check.
 func errNoDocuments(paths []string) error {
 	return fmt.Errorf("no boundary documents found under %s (a boundary document is a JSON object with spec_version or boundary)", strings.Join(paths, " "))
-}
-
-// verdict turns the findings into the exit status: findings at or above
-// failOn fail the check, and so do more warnings than maxWarnings (when it
-// is not negative), which is said on w because no finding shows it.
-func verdict(w io.Writer, findings []checks.Finding, failOn checks.Severity, maxWarnings int) error {
-	errs, warns := checks.Count(findings)
-	failed := errs > 0 || (failOn == checks.Warning && warns > 0)
-	if maxWarnings >= 0 && warns > maxWarnings {
-		fmt.Fprintf(w, "idemlint: too many warnings: %d, --max-warnings is %d\n", warns, maxWarnings)
-		failed = true
-	}
-	if failed {
-		return exitCode(exitFindings)
-	}
-	return nil
 }
