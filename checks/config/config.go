@@ -109,6 +109,18 @@ func Discover(explicit string, none bool, start string) (*Config, error) {
 	return Load(path)
 }
 
+// Discovered returns the options of a run: the configuration Discover
+// finds (explicit, none, start as there) merged with flags by Options.
+// Every command that reads a boundary set (check, openapi check, graph,
+// conform --policy DIR) and the language server set up their run here.
+func Discovered(explicit string, none bool, start string, flags Flags) (checks.Options, error) {
+	c, err := Discover(explicit, none, start)
+	if err != nil {
+		return checks.Options{}, err
+	}
+	return Options(c, flags), nil
+}
+
 // Load reads and validates the configuration file at path. Every problem
 // is reported, one per line, as "path:line:column: message".
 func Load(path string) (*Config, error) {

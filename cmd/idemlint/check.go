@@ -152,11 +152,10 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 			return err
 		}
 	}
-	cfg, err := config.Discover(c.configPath, c.noConfig, start)
+	opts, err := config.Discovered(c.configPath, c.noConfig, start, c.config)
 	if err != nil {
 		return err
 	}
-	opts := config.Options(cfg, c.config)
 	opts.FailOn = threshold
 	if c.maxWarnings >= 0 {
 		opts.MaxWarnings = &c.maxWarnings

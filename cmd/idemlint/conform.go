@@ -209,11 +209,11 @@ func policyFile(path, operation string) (string, error) {
 	if !info.IsDir() {
 		return path, nil
 	}
-	cfg, err := config.Discover("", false, path)
+	opts, err := config.Discovered("", false, path, config.Flags{})
 	if err != nil {
 		return "", err
 	}
-	set, err := checks.Load([]string{path}, config.Options(cfg, config.Flags{}))
+	set, err := checks.Load([]string{path}, opts)
 	if err != nil {
 		return "", err
 	}

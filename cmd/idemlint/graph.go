@@ -36,11 +36,11 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 			if !slices.Contains(report.GraphFormats, format) {
 				return fmt.Errorf("unknown format %q (want %s)", format, joinNames(report.GraphFormats))
 			}
-			cfg, err := config.Discover("", false, args[0])
+			opts, err := config.Discovered("", false, args[0], config.Flags{})
 			if err != nil {
 				return err
 			}
-			set, err := checks.Load(args, config.Options(cfg, config.Flags{}))
+			set, err := checks.Load(args, opts)
 			if err != nil {
 				return err
 			}

@@ -316,13 +316,13 @@ func texts(open map[string]*buffer) map[string]string {
 // the nearest .idemlint.json; a configuration that does not load is shown
 // to the user once, and the defaults apply meanwhile.
 func (s *server) options() checks.Options {
-	cfg, err := config.Discover("", false, s.root)
+	opts, err := config.Discovered("", false, s.root, config.Flags{})
 	if err != nil {
 		_ = s.showError(err.Error())
 		return checks.DefaultOptions()
 	}
 	s.shown = ""
-	return config.Options(cfg, config.Flags{})
+	return opts
 }
 
 // showError tells the user about a problem with no place in a document,
