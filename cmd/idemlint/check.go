@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -18,7 +16,6 @@ import (
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
-	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
@@ -103,14 +100,7 @@ func (c *checkFlags) register(cmd *cobra.Command) {
 // run checks the sets at paths, held to the API description when api is
 // not nil, writes the report and returns the verdict.
 func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) error {
-	specs := c.outputs
-	if len(specs) == 0 || cmd.Flags().Changed("format") {
-		if _, err := report.New(c.format, report.Options{}); err != nil {
-			return err // named as --format, not as an --output
-		}
-		specs = append([]string{c.format}, specs...)
-	}
-	outs, err := report.ParseOutputs(specs, report.Options{Color: colorEnabled(cmd.OutOrStdout())})
+	outs, err := report.SelectOutputs(c.format, cmd.Flags().Changed("format"), c.outputs, report.Options{Color: colorEnabled(cmd.OutOrStdout())})
 	if err != nil {
 		return err
 	}
@@ -137,18 +127,15 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if fromStdin {
 		start = cmp.Or(c.stdinName, ".")
 	}
-	n := &narrowing{write: c.writeBaseline != "", rev: c.newFromRev}
-	switch {
-	case c.baselinePath != "":
-		n.base, err = baseline.Load(c.baselinePath)
-	case n.write:
-		n.base, err = baseline.New(c.writeBaseline)
+	var base *baseline.Stage
+	if path := cmp.Or(c.baselinePath, c.writeBaseline); path != "" {
+		if base, err = baseline.NewStage(path, c.writeBaseline != ""); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
-	}
+	var sinceRev *changed.Stage
 	if c.newFromRev != "" {
-		if n.changed, err = changed.Since(gitDir(start), c.newFromRev); err != nil {
+		if sinceRev, err = changed.NewStage(start, c.newFromRev); err != nil {
 			return err
 		}
 	}
@@ -160,10 +147,15 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if c.maxWarnings >= 0 {
 		opts.MaxWarnings = &c.maxWarnings
 	}
+	if base != nil {
+		opts.Baseline = base.Filter
+	}
+	if sinceRev != nil {
+		opts.NewFromRev = sinceRev.Filter
+	}
 	if api != nil {
 		openapi.Use(&opts, api)
 	}
-	n.stages(&opts)
 	var res *checks.Result
 	if fromStdin {
 		res, err = checkStdin(cmd.InOrStdin(), cmp.Or(c.stdinName, "<stdin>"), opts)
@@ -174,7 +166,7 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		return err
 	}
 	if c.verbose {
-		reportNotRun(cmd.ErrOrStderr(), res.NotRun)
+		report.NotRun(cmd.ErrOrStderr(), res.NotRun)
 	}
 	switch {
 	case len(res.Documents) > 0 || c.allowEmpty:
@@ -186,15 +178,16 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	default:
 		return errNoDocuments(paths)
 	}
-	if err := n.finish(cmd.ErrOrStderr()); err != nil {
-		return err
+	// What the narrowing stages did, which no finding shows.
+	if base != nil {
+		if err := base.Finish(cmd.ErrOrStderr()); err != nil {
+			return err
+		}
 	}
-	findings := res.Findings
-	rep := &report.Report{Findings: findings, Files: res.Files, Unreadable: res.Unreadable, NotBoundary: res.NotBoundary,
-		Rules: checks.Rules(), Version: buildVersion(), FailOn: threshold}
-	for _, d := range res.Documents {
-		rep.Paths = append(rep.Paths, d.Path)
+	if sinceRev != nil {
+		sinceRev.Report(cmd.ErrOrStderr())
 	}
+	rep := report.Of(res, buildVersion(), threshold)
 	if api != nil {
 		rep.Files++
 		rep.Paths = append(rep.Paths, api.Path)
@@ -211,23 +204,6 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	return nil
 }
 
-// reportNotRun says on w which rules did not run and why, the rules that
-// share a reason on one line.
-func reportNotRun(w io.Writer, notRun []checks.NotRun) {
-	for i := 0; i < len(notRun); {
-		j := i + 1
-		for j < len(notRun) && notRun[j].Reason == notRun[i].Reason {
-			j++
-		}
-		ids := make([]string, 0, j-i)
-		for _, n := range notRun[i:j] {
-			ids = append(ids, n.Rule)
-		}
-		fmt.Fprintf(w, "idemlint: %s did not run: %s\n", strings.Join(ids, ", "), notRun[i].Reason)
-		i = j
-	}
-}
-
 // checkStdin checks the one document on r as the file name.
 func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, error) {
 	src, err := fileset.ReadAll(r)
@@ -236,71 +212,6 @@ func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, 
 	}
 	opts.ReadFile = func(string) ([]byte, error) { return src, nil }
 	return checks.CheckFiles([]string{name}, opts), nil
-}
-
-// gitDir is the directory git runs in for --new-from-rev: the first path's,
-// or the path itself when it is a directory.
-func gitDir(start string) string {
-	if info, err := os.Stat(start); err == nil && info.IsDir() {
-		return start
-	}
-	return filepath.Dir(start)
-}
-
-// narrowing is what --write-baseline, --baseline and --new-from-rev do
-// to the findings: stages of the pipeline after the rules, and what each
-// did, said once the run is over because no finding shows it.
-type narrowing struct {
-	base    *baseline.Baseline // --baseline, or --write-baseline's
-	write   bool               // --write-baseline: record every finding in base first
-	changed changed.Set        // --new-from-rev, since rev
-	rev     string
-
-	recorded    int
-	outcome     baseline.Outcome
-	hiddenByRev int
-}
-
-// stages sets the baseline and new-from-rev stages of opts.
-func (n *narrowing) stages(opts *checks.Options) {
-	if n.base != nil {
-		opts.Baseline = func(findings []checks.Finding) []checks.Finding {
-			if n.write {
-				n.base.Record(findings)
-				n.recorded = len(findings)
-			}
-			n.outcome = n.base.Filter(findings)
-			return n.outcome.New
-		}
-	}
-	if n.changed != nil {
-		opts.NewFromRev = func(findings []checks.Finding, docs []*boundary.Document) []checks.Finding {
-			kept := changed.Filter(findings, docs, n.changed)
-			n.hiddenByRev = len(findings) - len(kept)
-			return kept
-		}
-	}
-}
-
-// finish saves a recorded baseline and says on w what each stage did.
-func (n *narrowing) finish(w io.Writer) error {
-	if n.write {
-		if err := n.base.Save(); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "idemlint: recorded %s in baseline %s\n", report.Plural(n.recorded, "finding"), n.base.Path)
-	}
-	if n.base != nil {
-		fmt.Fprintf(w, "idemlint: baseline %s hid %s", n.base.Path, report.Plural(n.outcome.Hidden, "finding"))
-		if n.outcome.Stale > 0 {
-			fmt.Fprintf(w, "; %s no longer occur (prune with --write-baseline %s)", report.Plural(n.outcome.Stale, "entry"), n.base.Path)
-		}
-		fmt.Fprintln(w)
-	}
-	if n.changed != nil {
-		fmt.Fprintf(w, "idemlint: %s outside the files changed since %s not shown\n", report.Plural(n.hiddenByRev, "finding"), n.rev)
-	}
-	return nil
 }
 
 // errNoDocuments is the usage error of a run that found no boundary
