@@ -100,10 +100,12 @@ func (p *SetPass) Missing(doc *boundary.Document, in boundary.Pos, field, chain 
 }
 
 // ReportAt reports, at the rule's severity, a finding at a place of a file
-// that is not a boundary document (an OpenAPI description): line and
-// column 1-based, pointer the JSON Pointer of the value when there is one.
-func (p *SetPass) ReportAt(file string, line, column int, pointer string, format string, args ...any) {
-	p.add(Finding{Rule: p.Rule.ID, Severity: p.Rule.Severity, File: file,
+// that is not a boundary document (an OpenAPI description, a proxy's
+// configuration): line and column 1-based, pointer the JSON Pointer of the
+// value when there is one. It returns the finding so the rule can relate
+// the boundary document to it.
+func (p *SetPass) ReportAt(file string, line, column int, pointer string, format string, args ...any) *Finding {
+	return p.add(Finding{Rule: p.Rule.ID, Severity: p.Rule.Severity, File: file,
 		Line: line, Column: column, Pointer: pointer, Message: message("", format, args)})
 }
 

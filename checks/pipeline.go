@@ -49,6 +49,16 @@ func afterRules(findings []Finding, res *Result, sup *suppressions, overlaps []o
 			}
 			return opts.NewFromRev(fs, res.Documents)
 		},
+		// The inputs' own findings (an as-built file that cannot be
+		// read), which no stage above narrows, in output order.
+		func(fs []Finding) []Finding {
+			if len(opts.InputFindings) == 0 {
+				return fs
+			}
+			fs = append(fs, opts.InputFindings...)
+			SortFindings(fs)
+			return fs
+		},
 		// Related locations between findings that share a cause, last: only
 		// a finding that survived every stage above is linked to.
 		func(fs []Finding) []Finding { return linkOverlaps(fs, overlaps) },

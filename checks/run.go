@@ -45,6 +45,11 @@ type Options struct {
 	// NewFromRev, when set, keeps the findings a change touched, given
 	// the decoded documents (checks/changed).
 	NewFromRev func(findings []Finding, docs []*boundary.Document) []Finding
+	// InputFindings are the findings of inputs read outside the set,
+	// such as the as-built files that cannot be read (IDL001): they join
+	// the run's findings after the baseline and new-from-rev stages,
+	// which never hide that an input could not be read.
+	InputFindings []Finding
 	// FailOn is the least severity that fails the run (Result.Verdict);
 	// unset, Error.
 	FailOn Severity

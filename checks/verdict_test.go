@@ -39,6 +39,10 @@ func TestVerdictJudgesWhatTheStagesLeft(t *testing.T) {
 			o.FailOn = checks.Warning
 			o.Baseline = func([]checks.Finding) []checks.Finding { return nil }
 		}, checks.Verdict{}},
+		{"an input's finding, which no baseline hides", func(o *checks.Options) {
+			o.Baseline = func([]checks.Finding) []checks.Finding { return nil }
+			o.InputFindings = []checks.Finding{{Rule: "IDL001", Severity: checks.Error, File: "gateway.yaml", Line: 1, Column: 1}}
+		}, checks.Verdict{Failed: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,8 @@ package openapi
 
 import (
 	"strings"
+
+	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
 // Find returns the operations of the description that a browser request
@@ -13,7 +15,7 @@ func (api *API) Find(method, path string) []*Operation { return api.routes[Route
 
 // Route is what a request matches operations by: its method and the shape
 // of its path, "POST /orders/{}".
-func Route(method, path string) string { return strings.ToUpper(method) + " " + shape(path) }
+func Route(method, path string) string { return strings.ToUpper(method) + " " + pathmatch.Shape(path) }
 
 // Routes are the routes of the operation, one per base path:
 // "POST /api/orders/{}".
@@ -34,26 +36,4 @@ func (api *API) index() {
 			api.routes[r] = append(api.routes[r], o)
 		}
 	}
-}
-
-// shape is a path template with every parameter name removed:
-// "/orders/{id}/items/{n}" -> "/orders/{}/items/{}". A trailing slash
-// counts (servers route "/orders/" and "/orders" apart).
-func shape(template string) string {
-	var b strings.Builder
-	for {
-		open := strings.IndexByte(template, '{')
-		if open < 0 {
-			break
-		}
-		end := strings.IndexByte(template[open:], '}')
-		if end < 0 {
-			break
-		}
-		b.WriteString(template[:open+1])
-		b.WriteByte('}')
-		template = template[open+end+1:]
-	}
-	b.WriteString(template)
-	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/asbuilt"
 	"github.com/idemlint/idemlint/checks/baseline"
 	"github.com/idemlint/idemlint/checks/changed"
 	"github.com/idemlint/idemlint/checks/config"
@@ -71,6 +72,8 @@ type checkFlags struct {
 	maxAmplification            int
 	maxWarnings                 int
 	config                      config.Flags
+	asBuilt                     []string
+	mesh                        string
 }
 
 func (c *checkFlags) register(cmd *cobra.Command) {
@@ -88,10 +91,13 @@ func (c *checkFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&c.writeBaseline, "write-baseline", "", "record every finding of this run in this baseline file")
 	fl.StringVar(&c.newFromRev, "new-from-rev", "", "report only findings in files changed since this git revision, and chains through them")
 	fl.BoolVarP(&c.verbose, "verbose", "v", false, "say on standard error which rules did not run, and why")
+	fl.StringArrayVar(&c.asBuilt, "as-built", nil, "proxy and mesh configuration to hold the set to (YAML or JSON; a directory is walked for *.yaml, *.yml, *.json); repeatable")
+	fl.StringVar(&c.mesh, "mesh", string(asbuilt.NoMesh), "the mesh that carries hops no --as-built resource routes: none or istio")
 	fl.StringVar(&c.stdinName, "stdin-filename", "", `with "-": the path the document on standard input has, for positions and the configuration`)
 	cmd.MarkFlagsMutuallyExclusive("config", "no-config")
 	completeFlag(cmd, "format", report.Names()...)
 	completeFlag(cmd, "fail-on", "error", "warning")
+	completeFlag(cmd, "mesh", string(asbuilt.NoMesh), string(asbuilt.IstioMesh))
 	_ = cmd.MarkFlagFilename("config", "json")
 	_ = cmd.MarkFlagFilename("baseline", "json")
 	_ = cmd.MarkFlagFilename("write-baseline", "json")
@@ -156,6 +162,14 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if api != nil {
 		openapi.Use(&opts, api)
 	}
+	deployment, err := c.readAsBuilt(cmd)
+	if err != nil {
+		return err
+	}
+	if deployment != nil {
+		asbuilt.Use(&opts, deployment)
+		opts.InputFindings = deployment.Set.FileFindings()
+	}
 	var res *checks.Result
 	if fromStdin {
 		res, err = checkStdin(cmd.InOrStdin(), cmp.Or(c.stdinName, "<stdin>"), opts)
@@ -219,4 +233,29 @@ func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, 
 // pass as a clean check.
 func errNoDocuments(paths []string) error {
 	return fmt.Errorf("no boundary documents found under %s (a boundary document is a JSON object with spec_version or boundary)", strings.Join(paths, " "))
+}
+
+// readAsBuilt reads the --as-built configuration; nil without one.
+func (c *checkFlags) readAsBuilt(cmd *cobra.Command) (*asbuilt.Deployment, error) {
+	mesh := asbuilt.Mesh(c.mesh)
+	if mesh != asbuilt.NoMesh && mesh != asbuilt.IstioMesh {
+		return nil, fmt.Errorf("--mesh must be none or istio, got %q", c.mesh)
+	}
+	if len(c.asBuilt) == 0 {
+		if cmd.Flags().Changed("mesh") {
+			return &asbuilt.Deployment{Set: asbuilt.Read(nil), Mesh: mesh}, nil
+		}
+		return nil, nil
+	}
+	files, skipped, err := fileset.Collect(c.asBuilt, fileset.Options{Include: asbuilt.IsFile, FollowSymlinks: c.config.FollowSymlinks})
+	if err != nil {
+		return nil, fmt.Errorf("--as-built: %w", err)
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: --as-built: %s not read: %v\n", s.Path, s.Err)
+	}
+	set := asbuilt.Read(files)
+	read, notRead := set.Counts()
+	fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: %s read, %d skipped\n", report.Plural(read, "as-built resource"), notRead)
+	return &asbuilt.Deployment{Set: set, Mesh: mesh}, nil
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/idemlint/idemlint/checks/asbuilt"
 )
 
 // TestREADMERuleTable keeps the rule table in README.md what "idemlint
@@ -28,5 +30,26 @@ func TestREADMERuleTable(t *testing.T) {
 	}
 	if diff := cmp.Diff(stdout.String(), table+"\n"); diff != "" {
 		t.Errorf("README.md rule table is stale; replace it with the output of idemlint rules --format markdown (-want +got):\n%s", diff)
+	}
+}
+
+// TestREADMEDefaults keeps README's table of platform defaults that of
+// the code (asbuilt.Defaults): every entry, with its value.
+func TestREADMEDefaults(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range asbuilt.Defaults {
+		row := "| `" + d.ID + "` |"
+		_, rest, ok := strings.Cut(string(readme), row)
+		if !ok {
+			t.Errorf("README.md lacks the default %s", d.ID)
+			continue
+		}
+		line, _, _ := strings.Cut(rest, "\n")
+		if !strings.Contains(line, d.Value) {
+			t.Errorf("README.md gives %s as %q, the code %q", d.ID, line, d.Value)
+		}
 	}
 }

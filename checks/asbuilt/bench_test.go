@@ -1,0 +1,107 @@
+package asbuilt
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// manifest is one file of a platform team's repository: a Deployment, its
+// Service, ConfigMap and autoscaler, and one routing resource (routes,
+// below, in turn).
+const manifest = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: svc%[1]d, namespace: team%[2]d, labels: {app: svc%[1]d}}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: svc%[1]d}}
+  template:
+    metadata: {labels: {app: svc%[1]d}}
+    spec:
+      containers:
+      - name: app
+        image: registry.example.com/svc%[1]d:1.0.%[1]d
+        ports: [{containerPort: 8080}]
+        envFrom: [{configMapRef: {name: svc%[1]d}}]
+        resources: {requests: {cpu: 100m, memory: 128Mi}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc%[1]d, namespace: team%[2]d}
+spec: {selector: {app: svc%[1]d}, ports: [{port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: svc%[1]d, namespace: team%[2]d}
+data: {LOG_LEVEL: info, UPSTREAM: "http://svc%[1]d-db:5432"}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: svc%[1]d, namespace: team%[2]d}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: svc%[1]d}
+  minReplicas: 3
+  maxReplicas: 10
+---
+%[3]s`
+
+var routes = []string{`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: svc%[1]d, namespace: team%[2]d}
+spec:
+  hosts: [svc%[1]d]
+  http:
+  - match: [{uri: {prefix: /api/svc%[1]d}, method: {exact: POST}}]
+    route: [{destination: {host: svc%[1]d.team%[2]d.svc.cluster.local}}]
+    retries: {attempts: 2, retryOn: "connect-failure,503", perTryTimeout: 2s}
+    headers: {request: {remove: [x-debug]}}
+  - route: [{destination: {host: svc%[1]d}}]
+`, `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: svc%[1]d, namespace: team%[2]d}
+spec:
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /api/svc%[1]d}}]
+    backendRefs: [{name: svc%[1]d, port: 80}]
+    retry: {codes: [503], attempts: 1}
+`, `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: svc%[1]d
+  namespace: team%[2]d
+  annotations: {nginx.ingress.kubernetes.io/enable-cors: "true"}
+spec:
+  ingressClassName: nginx
+  rules:
+  - host: svc%[1]d.example.com
+    http:
+      paths:
+      - {path: /, pathType: Prefix, backend: {service: {name: svc%[1]d, port: {number: 80}}}}
+`}
+
+// BenchmarkRead1000 reads 1,000 manifests holding 5,000 resources, 1,000
+// of them routing resources: the as-built side of a platform team's
+// repository.
+func BenchmarkRead1000(b *testing.B) {
+	dir := b.TempDir()
+	var paths []string
+	var size int64
+	for i := range 1000 {
+		p := filepath.Join(dir, fmt.Sprintf("svc%04d.yaml", i))
+		data := fmt.Sprintf(manifest, i, i%20, fmt.Sprintf(routes[i%len(routes)], i, i%20))
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, p)
+		size += int64(len(data))
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		s := Read(paths)
+		if read, skipped := s.Counts(); read != 1000 || skipped != 4000 || len(s.Errors)+len(s.Problems) > 0 {
+			b.Fatalf("read %d, skipped %d, errors %v, problems %v", read, skipped, s.Errors, s.Problems)
+		}
+	}
+}

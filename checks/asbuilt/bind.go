@@ -1,0 +1,134 @@
+package asbuilt
+
+import (
+	"github.com/idemlint/idemlint/checks/pathmatch"
+
+	"slices"
+	"strings"
+)
+
+// Binding resources to hops (spec 8.4). The checks hand over what they
+// know of a boundary edge (its "to", its as_built entries, its
+// operations) and get the as-built hop of each operation.
+
+// Ref is an edge document's as_built entry: a resource by kind, name
+// and, when written, namespace (an API Gateway export: kind "ApiGateway"
+// and its info.title).
+type Ref struct {
+	Kind, Name, Namespace string
+}
+
+// Binding is the resources that realise one edge.
+type Binding struct {
+	// To is the edge's "to"; empty for an explicit binding.
+	To        string
+	Resources []*Resource
+	// Unmatched are the indexes of the as_built entries that name no
+	// resource read (IDL407, at the entry).
+	Unmatched []int
+	// Ambiguous are the resources an implicit binding found in several
+	// namespaces; none of them is bound (IDL407, at each).
+	Ambiguous []*Resource
+}
+
+// Bind binds an edge: by its as_built entries when it has any (and then
+// by nothing else), else each resource with a route to the backend named
+// as the edge's "to".
+func (s *Set) Bind(to string, asBuilt []Ref) Binding {
+	if len(asBuilt) > 0 {
+		var b Binding
+		for i, ref := range asBuilt {
+			found := false
+			for _, res := range s.Resources {
+				if res.Kind == ref.Kind && res.Name.Value == ref.Name && (ref.Namespace == "" || res.Namespace == ref.Namespace) {
+					found = true
+					if !slices.Contains(b.Resources, res) {
+						b.Resources = append(b.Resources, res)
+					}
+				}
+			}
+			if !found {
+				b.Unmatched = append(b.Unmatched, i)
+			}
+		}
+		return b
+	}
+	b := Binding{To: to}
+	var namespaces []string
+	for _, res := range s.Resources {
+		if slices.ContainsFunc(res.Routes, func(r *Route) bool { return r.sendsTo(to) }) {
+			b.Resources = append(b.Resources, res)
+			if !slices.Contains(namespaces, res.Namespace) {
+				namespaces = append(namespaces, res.Namespace)
+			}
+		}
+	}
+	if len(namespaces) > 1 {
+		b.Ambiguous, b.Resources = b.Resources, nil
+	}
+	return b
+}
+
+func (r *Route) sendsTo(backend string) bool {
+	return slices.ContainsFunc(r.Backends, func(t Text) bool { return t.Value == backend })
+}
+
+// Hop is the as-built hop of one operation through one bound resource.
+type Hop struct {
+	Route *Route
+	Match *Match // the condition that holds; nil for a route without any
+	Retry Retry  // the route's retry for the operation's method
+}
+
+// Hops returns the hop of the operation through each bound resource that
+// carries it: the route the platform picks (Resource.Select); for an
+// implicit binding, only when that route sends to the edge's "to".
+// Several hops are several proxies on one hop, each with its own retry.
+func (b Binding) Hops(method, path string) []Hop {
+	var out []Hop
+	for _, res := range b.Resources {
+		rt, m, ok := res.Select(method, path)
+		if !ok || (b.To != "" && !rt.sendsTo(b.To)) {
+			continue
+		}
+		out = append(out, Hop{Route: rt, Match: m, Retry: rt.RetryFor(method)})
+	}
+	return out
+}
+
+// Operation is an operation a boundary edge declares.
+type Operation struct {
+	Method, Path string
+}
+
+// Strays are the matches of the bound routes that name a state-changing
+// method explicitly and whose path carries none of the operations of
+// that method declared at the hop (IDL407, at the match): a route
+// written for a write the boundary set does not know.
+func (b Binding) Strays(ops []Operation) []*Match {
+	var out []*Match
+	for _, res := range b.Resources {
+		for _, rt := range res.Routes {
+			for i := range rt.Matches {
+				m := &rt.Matches[i]
+				if m.Method == nil || m.Method.Kind != pathmatch.Exact || !stateChanging(m.Method.Value) {
+					continue
+				}
+				if !slices.ContainsFunc(ops, func(op Operation) bool {
+					return strings.EqualFold(op.Method, m.Method.Value) && (m.Path == nil || m.Path.Overlaps(op.Path))
+				}) {
+					out = append(out, m)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func stateChanging(method string) bool {
+	switch method {
+	case "POST", "PUT", "PATCH", "DELETE":
+		return true
+	}
+	return false
+}

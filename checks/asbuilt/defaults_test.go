@@ -1,0 +1,43 @@
+package asbuilt
+
+import (
+	"strconv"
+	"testing"
+)
+
+// TestDefaults holds the table to what findings and README need of each
+// entry, and the values the readers parse to what the platforms document.
+func TestDefaults(t *testing.T) {
+	seen := map[string]bool{}
+	for _, d := range Defaults {
+		if d.ID == "" || d.Platform == "" || d.Setting == "" || d.Value == "" || d.Source == "" || seen[d.ID] {
+			t.Errorf("incomplete or repeated entry %+v", d)
+		}
+		seen[d.ID] = true
+	}
+	for _, tt := range []struct {
+		d    *Default
+		want string
+	}{
+		{IstioRetries, "2"},
+		{IstioRetriableStatusCodes, "503"},
+		{NginxProxyNextUpstream, "error timeout"},
+		{NginxProxyNextUpstreamTries, "3"},
+		{NginxRetryNonIdempotent, "false"},
+		{NginxUnderscoresInHeaders, "false"},
+		{NginxCORSAllowCredentials, "true"},
+	} {
+		if tt.d.Value != tt.want {
+			t.Errorf("%s = %q, want %q", tt.d.ID, tt.d.Value, tt.want)
+		}
+	}
+	// The default CORS list lacks any idempotency key header: the reason
+	// spec 8.2 names it.
+	cors := &CORS{AllowHeaders: splitList(Text{Value: NginxCORSAllowHeaders.Value})}
+	if len(cors.AllowHeaders) != 9 || cors.Allows("x-idempotency-key") || cors.Allows("idempotency-key") || !cors.Allows("content-type") {
+		t.Errorf("ingress-nginx default cors-allow-headers: %v", cors.AllowHeaders)
+	}
+	if _, err := strconv.ParseBool(NginxCORSAllowCredentials.Value); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,75 @@
+// Package asbuilt reads the proxy and mesh configuration that actually
+// carries each hop of a boundary set (spec section 8) into a small model
+// free of any platform: which resource routes which requests to which
+// backend, what it retries, which request headers it drops, and what its
+// CORS answer allows.
+//
+// # Reading (8.1)
+//
+// Read takes infrastructure files (YAML, several documents per file, or
+// JSON; IsFile says which files of a walked directory to take) and
+// returns a Set. Every value keeps its file, line and column. The kinds
+// read, one file each:
+//
+//   - istio.go: VirtualService (networking.istio.io/*), and the ConfigMap
+//     "istio" whose data.mesh holds defaultHttpRetryPolicy;
+//   - gatewayapi.go: HTTPRoute (gateway.networking.k8s.io/*);
+//   - nginx.go: Ingress, and the ingress-nginx controller ConfigMap;
+//   - apigateway.go: an AWS API Gateway OpenAPI export.
+//
+// A kubectl "List" is read item by item; any other kind is counted in
+// Set.Skipped (a document that names no kind idemlint reads is skipped
+// without being parsed: most of a repository's manifests are
+// Deployments and Services). A file that cannot be read or parsed is a Set.Errors entry
+// (IDL001 at that file) and nothing of it is used; a value written but
+// not understood is a Set.Problems entry at its place. Reading is bounded
+// whatever the input: MaxFileSize, a nesting limit, and a budget of node
+// visits proportional to the file's size that YAML aliases cannot
+// escape.
+//
+// # Model
+//
+// A Resource (kind, name, namespace, position) has Routes in the order
+// written. A Route has Matches (pathmatch matchers, a method; Partial
+// when it also asks for a header or query parameter), the
+// Backends it sends to, its effective Retry, the headers it Removed or
+// Set, the only headers it Forwards (if it forwards only some), whether
+// it DropsUnderscores, and its CORS. Each value that a default can
+// provide carries an Origin: where it is written, or which Default of
+// the table in defaults.go applies (spec 8.2), so that a finding can say
+// "Istio retries twice by default" and cite where that comes from.
+//
+// Retries are counted and classified in one place, retry.go (8.3):
+// Retry.Attempts are in all, the first included; Conditions are on the
+// retry_on vocabulary (connect_error, timeout, status codes), and
+// Retry.ResendsAfterReceipt says whether the upstream may already have
+// acted on a resent request. ingress-nginx treats POST, LOCK and PATCH
+// apart: Route.RetryFor(method) picks the right one.
+//
+// # Binding (8.4)
+//
+// bind.go binds a boundary edge to what realises it, from what the checks
+// know of the edge: Set.Bind(to, asBuilt) takes the resources its
+// as_built entries name (Binding.Unmatched: entries naming nothing), else
+// those with a route to the backend named as the edge's "to"
+// (Binding.Ambiguous: found in several namespaces, so none is bound).
+// Binding.Hops(method, path) is then the as-built hop of an operation
+// through each bound resource: the route the platform itself picks
+// (Resource.Select, by the platform's precedence), its RetryFor the
+// method, and through the route Drops(header) and CORS.
+// Binding.Strays are the routes written for a write the hop does not
+// declare. A hop no resource binds, under mesh: istio, gets
+// Set.IstioDefaultRetry.
+//
+// # Rules (8.5)
+//
+// The rules live here, one file each, and register with the checks
+// framework; the core checks package never imports this one. They read
+// the configuration the caller hands over (Config, with Use: "check
+// --as-built") and the hops of each edge operation (input.go). IDL401 to
+// IDL406 are written; a finding is placed at the
+// as-built value (a Text's or an Origin's At), names a Default and its
+// Source when one caused it, and relates the edge's operation. Still to
+// come: IDL407 and the edge field as_built (8.4), which Set.Bind already
+// takes as Refs.
+package asbuilt

@@ -1,0 +1,57 @@
+package asbuilt
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// FuzzParse holds the readers to a model or an error, never a panic or
+// unbounded work, on any bytes, and every place they report to a place
+// in the file.
+func FuzzParse(f *testing.F) {
+	archives, err := filepath.Glob("testdata/*.txtar")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range archives {
+		a, err := txtar.ParseFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range a.Files {
+			if file.Name != "want" && file.Name != "select" {
+				f.Add(file.Data)
+			}
+		}
+	}
+	f.Add([]byte(aliasSquare(40)))
+	f.Add([]byte("a: &a [*a]\n"))
+	f.Add([]byte("kind: List\napiVersion: v1\nitems: [{kind: List, apiVersion: v1, items: []}]\n"))
+	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: \"defaultHttpRetryPolicy: {attempts: 9}\"}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := Parse("f.yaml", data)
+		check := func(what string, p Pos) {
+			if p.File != "f.yaml" || p.Line < 1 || p.Column < 1 {
+				t.Fatalf("%s at %+v", what, p)
+			}
+		}
+		for _, p := range s.Problems {
+			check("problem "+p.Message, p.At)
+		}
+		for _, res := range s.Resources {
+			check("resource", res.At)
+			for _, rt := range res.Routes {
+				check("route", rt.At)
+				for _, m := range rt.Matches {
+					check("match", m.At)
+				}
+				for _, h := range rt.Removed {
+					check("removed header", h.At)
+				}
+				res.Select("POST", "/orders/{id}")
+			}
+		}
+	})
+}

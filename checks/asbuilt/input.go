@@ -1,0 +1,140 @@
+package asbuilt
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/schemas/boundary"
+)
+
+// This file is what the as-built rules (spec 8.5) read: the configuration
+// read (Config, handed over with Use) and, of the boundary sets, the hops
+// each edge operation takes as built (hops), so a change of the typed
+// model touches this file alone.
+
+// Mesh says which mesh carries the hops that no resource binds (spec
+// 8.1, "mesh").
+type Mesh string
+
+// The meshes: none, or Istio, whose default retry then applies to every
+// bff_to_gateway and gateway_to_adapter hop no resource binds.
+const (
+	NoMesh    Mesh = "none"
+	IstioMesh Mesh = "istio"
+)
+
+// Deployment is the as-built configuration a run holds the boundary sets
+// to: the resources read, and the mesh.
+type Deployment struct {
+	Set  *Set
+	Mesh Mesh
+}
+
+// Config is the as-built configuration; without one the as-built rules
+// do not run.
+var Config = &checks.InputOf[*Deployment]{
+	Name:    "as-built configuration",
+	Scope:   "as-built",
+	Missing: `"idemlint check --as-built PATH" gives one`,
+}
+
+// Use holds the runs of opts to d.
+func Use(opts *checks.Options, d *Deployment) { Config.Supply(opts, d) }
+
+// edgeOp is a state-changing operation of an edge document with the hops
+// that carry it as built.
+type edgeOp struct {
+	doc  *boundary.Document
+	op   *boundary.Operation
+	hops []Hop
+	// meshDefault is set when no resource binds the edge and the mesh's
+	// default retry carries the hop instead (mesh: istio).
+	meshDefault *Retry
+}
+
+// name is how findings name the operation: "POST /api/orders (orders.create)".
+func (e edgeOp) name() string {
+	return fmt.Sprintf("%s %s (%s)", e.op.Method.Value, e.op.Path.Value, e.op.Key.Value)
+}
+
+// edge names the hop: "bff_to_gateway checkout-bff -> orders-gw".
+func (e edgeOp) edge() string {
+	return fmt.Sprintf("%s %s -> %s", e.doc.Kind, e.doc.From.Value, e.doc.To.Value)
+}
+
+// hops are the state-changing operations of every edge of the set and the
+// hops that carry them as built.
+var hops = &checks.InputOf[[]edgeOp]{
+	Name:   "as-built hops",
+	PerSet: true,
+	Build: func(p *checks.InputPass) ([]edgeOp, error) {
+		d, err := Config.From(p)
+		if err != nil {
+			return nil, err
+		}
+		var out []edgeOp
+		for _, doc := range p.Docs {
+			if !doc.Kind.IsEdge() {
+				continue
+			}
+			b := d.Set.Bind(doc.To.Value, nil)
+			for i := range doc.Operations.Items {
+				op := &doc.Operations.Items[i]
+				if !op.StateChanging || !op.Method.OK() || !op.Path.OK() {
+					continue
+				}
+				e := edgeOp{doc: doc, op: op, hops: b.Hops(op.Method.Value, op.Path.Value)}
+				if len(b.Resources) == 0 && len(b.Ambiguous) == 0 && d.Mesh == IstioMesh && doc.Kind != boundary.BrowserToBFF {
+					// Reported at the edge: --mesh named the platform.
+					r := d.Set.IstioDefaultRetry(Pos{File: doc.Path, Line: 1, Column: 1})
+					e.meshDefault = &r
+				}
+				out = append(out, e)
+			}
+		}
+		return out, nil
+	},
+}
+
+// retries reports whether the edge document declares a retry of method.
+func retries(doc *boundary.Document, method string) bool {
+	r := doc.Retry
+	if !r.Present() || !r.Enabled.Value {
+		return false
+	}
+	for _, m := range r.Methods.Values() {
+		if strings.EqualFold(m, method) {
+			return true
+		}
+	}
+	return false
+}
+
+// origin names where a value comes from, for messages: a default with
+// its source, else nothing.
+func origin(o Origin) string {
+	if o.Default == nil {
+		return ""
+	}
+	d := o.Default
+	return fmt.Sprintf(", a default: %s when not written is %s (%s)", d.Setting, d.Value, d.Source)
+}
+
+// report reports a finding at an as-built place and relates the edge
+// operation it breaks.
+func report(p *checks.SetPass, at Pos, e edgeOp, related, format string, args ...any) {
+	f := p.ReportAt(at.File, at.Line, at.Column, "", format, args...)
+	f.Relate(e.doc, e.op.Pos, related)
+}
+
+// FileFindings are the IDL001 findings of the files that could not be
+// read or parsed (spec 8.1), for the caller to add to a run's.
+func (s *Set) FileFindings() []checks.Finding {
+	out := make([]checks.Finding, 0, len(s.Errors))
+	for _, e := range s.Errors {
+		out = append(out, checks.Finding{Rule: checks.IDL001.ID, Severity: checks.IDL001.Severity, File: e.At.File,
+			Line: e.At.Line, Column: e.At.Column, Message: "cannot read this as-built file: " + e.Err.Error()})
+	}
+	return out
+}

@@ -1,0 +1,468 @@
+package asbuilt
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v4"
+	"go.yaml.in/yaml/v4/plugin/loaderlimits"
+
+	"github.com/idemlint/idemlint/checks/pathmatch"
+	"github.com/idemlint/idemlint/schemas/fileset"
+)
+
+// MaxFileSize bounds one infrastructure file. Rendered manifests of a
+// whole cluster's routes are far smaller; YAML nodes cost tens of times
+// their bytes in memory, so the limit also bounds memory.
+const MaxFileSize = 8 << 20
+
+// maxDepth bounds nesting: Kubernetes resources are a few dozen levels
+// deep at most (a CRD schema), and the bound keeps a hostile file from
+// nesting ten thousand levels.
+const maxDepth = 500
+
+// IsFile reports whether a file met while walking a directory is read
+// as an infrastructure file (spec 8.1: *.yaml, *.yml, *.json).
+func IsFile(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// Set is everything read from the infrastructure files.
+type Set struct {
+	Resources []*Resource // by file as given, then as written
+	// Configs are the cluster-wide configurations read: the Istio mesh
+	// ConfigMap and the ingress-nginx controller ConfigMap.
+	Configs []Text // each named by kind/namespace/name, where it is
+	// Skipped counts the documents of kinds idemlint does not read.
+	Skipped int
+	// Errors are the files that cannot be read or parsed (IDL001 at the
+	// file); nothing of them is used.
+	Errors []*FileError
+	// Problems are values written but not understood, at their place;
+	// the rest of their resource is read.
+	Problems []Problem
+
+	mesh   *meshConfig
+	nginx  *nginxConfig
+	finish []func()
+}
+
+// FileError is a file that cannot be read or parsed.
+type FileError struct {
+	At  Pos // Line 0 when the problem has no place in the file
+	Err error
+}
+
+func (e *FileError) Error() string {
+	if e.At.Line == 0 {
+		return e.At.File + ": " + e.Err.Error()
+	}
+	return e.At.String() + ": " + e.Err.Error()
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Counts are the summary's: "N as-built resources read, M skipped".
+func (s *Set) Counts() (read, skipped int) { return len(s.Resources) + len(s.Configs), s.Skipped }
+
+// Read reads the infrastructure files at paths (files; directories are
+// expanded by the caller, keeping the files IsFile takes). A file that
+// cannot be read or parsed is an Error and the others are still read.
+func Read(paths []string) *Set {
+	// Files are parsed in parallel (the YAML parser is most of the cost)
+	// and joined in the order given.
+	reads := make([]*fileRead, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
+				data, err := fileset.ReadLimited(paths[i], MaxFileSize, "an infrastructure file")
+				if err != nil {
+					reads[i] = &fileRead{err: &FileError{At: Pos{File: paths[i]}, Err: err}}
+					continue
+				}
+				reads[i] = parse(paths[i], data)
+			}
+		})
+	}
+	wg.Wait()
+	s := &Set{}
+	for _, f := range reads {
+		s.add(f)
+	}
+	s.resolve()
+	return s
+}
+
+// Parse reads one file's bytes as Read would.
+func Parse(path string, data []byte) *Set {
+	s := &Set{}
+	if len(data) > MaxFileSize {
+		s.add(&fileRead{err: &FileError{At: Pos{File: path}, Err: fmt.Errorf("file is larger than the %d MiB limit for an infrastructure file", MaxFileSize>>20)}})
+	} else {
+		s.add(parse(path, data))
+	}
+	s.resolve()
+	return s
+}
+
+// fileRead is what one file yields; it joins the set only if the whole
+// file parses.
+type fileRead struct {
+	*reader
+	err       *FileError
+	set       *Set   // once joined: for the cluster-wide configurations
+	data      []byte // the file
+	resources []*Resource
+	configs   []Text
+	skipped   int
+	finish    []func()
+	// meshes and nginxes are the cluster-wide configurations read, in
+	// order: the first of the whole set is used.
+	meshes  []*meshConfig
+	nginxes []*nginxConfig
+}
+
+func parse(path string, data []byte) *fileRead {
+	f := &fileRead{reader: newReader(path, len(data)), data: data}
+	f.err = f.read(data)
+	f.data = nil // the model holds copies; the file is not kept
+	return f
+}
+
+func (s *Set) add(f *fileRead) {
+	if f.err != nil {
+		s.Errors = append(s.Errors, f.err)
+		return
+	}
+	f.set = s
+	s.Resources = append(s.Resources, f.resources...)
+	s.Configs = append(s.Configs, f.configs...)
+	s.Skipped += f.skipped
+	s.Problems = append(s.Problems, f.problems...)
+	s.finish = append(s.finish, f.finish...)
+	for _, m := range f.meshes {
+		s.setMesh(m)
+	}
+	for _, c := range f.nginxes {
+		s.setNginx(c)
+	}
+}
+
+func (f *fileRead) read(data []byte) *FileError {
+	utf16 := bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe})
+	if at, bad := invalidUTF8(data); bad && !utf16 {
+		// The YAML reader says so too, but without a place.
+		line := bytes.Count(data[:at], []byte("\n")) + 1
+		start := bytes.LastIndexByte(data[:at], '\n') + 1
+		return &FileError{At: Pos{File: f.file, Line: line, Column: utf8.RuneCount(data[start:at]) + 1}, Err: fmt.Errorf("not UTF-8: the byte %#x starts no UTF-8 character (YAML and JSON files are UTF-8, or UTF-16 with a byte order mark)", data[at])}
+	}
+	// Each document is parsed on its own, and one that names no kind
+	// idemlint reads is skipped unparsed (most of a platform team's
+	// manifests are Deployments and Services; spec 6.8 skips unrelated
+	// JSON files alike). Directives (%YAML, %TAG) apply across a document
+	// marker, so a file with any is parsed whole, as is one in UTF-16,
+	// whose bytes the split does not read.
+	if utf16 || bytes.HasPrefix(data, []byte("%")) || bytes.Contains(data, []byte("\n%")) {
+		return f.parseDocuments(data)
+	}
+	for offset, doc := range documents(data) {
+		if !mayHold(doc) {
+			if !blank(doc) {
+				f.skipped++
+			}
+			continue
+		}
+		f.lineOffset = offset
+		if err := f.parseDocuments(doc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseDocuments parses and reads the YAML documents of data, whose
+// first line is the one after f.lineOffset.
+func (f *fileRead) parseDocuments(data []byte) *FileError {
+	loader, err := yaml.NewLoader(bytes.NewReader(data), yaml.WithPlugin(loaderlimits.New(loaderlimits.DepthValue(maxDepth))))
+	if err != nil {
+		return f.parseError(err)
+	}
+	for {
+		var doc yaml.Node
+		err := loader.Load(&doc)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return f.parseError(err)
+		}
+		f.document(&doc, 0)
+		if f.exceeded {
+			return &FileError{At: f.pos(&doc), Err: errors.New("the YAML aliases of this document expand to more nodes than the file could hold; idemlint does not read alias bombs")}
+		}
+	}
+}
+
+// documents splits a YAML stream at its document markers, "---" and
+// "...", which YAML forbids at the start of a line inside a document:
+// each document with the number of lines before it. A "---" line starts
+// its document (it may carry content: "--- |").
+func documents(data []byte) iter.Seq2[int, []byte] {
+	return func(yield func(int, []byte) bool) {
+		start, startLine, line := 0, 0, 0
+		for i := 0; i < len(data); {
+			end := bytes.IndexByte(data[i:], '\n')
+			if end < 0 {
+				end = len(data)
+			} else {
+				end += i + 1
+			}
+			if i > start && (marker(data[i:end], "---") || marker(data[i:end], "...")) {
+				if !yield(startLine, data[start:i]) {
+					return
+				}
+				start, startLine = i, line
+			}
+			line++
+			i = end
+		}
+		yield(startLine, data[start:])
+	}
+}
+
+// marker reports whether line starts with the document marker m followed
+// by a blank or the end of the line.
+func marker(line []byte, m string) bool {
+	rest, ok := bytes.CutPrefix(line, []byte(m))
+	return ok && (len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r')
+}
+
+// kindWords are words one of which a document idemlint reads holds; a
+// ConfigMap is read only when it also names Istio or ingress-nginx (the
+// mesh and controller ConfigMaps), as most are an application's own.
+var (
+	kindWords      = [][]byte{[]byte("VirtualService"), []byte("HTTPRoute"), []byte("Ingress"), []byte("List"), []byte("openapi"), []byte("swagger")}
+	configMapWords = [][]byte{[]byte("istio"), []byte("ingress-nginx")}
+)
+
+func mayHold(doc []byte) bool {
+	has := func(w []byte) bool { return bytes.Contains(doc, w) }
+	return slices.ContainsFunc(kindWords, has) ||
+		(has([]byte("ConfigMap")) && slices.ContainsFunc(configMapWords, has))
+}
+
+// blank reports whether doc holds no content: markers, comments, blanks.
+func blank(doc []byte) bool {
+	for line := range bytes.Lines(doc) {
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 && line[0] != '#' && !bytes.Equal(line, []byte("---")) && !bytes.Equal(line, []byte("...")) {
+			return false
+		}
+	}
+	return true
+}
+
+// invalidUTF8 returns the offset of the first byte of data that is not
+// part of a UTF-8 character.
+func invalidUTF8(data []byte) (int, bool) {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i, true
+		}
+		i += size
+	}
+	return 0, false
+}
+
+// parseError is a YAML error at its place, in words a user can act on.
+func (f *fileRead) parseError(err error) *FileError {
+	var le *yaml.LoadError
+	if errors.As(err, &le) {
+		msg := le.Message
+		if le.ContextMsg != "" {
+			msg = le.ContextMsg + ": " + msg
+		}
+		at := Pos{File: f.file}
+		if le.Mark.Line > 0 {
+			at.Line, at.Column = le.Mark.Line+f.lineOffset, le.Mark.Column
+		}
+		return &FileError{At: at, Err: errors.New("not valid YAML or JSON: " + msg)}
+	}
+	return &FileError{At: Pos{File: f.file}, Err: fmt.Errorf("not valid YAML or JSON: %w", err)}
+}
+
+// document reads one YAML document, or one item of a List.
+func (f *fileRead) document(doc *yaml.Node, depth int) {
+	root := f.visit(doc)
+	if root != nil && root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return
+		}
+		root = f.visit(root.Content[0])
+	}
+	if root == nil || isNull(root) {
+		return // an empty document, between two "---"
+	}
+	if root.Kind != yaml.MappingNode {
+		f.skipped++
+		return
+	}
+	apiVersion, _ := f.text(f.field(root, "apiVersion"), "apiVersion")
+	kind, _ := f.text(f.field(root, "kind"), "kind")
+	group, _, _ := strings.Cut(apiVersion.Value, "/")
+	switch {
+	case kind.Value == "List" && depth == 0:
+		for _, item := range f.items(f.field(root, "items"), "items") {
+			f.document(item, depth+1)
+		}
+	case kind.Value == "VirtualService" && group == "networking.istio.io":
+		f.virtualService(root)
+	case kind.Value == "HTTPRoute" && group == "gateway.networking.k8s.io":
+		f.httpRoute(root)
+	case kind.Value == "Ingress" && (group == "networking.k8s.io" || group == "extensions"):
+		f.ingress(root)
+	case kind.Value == "ConfigMap" && apiVersion.Value == "v1":
+		f.configMap(root)
+	case kind.Value == "" && isAPIGatewayExport(f.reader, root):
+		f.apiGateway(root)
+	default:
+		f.skipped++
+	}
+}
+
+// meta returns a Kubernetes resource's name and namespace.
+func (f *fileRead) meta(root *yaml.Node) (name Text, namespace string) {
+	m := f.field(root, "metadata")
+	name, _ = f.text(f.field(m, "name"), "metadata.name")
+	ns, _ := f.text(f.field(m, "namespace"), "metadata.namespace")
+	return name, ns.Value
+}
+
+// resource starts a resource read from root.
+func (f *fileRead) resource(p Platform, kind string, root *yaml.Node) *Resource {
+	name, ns := f.meta(root)
+	res := &Resource{Platform: p, Kind: kind, Name: name, Namespace: ns, At: f.pos(f.visit(root))}
+	f.resources = append(f.resources, res)
+	return res
+}
+
+// config records a cluster-wide configuration read.
+func (f *fileRead) config(kind string, root *yaml.Node) Pos {
+	name, ns := f.meta(root)
+	at := f.pos(f.visit(root))
+	f.configs = append(f.configs, Text{Value: kind + " " + ns + "/" + name.Value, At: at})
+	return at
+}
+
+// later runs fn once every file is read: what a route does can depend on
+// a cluster-wide configuration in another file.
+func (f *fileRead) later(fn func()) { f.finish = append(f.finish, fn) }
+
+func (s *Set) resolve() {
+	for _, fn := range s.finish {
+		fn()
+	}
+	s.finish = nil
+}
+
+// configMap reads the ConfigMaps idemlint knows: the Istio mesh
+// configuration and the ingress-nginx controller's.
+func (f *fileRead) configMap(root *yaml.Node) {
+	name, _ := f.meta(root)
+	label, _ := f.text(f.path(root, "metadata", "labels", "app.kubernetes.io/name"), "the app.kubernetes.io/name label")
+	switch {
+	case name.Value == "istio" || strings.HasPrefix(name.Value, "istio-") && f.path(root, "data", "mesh") != nil:
+		// "istio", or a revision's "istio-REVISION"
+		f.meshConfigMap(root)
+	case name.Value == "ingress-nginx-controller" || label.Value == "ingress-nginx":
+		f.nginxConfigMap(root)
+	default:
+		f.skipped++
+	}
+}
+
+// once reports a second cluster-wide configuration of one kind: the
+// first read is used.
+func (s *Set) once(kind string, first, second Pos) {
+	s.Problems = append(s.Problems, Problem{At: second, Message: fmt.Sprintf("a second %s; the one at %s is used", kind, first)})
+}
+
+// The readers' shared value types.
+
+// matcher builds a matcher of t; a regular expression that does not
+// compile is a problem, and a matcher that matches nothing (the platform
+// refuses such a route, so it carries no request).
+func (f *fileRead) matcher(kind pathmatch.Kind, t Text, what string) *pathmatch.Matcher {
+	m, err := pathmatch.New(kind, t.Value)
+	if err != nil {
+		f.problems = append(f.problems, Problem{At: t.At, Message: what + ": " + err.Error()})
+		return &pathmatch.Matcher{Kind: kind, Value: t.Value}
+	}
+	return &m
+}
+
+// timed is a duration read, where it was written.
+type timed struct {
+	d  time.Duration
+	At Pos
+}
+
+// duration reads a duration ("1.5s", "250ms", "1h2m").
+func (f *fileRead) duration(n *yaml.Node, what string) (timed, bool) {
+	t, ok := f.text(n, what)
+	if !ok {
+		return timed{}, false
+	}
+	d, err := time.ParseDuration(t.Value)
+	if err != nil {
+		f.problems = append(f.problems, Problem{At: t.At, Message: what + " is " + `"` + t.Value + `", not a duration`})
+		return timed{}, false
+	}
+	return timed{d, t.At}, true
+}
+
+// corsList reads a CORS configuration whose allowed headers are a list
+// and whose credentials are a boolean (Istio corsPolicy, the Gateway API
+// CORS filter).
+func (f *fileRead) corsList(n *yaml.Node, headers, credentials string) *CORS {
+	c := &CORS{At: f.pos(n)}
+	c.AllowHeadersFrom = Origin{At: c.At}
+	if h := f.field(n, headers); h != nil {
+		c.AllowHeaders = f.texts(h, headers)
+		c.AllowHeadersFrom = Origin{At: f.pos(f.visit(h))}
+	}
+	if v, at, ok := f.boolean(f.field(n, credentials), credentials); ok {
+		c.Credentials, c.CredentialsFrom = v, Origin{At: at}
+	}
+	return c
+}
+
+// partial returns the first key of the match m that is none of known
+// (a header or query condition), or "".
+func (f *fileRead) partial(m *yaml.Node, known ...string) string {
+	keys, _ := f.pairs(m, "match")
+	for _, k := range keys {
+		if !slices.Contains(known, k.Value) {
+			return k.Value
+		}
+	}
+	return ""
+}

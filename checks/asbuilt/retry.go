@@ -1,0 +1,216 @@
+package asbuilt
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file is the one place retries are counted and classified (spec
+// 8.3): what each platform's setting means in attempts in all and in the
+// retry_on vocabulary of boundary documents. The readers only find the
+// settings (written, or the default of defaults.go that applies).
+
+// setting is the effective value of one platform setting, as the
+// platform would read it, and where it comes from.
+type setting struct {
+	Value string
+	From  Origin
+}
+
+// written is a setting read at t.
+func written(t Text) *setting { return &setting{Value: t.Value, From: Origin{At: t.At}} }
+
+// defaulted is the setting d gives, applying because of what is at at.
+func defaulted(d *Default, at Pos) *setting {
+	return &setting{Value: d.Value, From: Origin{At: at, Default: d}}
+}
+
+// envoyRetry is the retry of an Istio HTTPRetry (a route's retries, or
+// the mesh's defaultHttpRetryPolicy), as istio/istio's ConvertPolicy
+// turns it into Envoy's: attempts are retries (0 or fewer turn retries
+// off), retryOn replaces the default conditions and its bare status codes
+// the default retriable codes, and an unwritten part keeps the default.
+// attempts nil means no HTTPRetry at all: the default policy, applied
+// because of what is at at.
+func envoyRetry(attempts, retryOn, perTry *setting, at Pos) (Retry, []Problem) {
+	var problems []Problem
+	if attempts == nil {
+		attempts, retryOn = defaulted(IstioRetries, at), nil
+	}
+	retries, err := strconv.Atoi(attempts.Value)
+	if err != nil {
+		problems = append(problems, Problem{attempts.From.At, "retries.attempts is " + strconv.Quote(attempts.Value) + ", not a whole number"})
+	}
+	if retries <= 0 {
+		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: attempts.From}, problems
+	}
+	out := Retry{Attempts: 1 + retries, AttemptsKnown: true, AttemptsFrom: attempts.From}
+	codes := []*setting{defaulted(IstioRetriableStatusCodes, at)}
+	if retryOn == nil {
+		retryOn = defaulted(IstioRetryOn, at)
+	} else {
+		codes = nil
+		for part := range strings.SplitSeq(retryOn.Value, ",") {
+			if code, err := strconv.Atoi(strings.TrimSpace(part)); err == nil && http.StatusText(code) != "" {
+				codes = append(codes, &setting{Value: strconv.Itoa(code), From: retryOn.From})
+			}
+		}
+		if len(codes) > 0 && !strings.Contains(retryOn.Value, "retriable-status-codes") {
+			retryOn = &setting{Value: retryOn.Value + ",retriable-status-codes", From: retryOn.From}
+		}
+	}
+	onReset := false
+	for part := range strings.SplitSeq(retryOn.Value, ",") {
+		part = strings.TrimSpace(part)
+		from := retryOn.From
+		switch part {
+		case "":
+		case "connect-failure", "refused-stream", "reset-before-request":
+			out.add(Condition{Kind: ConnectError, Platform: part, From: from})
+		case "reset":
+			onReset = true
+			out.add(Condition{Kind: Timeout, Platform: part, From: from})
+		case "5xx", "gateway-error":
+			// Envoy: "5xx" retries any 5xx answer or no answer at all
+			// (disconnect, reset, read timeout), connect-failure and
+			// refused-stream included; "gateway-error" is "similar to 5xx"
+			// for 502, 503 and 504 only (Envoy router filter,
+			// x-envoy-retry-on).
+			onReset = true
+			low, high := 500, 599
+			if part == "gateway-error" {
+				low, high = 502, 504
+			}
+			out.add(Condition{Kind: Status, Low: low, High: high, Platform: part, From: from})
+			out.add(Condition{Kind: Timeout, Platform: part, From: from})
+			out.add(Condition{Kind: ConnectError, Platform: part, From: from})
+		case "retriable-4xx":
+			out.add(Condition{Kind: Status, Low: 409, High: 409, Platform: part, From: from})
+		case "retriable-status-codes":
+			for _, c := range codes {
+				code, _ := strconv.Atoi(c.Value)
+				out.add(Condition{Kind: Status, Low: code, High: code, Platform: part, From: c.From})
+			}
+		case "cancelled", "deadline-exceeded", "internal", "resource-exhausted", "unavailable":
+			// gRPC status conditions: they do not apply to HTTP operations.
+		default:
+			if code, err := strconv.Atoi(part); err == nil && http.StatusText(code) != "" {
+				continue // a bare status code, counted with retriable-status-codes
+			}
+			// envoy-ratelimited, retriable-headers and names idemlint does
+			// not know: retried on an answer, so after receipt.
+			out.add(Condition{Kind: Other, Platform: part, From: from})
+		}
+	}
+	if perTry != nil {
+		d, err := time.ParseDuration(perTry.Value)
+		if err != nil {
+			problems = append(problems, Problem{perTry.From.At, "retries.perTryTimeout is " + strconv.Quote(perTry.Value) + ", not a duration"})
+		} else {
+			out.PerTryTimeout, out.PerTryTimeoutFrom = d, perTry.From
+			if onReset {
+				// Envoy retries an attempt cut by its per-try timeout
+				// only under 5xx, gateway-error or reset.
+				out.add(Condition{Kind: Timeout, Platform: "perTryTimeout", From: perTry.From})
+			}
+		}
+	}
+	return out, problems
+}
+
+// nginxRetry is the retry of ingress-nginx for one class of methods:
+// nonIdempotent for POST, LOCK and PATCH. tries are attempts in all (0 is
+// unlimited). nginx never passes a non-idempotent request to the next
+// server once it was sent unless proxy-next-upstream holds
+// non_idempotent (ingress-nginx: retry-non-idempotent), so without it
+// every condition is connect_error for those methods.
+func nginxRetry(next, tries, retryNonIdempotent *setting, nonIdempotent bool) (Retry, []Problem) {
+	var problems []Problem
+	n, err := strconv.Atoi(strings.TrimSpace(tries.Value))
+	if err != nil || n < 0 {
+		// ingress-nginx ignores a value it cannot parse: the default.
+		problems = append(problems, Problem{tries.From.At, "proxy-next-upstream-tries is " + strconv.Quote(tries.Value) + ", not a whole number"})
+		tries = defaulted(NginxProxyNextUpstreamTries, tries.From.At)
+		n, _ = strconv.Atoi(tries.Value)
+	}
+	out := Retry{Attempts: n, AttemptsKnown: true, AttemptsFrom: tries.From}
+	words := strings.Fields(next.Value)
+	sentOnly := nonIdempotent && !slices.Contains(words, "non_idempotent")
+	if sentOnly && retryNonIdempotent != nil && isTrue(retryNonIdempotent.Value) {
+		sentOnly = false
+	}
+	if slices.Contains(words, "off") {
+		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: next.From}, problems
+	}
+	for _, w := range words {
+		c := Condition{Platform: w, From: next.From}
+		switch {
+		case w == "non_idempotent":
+			continue
+		case sentOnly:
+			c.Kind = ConnectError
+		case w == "error", w == "timeout", w == "invalid_header":
+			// error and timeout also cover failures before sending, but
+			// once sent they resend (spec 8.3: timeout); invalid_header is
+			// an answer that could not be read, after receipt too.
+			c.Kind = Timeout
+		case strings.HasPrefix(w, "http_"):
+			code, err := strconv.Atoi(w[len("http_"):])
+			if err != nil {
+				c.Kind = Other
+				break
+			}
+			c.Kind, c.Low, c.High = Status, code, code
+		default:
+			c.Kind = Other
+		}
+		out.add(c)
+	}
+	return out, problems
+}
+
+// gatewayRetry is the retry of a Gateway API HTTPRouteRule: none without
+// a retry stanza; with one, connection errors and the codes, and attempts
+// that are retries, implementation-specific when not written.
+func gatewayRetry(stanza Pos, present bool, attempts *setting, codes []Text, rule Pos) (Retry, []Problem) {
+	if !present {
+		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: defaulted(GatewayNoRetry, rule).From}, nil
+	}
+	var problems []Problem
+	out := Retry{}
+	if attempts == nil {
+		out.AttemptsFrom = defaulted(GatewayRetryAttempts, stanza).From
+	} else if n, err := strconv.Atoi(attempts.Value); err != nil || n < 0 {
+		problems = append(problems, Problem{attempts.From.At, "retry.attempts is " + strconv.Quote(attempts.Value) + ", not a whole number"})
+		out.AttemptsFrom = defaulted(GatewayRetryAttempts, stanza).From
+	} else {
+		out.Attempts, out.AttemptsKnown, out.AttemptsFrom = 1+n, true, attempts.From
+	}
+	// GEP-1731 makes every implementation retry connection errors; spec
+	// 8.3 counts them as connect_error (what a reset after sending does is
+	// left to the implementation, and codes are what the API says).
+	out.add(Condition{Kind: ConnectError, Platform: "connection error", From: defaulted(GatewayRetryConnectionErrors, stanza).From})
+	for _, c := range codes {
+		code, err := strconv.Atoi(c.Value)
+		if err != nil || code < 400 || code > 599 {
+			problems = append(problems, Problem{c.At, "retry.codes entry " + strconv.Quote(c.Value) + " is not a status code from 400 to 599"})
+			continue
+		}
+		out.add(Condition{Kind: Status, Low: code, High: code, Platform: "codes", From: Origin{At: c.At}})
+	}
+	return out, problems
+}
+
+// add adds c unless a condition of the same kind and codes is there
+// already (conditions without a retry_on equivalent: of the same name).
+func (r *Retry) add(c Condition) {
+	same := func(o Condition) bool {
+		return o.Kind == c.Kind && o.Low == c.Low && o.High == c.High && (c.Kind != Other || o.Platform == c.Platform)
+	}
+	if !slices.ContainsFunc(r.Conditions, same) {
+		r.Conditions = append(r.Conditions, c)
+	}
+}
