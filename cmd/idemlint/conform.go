@@ -1,23 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
-	"log/slog"
 	"os"
 	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/config"
-	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/conform"
-	"github.com/idemlint/idemlint/schemas/fileset"
-	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 func newConformCmd() *cobra.Command {
@@ -140,42 +131,21 @@ func runConform(cmd *cobra.Command, f conformFlags) error {
 	if err != nil {
 		return err
 	}
-	extra, err := extraHeaders(f.headers, f.headerEnvs)
+	extra, err := conform.ParseHeaders(f.headers, f.headerEnvs)
 	if err != nil {
 		return err
 	}
-	body, err := readProbeBody(f.bodyFile)
+	body, err := conform.ReadBody(f.bodyFile)
 	if err != nil {
 		return err
-	}
-	path, err := policyFile(f.policy, f.operation)
-	if err != nil {
-		return err
-	}
-	src, err := fileset.Read(path)
-	if err != nil {
-		return fmt.Errorf("--policy %s: %w", path, err)
 	}
 	cfg := conform.Config{
 		Operation: f.operation, Body: body, Targets: f.targets, EffectsURL: f.effectsURL, Headers: extra,
 		Concurrency: f.concurrency, Timeout: f.timeout, MaxDuration: f.maxDuration, Insecure: f.insecure,
 	}
-	// Against a target the policy is probed as written: its lint findings
-	// are notes, and only a document that cannot be read as a policy is
-	// refused. The engine (--reference) refuses what it cannot run.
-	doc, findings, err := reference.CheckPolicy(path, src, f.inProcess)
-	if err != nil {
-		return fmt.Errorf("refusing to probe: %w", err)
+	if err := cfg.UsePolicy(f.policy, f.inProcess); err != nil {
+		return err
 	}
-	if f.inProcess {
-		// Warnings are shown as notes, not logged.
-		engine, err := reference.New(path, src, reference.WithLogger(slog.New(slog.DiscardHandler)))
-		if err != nil {
-			return fmt.Errorf("refusing to probe: %w", err)
-		}
-		cfg.Handler, cfg.Effects = conform.InProcess(engine)
-	}
-	cfg.Policy, cfg.PolicyFindings = doc.Policy, findings
 	if f.verbose {
 		cfg.Verbose = cmd.ErrOrStderr()
 	}
@@ -193,78 +163,4 @@ func runConform(cmd *cobra.Command, f conformFlags) error {
 		return exitCode(exitFindings)
 	}
 	return nil
-}
-
-// policyFile returns the policy document to probe: path itself, or the one
-// policy of the set under the directory path (the one declaring operation,
-// when given).
-func policyFile(path, operation string) (string, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-			err = pe.Err // the path is said once
-		}
-		return "", fmt.Errorf("--policy %s: %w", path, err)
-	}
-	if !info.IsDir() {
-		return path, nil
-	}
-	opts, err := config.Discovered("", false, path, config.Flags{})
-	if err != nil {
-		return "", err
-	}
-	set, err := checks.Load([]string{path}, opts)
-	if err != nil {
-		return "", err
-	}
-	found, err := reference.FindPolicy(set.Documents, operation)
-	if err != nil {
-		return "", fmt.Errorf("--policy %s: %w", path, err)
-	}
-	return found, nil
-}
-
-// extraHeaders parses the --header values and the headers held by the
-// --header-env variables.
-func extraHeaders(flags, envs []string) ([]conform.Header, error) {
-	var out []conform.Header
-	for _, text := range flags {
-		h, err := conform.ParseHeader(text, "--header")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	for _, name := range envs {
-		text, ok := os.LookupEnv(name)
-		if !ok {
-			return nil, fmt.Errorf("--header-env %s: the environment variable is not set", name)
-		}
-		h, err := conform.ParseHeader(text, "--header-env "+name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, nil
-}
-
-// readProbeBody parses the --body file, which must hold one JSON object.
-func readProbeBody(path string) (*jsontree.Node, error) {
-	if path == "" {
-		return nil, nil
-	}
-	src, err := fileset.Read(path)
-	if err != nil {
-		return nil, fmt.Errorf("--body: %s: %w", path, err)
-	}
-	root, problems := jsontree.Parse(string(src))
-	switch {
-	case len(problems) == 0:
-		return root, nil
-	case root == nil && json.Valid(src):
-		return nil, fmt.Errorf("--body: %s holds no JSON object; conform adds its probe fields to an object", path)
-	}
-	p := problems[0]
-	return nil, fmt.Errorf("--body: %s:%d:%d: %s", path, p.Line, p.Column, p.Message)
 }
