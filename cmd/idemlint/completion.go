@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/reference/conform"
 )
 
 // Shell completion is cobra's "completion" command (bash, zsh, fish,
@@ -21,8 +22,9 @@ func completeFlag(cmd *cobra.Command, name string, values ...string) {
 	}
 }
 
-// completeRuleID completes a rule id argument, with each rule's summary
-// as the description shells that support it show.
+// completeRuleID completes a rule or probe id argument, with each rule's
+// summary (each probe's name) as the description shells that support it
+// show.
 func completeRuleID(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
@@ -31,6 +33,11 @@ func completeRuleID(_ *cobra.Command, args []string, toComplete string) ([]strin
 	for _, r := range checks.Rules() {
 		if strings.HasPrefix(r.ID, strings.ToUpper(toComplete)) {
 			out = append(out, r.ID+"\t"+r.Summary)
+		}
+	}
+	for _, p := range conform.Probes() {
+		if strings.HasPrefix(p.ID, strings.ToUpper(toComplete)) {
+			out = append(out, p.ID+"\t"+p.Name)
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp

@@ -18,15 +18,15 @@ It proves the key is required, forwarded and owned exactly once, and that the
 policy is sound; then it can probe a running service against that policy.
 
 Start with "idemlint init DIR" for a starter set, "idemlint rules" for the
-rules and "idemlint explain ID" for one of them. Shell completion: see
-"idemlint completion --help".`,
+rules, "idemlint probes" for conform's probes and "idemlint explain ID" for
+one of them. Shell completion: see "idemlint completion --help".`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newCheckCmd(), newVersionCmd(), newSchemaCmd())
-	root.AddCommand(newRulesCmd(), newExplainCmd(), newInitCmd(), newGraphCmd(), newServeCmd(), newConformCmd(), newOpenAPICmd(), newLSPCmd())
+	root.AddCommand(newRulesCmd(), newProbesCmd(), newExplainCmd(), newInitCmd(), newGraphCmd(), newServeCmd(), newConformCmd(), newOpenAPICmd(), newLSPCmd())
 	return root
 }
 

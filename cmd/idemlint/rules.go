@@ -25,7 +25,7 @@ func newRulesCmd() *cobra.Command {
 looks at one document, at the chains across documents, or at the sets against
 an OpenAPI description ("openapi check"), and what it requires.
 "idemlint explain ID" shows why a rule matters, how to fix a finding, and a bad
-and a good example.
+and a good example. "idemlint probes" lists conform's probes the same way.
 
 Formats: text (an aligned table), json (an array of objects with id, name,
 severity, cross_document and summary) and markdown (a table for docs, each id

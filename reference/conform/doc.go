@@ -18,6 +18,11 @@
 //
 // # Probes
 //
+// Each probe is a documented value, like a lint rule: a Probe, one file
+// cfNN.go each, saying why it matters, what it sends, when it passes and
+// when it is skipped. Probes lists them ("idemlint probes") and
+// Probe.Explain explains one ("idemlint explain CF07").
+//
 // The probes run one after another in id order; only CF07 and CF18 send
 // requests at once. They probe one state-changing operation
 // (Config.Operation, or the policy's first key-required one); CF08 needs

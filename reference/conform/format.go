@@ -85,7 +85,7 @@ func writePlan(w io.Writer, p *Plan) error {
 var checksWidth = func() int {
 	n := 0
 	for _, p := range probes {
-		n = max(n, len(p.checks))
+		n = max(n, len(p.Checks))
 	}
 	return n
 }()

@@ -360,8 +360,7 @@ func (r *Runner) computeBounds() Bounds {
 			b.MaxRequests++
 		}
 	}
-	for i := range probes {
-		p := &probes[i]
+	for _, p := range probes {
 		if p.skip(r) != "" {
 			continue
 		}
@@ -447,7 +446,7 @@ func (r *Runner) Run(ctx context.Context, out Writer) (*Report, error) {
 	}
 	rep := &Report{Plan: r.plan, Results: make([]Result, 0, len(probes))}
 	for i := range probes {
-		rep.Results = append(rep.Results, st.probe(ctx, &probes[i]))
+		rep.Results = append(rep.Results, st.probe(ctx, probes[i]))
 		if err := out.Probe(&rep.Results[i]); err != nil {
 			return nil, err
 		}
@@ -552,8 +551,8 @@ func (st *run) preflight(ctx context.Context) error {
 
 // probe runs one probe, with the effects counter around it when there is
 // one and the probe says how much it must grow.
-func (st *run) probe(ctx context.Context, p *probe) (res Result) {
-	res = Result{ID: p.id, Name: p.name, Checks: p.checks}
+func (st *run) probe(ctx context.Context, p *Probe) (res Result) {
+	res = Result{ID: p.ID, Name: p.Name, Checks: p.Checks}
 	if reason := p.skip(st.Runner); reason != "" {
 		res.Status, res.Reason = Skip, reason
 		return res

@@ -152,7 +152,7 @@ func TestSkipReasons(t *testing.T) {
 			got := map[string]string{}
 			for _, pr := range probes {
 				if reason := pr.skip(r); reason != "" {
-					got[pr.id] = reason
+					got[pr.ID] = reason
 				}
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

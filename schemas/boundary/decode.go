@@ -258,6 +258,7 @@ func (d *decoder) document(doc *Document, root *jsontree.Node) {
 	doc.CORSAllowedHeaders = d.strings(root, top, "cors_allowed_headers")
 	doc.HeaderAllowInbound = d.strings(root, top, "header_to_allow_inbound")
 	doc.HeaderAllowOutbound = d.strings(root, top, "header_to_allow_outbound")
+	doc.SetsHeaders = d.strings(root, top, "sets_headers")
 	doc.Idempotency = d.idempotency(root, top)
 	doc.Retry = d.retry(root, top)
 	switch doc.Kind {

@@ -63,6 +63,9 @@ type Document struct {
 	CORSAllowedHeaders  StringList
 	HeaderAllowInbound  StringList
 	HeaderAllowOutbound StringList
+	// SetsHeaders are the headers an edge's sending side adds on its
+	// outbound side (spec 6.9): where a scope header may start.
+	SetsHeaders StringList
 
 	Idempotency HTTPIdempotency
 	Retry       HTTPRetry

@@ -65,7 +65,7 @@ var kindShapes = func() map[Kind]shape {
 	}
 	edge := func(kind Kind, extra fields) fields {
 		f := common.with(fields{"boundary": constString(string(kind)), "from": componentID, "to": componentID,
-			"header_to_allow_inbound": headerList, "http_idempotency": httpIdempotency})
+			"header_to_allow_inbound": headerList, "sets_headers": headerList, "http_idempotency": httpIdempotency})
 		return f.with(extra)
 	}
 	kinds := map[Kind]shape{

@@ -182,7 +182,7 @@ var memberNames = []string{
 	"operation_key", "operations", "path", "pattern", "per_try_timeout_ms", "policy", "reason",
 	"replayed_header", "request_id_header", "require_key", "requires_idempotency_key",
 	"retry_on", "role", "rule", "same_body", "same_status", "scope_sources", "service",
-	"state_changing", "status", "tenant_id", "tier", "to", "ttl", "ttl_reduction",
+	"sets_headers", "state_changing", "status", "tenant_id", "tier", "to", "ttl", "ttl_reduction",
 	"wait_timeout_ms", SuppressionField,
 }
 

@@ -173,7 +173,7 @@ func TestSessionOverlaysUnsavedBuffersForChainRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken := strings.Replace(string(saved), `"http_idempotency": {`, `"header_to_allow_inbound": ["content-type"],
+	broken := strings.Replace(string(saved), `"http_idempotency": {`, `"header_to_allow_inbound": ["content-type", "x-tenant-id", "x-actor-id"],
   "http_idempotency": {`, 1)
 	if broken == string(saved) {
 		t.Fatal("fixture changed: cannot give the adapter an inbound allowlist")
