@@ -162,7 +162,7 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if api != nil {
 		openapi.Use(&opts, api)
 	}
-	deployment, err := c.readAsBuilt(cmd)
+	deployment, err := asbuilt.Open(c.asBuilt, c.mesh, cmd.Flags().Changed("mesh"), c.config.FollowSymlinks, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -233,29 +233,4 @@ func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, 
 // pass as a clean check.
 func errNoDocuments(paths []string) error {
 	return fmt.Errorf("no boundary documents found under %s (a boundary document is a JSON object with spec_version or boundary)", strings.Join(paths, " "))
-}
-
-// readAsBuilt reads the --as-built configuration; nil without one.
-func (c *checkFlags) readAsBuilt(cmd *cobra.Command) (*asbuilt.Deployment, error) {
-	mesh := asbuilt.Mesh(c.mesh)
-	if mesh != asbuilt.NoMesh && mesh != asbuilt.IstioMesh {
-		return nil, fmt.Errorf("--mesh must be none or istio, got %q", c.mesh)
-	}
-	if len(c.asBuilt) == 0 {
-		if cmd.Flags().Changed("mesh") {
-			return &asbuilt.Deployment{Set: asbuilt.Read(nil), Mesh: mesh}, nil
-		}
-		return nil, nil
-	}
-	files, skipped, err := fileset.Collect(c.asBuilt, fileset.Options{Include: asbuilt.IsFile, FollowSymlinks: c.config.FollowSymlinks})
-	if err != nil {
-		return nil, fmt.Errorf("--as-built: %w", err)
-	}
-	for _, s := range skipped {
-		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: --as-built: %s not read: %v\n", s.Path, s.Err)
-	}
-	set := asbuilt.Read(files)
-	read, notRead := set.Counts()
-	fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: %s read, %d skipped\n", report.Plural(read, "as-built resource"), notRead)
-	return &asbuilt.Deployment{Set: set, Mesh: mesh}, nil
 }
