@@ -288,3 +288,20 @@ func (p *picture) writeDOT(w io.Writer) {
 	}
 	fmt.Fprintln(w, "}")
 }
+
+// Graphs writes the picture of each boundary set's chains (see Graph), a
+// blank line between sets; unreadable files of the run make chains that
+// need them stop.
+func Graphs(w io.Writer, sets [][]*boundary.Document, unreadable int, format string) error {
+	for i, docs := range sets {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		g := chain.Build(docs)
+		g.Unreadable = unreadable
+		if err := Graph(w, g, format); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/report"
 )
@@ -50,17 +49,7 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 			if len(set.Documents) == 0 {
 				return errNoDocuments(args)
 			}
-			for i, docs := range set.Sets {
-				if i > 0 {
-					fmt.Fprintln(cmd.OutOrStdout())
-				}
-				g := chain.Build(docs)
-				g.Unreadable = set.Unreadable
-				if err := report.Graph(cmd.OutOrStdout(), g, format); err != nil {
-					return err
-				}
-			}
-			return nil
+			return report.Graphs(cmd.OutOrStdout(), set.Sets, set.Unreadable, format)
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+joinNames(report.GraphFormats))
