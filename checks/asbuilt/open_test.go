@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/idemlint/idemlint/checks"
 )
 
 func TestOpen(t *testing.T) {
@@ -34,5 +36,18 @@ func TestOpen(t *testing.T) {
 	}
 	if want := "idemlint: 0 as-built resources read, 1 skipped\n"; said.String() != want {
 		t.Errorf("Open said %q, want %q", said.String(), want)
+	}
+
+	// A file that is no YAML: Use hands its IDL001 finding to the run.
+	if err := os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("kind: HTTPRoute\nspec: [unclosed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = Open([]string{dir}, "none", false, false, &said); err != nil {
+		t.Fatal(err)
+	}
+	opts := checks.DefaultOptions()
+	Use(&opts, d)
+	if len(opts.InputFindings) != 1 || opts.InputFindings[0].Rule != "IDL001" || opts.InputFindings[0].File != filepath.Join(dir, "broken.yaml") {
+		t.Errorf("Use gave the run %v, want broken.yaml's IDL001", opts.InputFindings)
 	}
 }

@@ -168,7 +168,6 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	}
 	if deployment != nil {
 		asbuilt.Use(&opts, deployment)
-		opts.InputFindings = deployment.Set.FileFindings()
 	}
 	var res *checks.Result
 	if fromStdin {
