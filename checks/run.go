@@ -1,6 +1,9 @@
 package checks
 
 import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -57,6 +60,10 @@ type Options struct {
 	MaxWarnings *int
 
 	decodeOnly bool // Load: no schema, no rules
+	// walked, when set, reports whether a file was met while walking a
+	// directory rather than named: text in such a file that is not JSON
+	// is judged only when it names a boundary marker (spec 6.8).
+	walked func(path string) bool
 }
 
 // DefaultOptions returns every rule on with the spec's limits.
@@ -68,15 +75,19 @@ type Result struct {
 	// Documents are the boundary documents that decoded, sorted by path.
 	Documents []*boundary.Document
 	Files     int // files examined
-	// Unreadable counts the files that could not be read or are not a
-	// JSON object: their IDL001 findings say why.
+	// Unreadable counts the files that could not be read or parsed:
+	// their IDL001 findings say why.
 	Unreadable int
-	// NotBoundary counts the JSON objects that are not boundary documents
-	// (neither spec_version nor boundary): skipped, not checked.
+	// NotBoundary counts the files that are not boundary documents,
+	// skipped, not checked (spec 6.8): JSON objects with neither
+	// spec_version nor boundary, JSON whose top-level value is not an
+	// object, and files met in a walked directory that are not JSON and
+	// name neither marker.
 	NotBoundary int
 	// Sets are the Documents by boundary set (Options.SetOf), in the order
-	// of the sets' names.
-	Sets [][]*boundary.Document
+	// of the sets' names, which SetNames holds.
+	Sets     [][]*boundary.Document
+	SetNames []string
 	// NotRun are the rules that did not run because an input they
 	// require could not be built (no OpenAPI description given), by id.
 	NotRun []NotRun
@@ -105,6 +116,13 @@ func Check(paths []string, opts Options) (*Result, error) {
 		files = slices.DeleteFunc(files, opts.Ignore)
 		skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return opts.Ignore(s.Path) })
 	}
+	// Collect cleans the files it returns; a named directory is never
+	// one of them.
+	named := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		named[filepath.Clean(p)] = true
+	}
+	opts.walked = func(path string) bool { return !named[path] }
 	return checkFiles(files, skipped, opts), nil
 }
 
@@ -180,6 +198,7 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 		}
 	}
 	slices.Sort(setNames)
+	res.SetNames = setNames
 	res.Sets = make([][]*boundary.Document, len(setNames))
 	unreadable := make([]int, len(setNames))
 	for i, name := range setNames {
@@ -220,6 +239,8 @@ func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
 	}
 	doc, findings := checkDocument(path, src, &w.parser, stage, opts)
 	switch {
+	case doc == nil && notBoundaryText(src, opts.walked != nil && opts.walked(path)):
+		return loaded{notBoundary: true}
 	case doc == nil:
 		return loaded{findings: findings, unreadable: true}
 	case !doc.Boundary:
@@ -231,6 +252,19 @@ func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
 	var fs fileSuppressions
 	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed})
 	return loaded{doc: doc, findings: findings, suppressions: fs}
+}
+
+// notBoundaryText reports whether src, which did not parse as a boundary
+// JSON object, is no boundary document to judge (spec 6.8): valid JSON
+// whose top-level value is not an object, or, in a file met while walking
+// a directory, text naming neither marker (a tsconfig.json with comments,
+// JSON5, an editor's settings). A broken boundary document always names
+// one, and a file named on the command line is always judged.
+func notBoundaryText(src []byte, walked bool) bool {
+	if json.Valid(src) && bytes.TrimLeft(src, " \t\r\n")[0] != '{' {
+		return true
+	}
+	return walked && !bytes.Contains(src, []byte(`"spec_version"`)) && !bytes.Contains(src, []byte(`"boundary"`))
 }
 
 // CheckDocument takes src through the per-document stages with every rule

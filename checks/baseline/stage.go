@@ -54,7 +54,11 @@ func (s *Stage) Finish(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "idemlint: baseline %s hid %s", s.base.Path, report.Plural(s.outcome.Hidden, "finding"))
 	if s.outcome.Stale > 0 {
-		fmt.Fprintf(w, "; %s no longer occur (prune with --write-baseline %s)", report.Plural(s.outcome.Stale, "entry"), s.base.Path)
+		verb := "occur"
+		if s.outcome.Stale == 1 {
+			verb = "occurs"
+		}
+		fmt.Fprintf(w, "; %s no longer %s (prune with --write-baseline %s)", report.Plural(s.outcome.Stale, "entry"), verb, s.base.Path)
 	}
 	fmt.Fprintln(w)
 	return nil

@@ -45,7 +45,7 @@ func TestStageRecordsThenHides(t *testing.T) {
 	if err := hide.Finish(&said); err != nil {
 		t.Fatal(err)
 	}
-	want = "idemlint: baseline " + path + " hid 1 finding; 1 entry no longer occur (prune with --write-baseline " + path + ")\n"
+	want = "idemlint: baseline " + path + " hid 1 finding; 1 entry no longer occurs (prune with --write-baseline " + path + ")\n"
 	if said.String() != want {
 		t.Errorf("--baseline said %q, want %q", said.String(), want)
 	}

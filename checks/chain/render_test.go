@@ -1,6 +1,8 @@
 package chain_test
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -161,4 +163,162 @@ func TestRenderUnknownFormat(t *testing.T) {
 	if err == nil || err.Error() != `unknown graph format "svg" (want one of text, mermaid, dot)` {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// twoSets are renderSet and a second set with the same component names,
+// so that only unique ids keep their nodes apart.
+func twoSets(t *testing.T) []report.SetGraph {
+	t.Helper()
+	second := chain.Build(chain.TestSet(t,
+		"7.json", chain.TestHop(boundary.BrowserToBFF, "web", "bff", "orders.create"),
+		"8.json", chain.TestHop(boundary.BFFToGateway, "bff", "gw", "orders.create"),
+	))
+	return []report.SetGraph{{Name: "shop", Graph: renderSet(t)}, {Name: "", Graph: second}}
+}
+
+func renderSets(t *testing.T, format string) []string {
+	t.Helper()
+	var b strings.Builder
+	if err := report.Graphs(&b, twoSets(t), format); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+}
+
+var (
+	dotNode    = regexp.MustCompile(`^\s+(n\d+) \[label=`)
+	dotEdge    = regexp.MustCompile(`^\s+(n\d+) -> (n\d+) \[`)
+	mermaidDef = regexp.MustCompile(`^\s+(n\d+)\[`)
+	mermaidArc = regexp.MustCompile(`^\s+(n\d+) -\.?->\|"[^"]*"\| (n\d+)$`)
+)
+
+// TestRenderSeveralSetsAsOneDOT parses the Graphviz output of two sets:
+// one digraph, a cluster per set, every node defined once in one cluster,
+// every edge between defined nodes of one cluster.
+func TestRenderSeveralSetsAsOneDOT(t *testing.T) {
+	lines := renderSets(t, "dot")
+	var digraphs, depth int
+	var clusters []string
+	clusterOf := map[string]int{}
+	var edges, red []int
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "digraph "):
+			digraphs++
+		case strings.HasPrefix(strings.TrimSpace(l), "subgraph cluster_"):
+			clusters = append(clusters, strings.Fields(l)[1])
+		case strings.HasPrefix(strings.TrimSpace(l), "label="):
+			clusters[len(clusters)-1] += " " + strings.TrimSpace(l)
+		}
+		if m := dotNode.FindStringSubmatch(l); m != nil {
+			if _, dup := clusterOf[m[1]]; dup {
+				t.Errorf("node %s defined twice", m[1])
+			}
+			clusterOf[m[1]] = len(clusters)
+		}
+		if m := dotEdge.FindStringSubmatch(l); m != nil {
+			from, okFrom := clusterOf[m[1]]
+			to, okTo := clusterOf[m[2]]
+			if !okFrom || !okTo || from != to || from != len(clusters) {
+				t.Errorf("edge %s -> %s does not join two nodes of its own cluster", m[1], m[2])
+			}
+			if strings.Contains(l, "color=red") {
+				red = append(red, len(edges))
+			}
+			edges = append(edges, len(edges))
+		}
+		depth += strings.Count(l, "{") - strings.Count(l, "}")
+	}
+	if digraphs != 1 || depth != 0 {
+		t.Errorf("%d digraphs, braces unbalanced by %d; want one digraph, balanced:\n%s", digraphs, depth, strings.Join(lines, "\n"))
+	}
+	want := []string{`cluster_0 label="set shop";`, `cluster_1 label="files in no set";`}
+	if diff := cmp.Diff(want, clusters); diff != "" {
+		t.Errorf("clusters (-want +got):\n%s", diff)
+	}
+	if len(clusterOf) != 12 || len(edges) != 10 || len(red) != 3 {
+		t.Errorf("%d nodes, %d edges, %d red; want 12, 10, 3", len(clusterOf), len(edges), len(red))
+	}
+}
+
+// TestRenderSeveralSetsAsOneMermaid parses the Mermaid output of two sets:
+// one flowchart, a subgraph per set, unique node ids, and linkStyle
+// counting the links of the whole flowchart (the broken ones are those the
+// DOT output draws red).
+func TestRenderSeveralSetsAsOneMermaid(t *testing.T) {
+	lines := renderSets(t, "mermaid")
+	var flowcharts, open int
+	var subgraphs []string
+	defined := map[string]string{}
+	var links int
+	var linkStyle string
+	for _, l := range lines {
+		trimmed := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(l, "flowchart "):
+			flowcharts++
+		case strings.HasPrefix(trimmed, "subgraph "):
+			subgraphs = append(subgraphs, strings.TrimPrefix(trimmed, "subgraph "))
+			open++
+		case trimmed == "end":
+			open--
+		case strings.HasPrefix(trimmed, "linkStyle "):
+			linkStyle = strings.Fields(trimmed)[1]
+		}
+		if m := mermaidDef.FindStringSubmatch(l); m != nil {
+			if _, dup := defined[m[1]]; dup {
+				t.Errorf("node %s defined twice", m[1])
+			}
+			defined[m[1]] = subgraphs[len(subgraphs)-1]
+		}
+		if m := mermaidArc.FindStringSubmatch(l); m != nil {
+			if defined[m[1]] == "" || defined[m[1]] != defined[m[2]] || defined[m[1]] != subgraphs[len(subgraphs)-1] {
+				t.Errorf("link %s -> %s does not join two nodes of its own subgraph", m[1], m[2])
+			}
+			links++
+		}
+	}
+	if flowcharts != 1 || open != 0 {
+		t.Errorf("%d flowcharts, %d subgraphs left open; want 1, 0:\n%s", flowcharts, open, strings.Join(lines, "\n"))
+	}
+	want := []string{`s0["set shop"]`, `s1["files in no set"]`}
+	if diff := cmp.Diff(want, subgraphs); diff != "" {
+		t.Errorf("subgraphs (-want +got):\n%s", diff)
+	}
+	if len(defined) != 12 || links != 10 {
+		t.Errorf("%d nodes, %d links; want 12, 10", len(defined), links)
+	}
+	var red []string
+	for i, l := range matching(renderSets(t, "dot"), dotEdge) {
+		if strings.Contains(l, "color=red") {
+			red = append(red, strconv.Itoa(i))
+		}
+	}
+	if got, want := linkStyle, strings.Join(red, ","); got != want {
+		t.Errorf("linkStyle %s, want the DOT output's red edges %s", got, want)
+	}
+}
+
+// TestRenderOneSetHasNoCluster keeps one set's diagrams as they were.
+func TestRenderOneSetHasNoCluster(t *testing.T) {
+	for _, format := range []string{"dot", "mermaid"} {
+		var b strings.Builder
+		if err := report.Graphs(&b, []report.SetGraph{{Name: "shop", Graph: renderSet(t)}}, format); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := b.String(), render(t, renderSet(t), format); got != want || strings.Contains(got, "subgraph") {
+			t.Errorf("%s: one named set draws differently from Graph, or with a subgraph:\n%s", format, got)
+		}
+	}
+}
+
+// matching returns the lines matching re.
+func matching(lines []string, re *regexp.Regexp) []string {
+	var out []string
+	for _, l := range lines {
+		if re.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }

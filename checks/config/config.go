@@ -8,6 +8,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,16 +138,16 @@ func Parse(path string, src []byte) (*Config, error) {
 	text := string(src)
 	root, problems := jsontree.Parse(text)
 	pos := jsontree.NewPosition(text)
-	var errs []error
+	var errs configErrors
 	report := func(n *jsontree.Node, format string, args ...any) {
 		line, col := pos.At(n.Offset)
-		errs = append(errs, fmt.Errorf("%s:%d:%d: %s", path, line, col, fmt.Sprintf(format, args...)))
+		errs = append(errs, configError{path, line, col, fmt.Sprintf(format, args...)})
 	}
 	for _, p := range problems {
-		errs = append(errs, fmt.Errorf("%s:%d:%d: %s", path, p.Line, p.Column, p.Message))
+		errs = append(errs, configError{path, p.Line, p.Column, p.Message})
 	}
 	if root == nil || len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, errs.join()
 	}
 	for _, v := range schemas.ValidateConfig(root.Any()) {
 		report(root.Nearest(v.Pointer), "%s", v.Message)
@@ -164,7 +166,7 @@ func Parse(path string, src []byte) (*Config, error) {
 	}
 	if len(errs) > 0 {
 		// The typed reading below assumes the shape the schema promises.
-		return nil, errors.Join(errs...)
+		return nil, errs.join()
 	}
 	if n := root.Get("max_retry_amplification"); n != nil {
 		if v, ok := n.Int(); ok && v <= math.MaxInt32 {
@@ -187,9 +189,31 @@ func Parse(path string, src []byte) (*Config, error) {
 	c.include = readPatterns(root, "include", report)
 	c.sets = readPatterns(root, "sets", report)
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, errs.join()
 	}
 	return c, nil
+}
+
+// configError is one problem of a configuration file, at its position.
+type configError struct {
+	path         string
+	line, column int
+	message      string
+}
+
+type configErrors []configError
+
+// join is every problem, one a line in the order of the file: they are
+// found by several passes (syntax, schema, rule ids, values).
+func (errs configErrors) join() error {
+	slices.SortStableFunc(errs, func(a, b configError) int {
+		return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.column, b.column))
+	})
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = fmt.Errorf("%s:%d:%d: %s", e.path, e.line, e.column, e.message)
+	}
+	return errors.Join(out...)
 }
 
 // readRule reads one member of "rules": a registered rule id and its level.

@@ -146,12 +146,12 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`c.json:1:16: duplicate key "ignore" (first at line 1, column 2); JSON parsers disagree on which one wins: keep one`},
 		},
 		{
-			name: "schema violations, every one",
+			name: "schema violations, every one, in the order of the file",
 			src:  `{"rules": {"IDL112": "silent"}, "max_retry_amplification": 0, "min_ttl": {"default": "1 day"}}`,
 			want: []string{
+				`c.json:1:22: "IDL112" must be one of "off", "error", "warning", found "silent"`,
 				`c.json:1:60: "max_retry_amplification" must be at least 1, found 0`,
 				`c.json:1:86: "default" must be a duration: an integer followed by s, m, h, d or w (e.g. "24h", "14d"), found "1 day"`,
-				`c.json:1:22: "IDL112" must be one of "off", "error", "warning", found "silent"`,
 			},
 		},
 		{

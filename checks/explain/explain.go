@@ -8,10 +8,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/report"
 	"github.com/idemlint/idemlint/fixtures"
 )
 
@@ -52,31 +51,5 @@ func explain(w io.Writer, r *checks.Rule, ex fixtures.Example) error {
 // writeSnippet prints the lines around e, numbered, marking e's line with
 // ">" and its column with a caret.
 func writeSnippet(w io.Writer, e fixtures.Excerpt) {
-	lines := strings.Split(strings.TrimSuffix(e.Text, "\n"), "\n")
-	line := min(max(e.Line, 1), len(lines))
-	lo, hi := max(1, line-snippetContext), min(len(lines), line+snippetContext)
-	width := len(strconv.Itoa(hi))
-	for n := lo; n <= hi; n++ {
-		text := strings.ToValidUTF8(strings.TrimSuffix(lines[n-1], "\r"), "\uFFFD")
-		marker := " "
-		if n == line {
-			marker = ">"
-		}
-		fmt.Fprintf(w, "  %s %*d | %s\n", marker, width, n, text)
-		if n == line && e.Column > 0 {
-			// Keep tabs so the caret lines up under the column.
-			var pad strings.Builder
-			for i, r := range []rune(text) {
-				if i >= e.Column-1 {
-					break
-				}
-				if r == '\t' {
-					pad.WriteRune('\t')
-				} else {
-					pad.WriteByte(' ')
-				}
-			}
-			fmt.Fprintf(w, "    %*s | %s^\n", width, "", pad.String())
-		}
-	}
+	report.Snippet(w, e.Text, e.Line, e.Column, snippetContext)
 }

@@ -1,13 +1,12 @@
 package report
 
-// This file draws the chains of a set ("idemlint graph"): a table per
+// This file draws the chains of boundary sets ("idemlint graph"): a table per
 // chain, or a Mermaid or Graphviz diagram.
 
 import (
 	"bufio"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -23,14 +22,34 @@ var GraphFormats = []string{"text", "mermaid", "dot"}
 // GraphFormats: each hop with the fate of the key there, broken hops marked.
 // Read-only operations carry no key to follow; the text format names them.
 func Graph(w io.Writer, g *chain.Graph, format string) error {
+	return Graphs(w, []SetGraph{{Graph: g}}, format)
+}
+
+// SetGraph is the chain graph of one boundary set, named as the
+// configuration's "sets" name it ("" for the files in none).
+type SetGraph struct {
+	Name  string
+	Graph *chain.Graph
+}
+
+// Graphs is Graph for several sets: text blocks one after another, and one
+// diagram holding a cluster (Graphviz) or subgraph (Mermaid) per set whose
+// node ids are unique across the sets, so the output pastes as one picture.
+// One set draws exactly as Graph.
+func Graphs(w io.Writer, sets []SetGraph, format string) error {
 	bw := bufio.NewWriter(w)
 	switch format {
 	case "text":
-		writeText(bw, g)
+		for i, s := range sets {
+			if i > 0 {
+				fmt.Fprintln(bw)
+			}
+			writeText(bw, s.Graph)
+		}
 	case "mermaid":
-		draw(g).writeMermaid(bw)
+		drawAll(sets).writeMermaid(bw)
 	case "dot":
-		draw(g).writeDOT(bw)
+		drawAll(sets).writeDOT(bw)
 	default:
 		return fmt.Errorf("unknown graph format %q (want one of %s)", format, strings.Join(GraphFormats, ", "))
 	}
@@ -108,15 +127,46 @@ func hopLocation(h chain.Hop) string {
 	return fmt.Sprintf("%s:%d:%d", h.Doc.Path, pl.Line, pl.Column)
 }
 
-// picture is the diagram of the state-changing chains: component, policy
-// and "missing document" nodes, and one edge per hop document and fate,
-// labelled with the operations that share it, so that many operations
-// through one gateway draw one arrow, not many.
+// diagram is the picture of every set: one cluster per set when there are
+// several, numbering nodes on from one set to the next.
+type diagram struct {
+	sets    []SetGraph
+	columns []*picture
+}
+
+func drawAll(sets []SetGraph) *diagram {
+	d := &diagram{sets: sets}
+	nodes := 0
+	for _, s := range sets {
+		p := draw(s.Graph, nodes)
+		nodes += len(p.nodes)
+		d.columns = append(d.columns, p)
+	}
+	return d
+}
+
+// clustered reports whether the sets are drawn as clusters: only when there
+// are several, so that one set draws as it always has.
+func (d *diagram) clustered() bool { return len(d.sets) > 1 }
+
+// setLabel names set i in its cluster.
+func (d *diagram) setLabel(i int) string {
+	if d.sets[i].Name == "" {
+		return "files in no set"
+	}
+	return "set " + d.sets[i].Name
+}
+
+// picture is the diagram of the state-changing chains of one set:
+// component, policy and "missing document" nodes, and one edge per hop
+// document and fate, labelled with the operations that share it, so that
+// many operations through one gateway draw one arrow, not many.
 type picture struct {
-	nodes  []node
-	edges  []edge
-	ids    map[string]int // node key -> index in nodes
-	edgeAt map[edgeKey]int
+	firstID int // the number of the first node's id
+	nodes   []node
+	edges   []edge
+	ids     map[string]int // node key -> index in nodes
+	edgeAt  map[edgeKey]int
 }
 
 type nodeShape uint8
@@ -146,8 +196,9 @@ type edge struct {
 
 func (e edge) label() string { return strings.Join(e.ops, ", ") + ": " + e.fate }
 
-func draw(g *chain.Graph) *picture {
-	p := &picture{ids: map[string]int{}, edgeAt: map[edgeKey]int{}}
+// draw pictures g, numbering its node ids from firstID.
+func draw(g *chain.Graph, firstID int) *picture {
+	p := &picture{firstID: firstID, ids: map[string]int{}, edgeAt: map[edgeKey]int{}}
 	for _, c := range g.Chains {
 		if !c.StateChanging {
 			continue
@@ -196,7 +247,7 @@ func (p *picture) node(key, label string, shape nodeShape) string {
 	if i, ok := p.ids[key]; ok {
 		return p.nodes[i].id
 	}
-	id := fmt.Sprintf("n%d", len(p.nodes))
+	id := fmt.Sprintf("n%d", p.firstID+len(p.nodes))
 	p.ids[key] = len(p.nodes)
 	p.nodes = append(p.nodes, node{id: id, label: label, shape: shape})
 	return id
@@ -229,79 +280,87 @@ func (p *picture) missing(s *chain.Stop) string {
 	return p.node("missing\x00"+label, label, missingNode)
 }
 
-func (p *picture) writeMermaid(w io.Writer) {
+func (d *diagram) writeMermaid(w io.Writer) {
 	fmt.Fprintln(w, "flowchart LR")
 	esc := strings.NewReplacer(`"`, "#quot;").Replace
-	for _, n := range p.nodes {
-		switch n.shape {
-		case componentNode:
-			fmt.Fprintf(w, "  %s[\"%s\"]\n", n.id, esc(n.label))
-		case policyNode:
-			fmt.Fprintf(w, "  %s[(\"%s\")]\n", n.id, esc(n.label))
-		case missingNode:
-			fmt.Fprintf(w, "  %s[\"%s\"]:::missing\n", n.id, esc(n.label))
-		}
-	}
 	var broken []string
-	for i, e := range p.edges {
-		arrow := "-->"
-		if e.stop {
-			arrow = "-.->"
+	edges, missing := 0, false
+	for i, p := range d.columns {
+		indent := "  "
+		if d.clustered() {
+			fmt.Fprintf(w, "  subgraph s%d[\"%s\"]\n", i, esc(d.setLabel(i)))
+			indent = "    "
 		}
-		fmt.Fprintf(w, "  %s %s|\"%s\"| %s\n", e.from, arrow, esc(e.label()), e.to)
-		if e.broken {
-			broken = append(broken, fmt.Sprint(i))
+		for _, n := range p.nodes {
+			switch n.shape {
+			case componentNode:
+				fmt.Fprintf(w, "%s%s[\"%s\"]\n", indent, n.id, esc(n.label))
+			case policyNode:
+				fmt.Fprintf(w, "%s%s[(\"%s\")]\n", indent, n.id, esc(n.label))
+			case missingNode:
+				fmt.Fprintf(w, "%s%s[\"%s\"]:::missing\n", indent, n.id, esc(n.label))
+				missing = true
+			}
+		}
+		for _, e := range p.edges {
+			arrow := "-->"
+			if e.stop {
+				arrow = "-.->"
+			}
+			fmt.Fprintf(w, "%s%s %s|\"%s\"| %s\n", indent, e.from, arrow, esc(e.label()), e.to)
+			if e.broken {
+				// linkStyle counts the links of the whole flowchart.
+				broken = append(broken, fmt.Sprint(edges))
+			}
+			edges++
+		}
+		if d.clustered() {
+			fmt.Fprintln(w, "  end")
 		}
 	}
 	if len(broken) > 0 {
 		fmt.Fprintf(w, "  linkStyle %s stroke:red,stroke-width:2px,color:red\n", strings.Join(broken, ","))
 	}
-	if slices.ContainsFunc(p.nodes, func(n node) bool { return n.shape == missingNode }) {
+	if missing {
 		fmt.Fprintln(w, "  classDef missing stroke:red,stroke-dasharray:4 4,color:red")
 	}
 }
 
-func (p *picture) writeDOT(w io.Writer) {
+func (d *diagram) writeDOT(w io.Writer) {
 	esc := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace
 	fmt.Fprintln(w, "digraph idemlint {")
 	fmt.Fprintln(w, "  rankdir=LR;")
 	fmt.Fprintln(w, "  node [shape=box];")
-	for _, n := range p.nodes {
-		attrs := ""
-		switch n.shape {
-		case policyNode:
-			attrs = ", shape=cylinder"
-		case missingNode:
-			attrs = ", style=dashed, color=red, fontcolor=red"
+	for i, p := range d.columns {
+		indent := "  "
+		if d.clustered() {
+			fmt.Fprintf(w, "  subgraph cluster_%d {\n", i)
+			fmt.Fprintf(w, "    label=\"%s\";\n", esc(d.setLabel(i)))
+			indent = "    "
 		}
-		fmt.Fprintf(w, "  %s [label=\"%s\"%s];\n", n.id, esc(n.label), attrs)
-	}
-	for _, e := range p.edges {
-		attrs := ""
-		if e.broken {
-			attrs = ", color=red, fontcolor=red, penwidth=2"
+		for _, n := range p.nodes {
+			attrs := ""
+			switch n.shape {
+			case policyNode:
+				attrs = ", shape=cylinder"
+			case missingNode:
+				attrs = ", style=dashed, color=red, fontcolor=red"
+			}
+			fmt.Fprintf(w, "%s%s [label=\"%s\"%s];\n", indent, n.id, esc(n.label), attrs)
 		}
-		if e.stop {
-			attrs += ", style=dashed"
+		for _, e := range p.edges {
+			attrs := ""
+			if e.broken {
+				attrs = ", color=red, fontcolor=red, penwidth=2"
+			}
+			if e.stop {
+				attrs += ", style=dashed"
+			}
+			fmt.Fprintf(w, "%s%s -> %s [label=\"%s\"%s];\n", indent, e.from, e.to, esc(e.label()), attrs)
 		}
-		fmt.Fprintf(w, "  %s -> %s [label=\"%s\"%s];\n", e.from, e.to, esc(e.label()), attrs)
+		if d.clustered() {
+			fmt.Fprintln(w, "  }")
+		}
 	}
 	fmt.Fprintln(w, "}")
-}
-
-// Graphs writes the picture of each boundary set's chains (see Graph), a
-// blank line between sets; unreadable files of the run make chains that
-// need them stop.
-func Graphs(w io.Writer, sets [][]*boundary.Document, unreadable int, format string) error {
-	for i, docs := range sets {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		g := chain.Build(docs)
-		g.Unreadable = unreadable
-		if err := Graph(w, g, format); err != nil {
-			return err
-		}
-	}
-	return nil
 }

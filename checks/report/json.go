@@ -10,7 +10,8 @@ import (
 // JSON is the machine format. Its shape is stable (documented in README):
 //
 //	{"findings": [{"rule", "severity", "file", "line", "column", "pointer",
-//	  "message", "chain"?}], "summary": {"files", "errors", "warnings"}}
+//	  "message", "chain"?, "related"?}], "summary": {"files", "errors",
+//	  "warnings", "unreadable", "not_boundary"}}
 type JSON struct{}
 
 type jsonReport struct {

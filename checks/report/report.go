@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/idemlint/idemlint/checks"
 )
@@ -36,14 +38,19 @@ type Formatter interface {
 // Options tune formatters that have presentation choices.
 type Options struct {
 	Color bool // colour the text format (only on a terminal, never under NO_COLOR)
+	// Source, when set, gives the text of a file with findings: the text
+	// format then shows the line of each finding with a caret under its
+	// column.
+	Source func(path string) (string, bool)
 }
 
 var formats = map[string]func(Options) Formatter{
-	"text":   func(o Options) Formatter { return Text(o) },
-	"json":   func(Options) Formatter { return JSON{} },
-	"sarif":  func(Options) Formatter { return SARIF{} },
-	"junit":  func(Options) Formatter { return JUnit{} },
-	"github": func(Options) Formatter { return GitHub{} },
+	"text":     func(o Options) Formatter { return Text(o) },
+	"json":     func(Options) Formatter { return JSON{} },
+	"sarif":    func(Options) Formatter { return SARIF{} },
+	"junit":    func(Options) Formatter { return JUnit{} },
+	"github":   func(Options) Formatter { return GitHub{} },
+	"markdown": func(Options) Formatter { return Markdown{} },
 }
 
 // New returns the formatter named name.
@@ -68,8 +75,15 @@ func Names() []string {
 // location is "file:line:column", or the file alone when the finding has no
 // position (an unreadable file).
 func location(f checks.Finding) string {
-	if f.Line == 0 {
-		return f.File
+	file := f.File
+	// A name holding a control character is written quoted (Go syntax), so
+	// that a crafted file name cannot forge a finding line or send escape
+	// sequences to the terminal.
+	if strings.ContainsFunc(file, unicode.IsControl) {
+		file = strconv.Quote(file)
 	}
-	return fmt.Sprintf("%s:%d:%d", f.File, f.Line, f.Column)
+	if f.Line == 0 {
+		return file
+	}
+	return fmt.Sprintf("%s:%d:%d", file, f.Line, f.Column)
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -97,8 +98,10 @@ func TestFormatsOfAnEmptyReport(t *testing.T) {
 	want := map[string]string{
 		"text":   "0 files checked, 0 errors, 0 warnings\n",
 		"github": "0 files checked, 0 errors, 0 warnings\n",
-		"json":   "{\n  \"findings\": [],\n  \"summary\": {\n    \"files\": 0,\n    \"errors\": 0,\n    \"warnings\": 0,\n    \"unreadable\": 0,\n    \"not_boundary\": 0\n  }\n}\n",
-		"junit":  xml.Header + `<testsuites name="idemlint" tests="0" failures="0" errors="0"></testsuites>` + "\n",
+		"markdown": "### idemlint\n\n| files checked | errors | warnings | unreadable | skipped: not boundary documents |\n" +
+			"|---:|---:|---:|---:|---:|\n| 0 | 0 | 0 | 0 | 0 |\n",
+		"json":  "{\n  \"findings\": [],\n  \"summary\": {\n    \"files\": 0,\n    \"errors\": 0,\n    \"warnings\": 0,\n    \"unreadable\": 0,\n    \"not_boundary\": 0\n  }\n}\n",
+		"junit": xml.Header + `<testsuites name="idemlint" tests="0" failures="0" errors="0"></testsuites>` + "\n",
 		"sarif": `{
   "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
   "version": "2.1.0",
@@ -273,5 +276,55 @@ func TestGitHubEscaping(t *testing.T) {
 	}
 	if got, want := escapeProperty("dir,x/a:b%\n.json"), "dir%2Cx/a%3Ab%25%0A.json"; got != want {
 		t.Errorf("escapeProperty = %q, want %q", got, want)
+	}
+}
+
+// TestTextQuotesControlCharactersInNames: a file name is the one part of a
+// text finding line an attacker writes freely (a pull request can add any
+// file); a newline in it must not start a forged finding line.
+func TestTextQuotesControlCharactersInNames(t *testing.T) {
+	forged := "a.json:1:1: error IDL102 forged\nb.json"
+	r := &Report{Files: 1, Findings: []checks.Finding{{
+		Rule: "IDL001", Severity: checks.Error, File: forged, Line: 2, Column: 3, Message: "not JSON",
+		Related: []checks.Location{{File: "c\x1b[2J.json", Line: 1, Column: 1, Message: "see"}},
+	}}}
+	var out bytes.Buffer
+	if err := (Text{}).Format(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	want := `"a.json:1:1: error IDL102 forged\nb.json":2:3: error IDL001 not JSON
+    related "c\x1b[2J.json":1:1: see
+1 file checked, 1 error, 0 warnings
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("text output (-want +got):\n%s", diff)
+	}
+}
+
+// TestMarkdownKeepsEachFindingInItsRow: a "|" or a newline in a message
+// cannot break the table, and the table stops at maxMarkdownRows with the
+// number left out.
+func TestMarkdownKeepsEachFindingInItsRow(t *testing.T) {
+	r := &Report{Files: 1}
+	for range maxMarkdownRows + 2 {
+		r.Findings = append(r.Findings, checks.Finding{Rule: "IDL102", Severity: checks.Error, File: "a|b.json", Line: 1, Column: 2,
+			Message: "one | two\nthree <b>"})
+	}
+	var buf bytes.Buffer
+	if err := (Markdown{}).Format(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	rows := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "| error |") {
+			rows++
+			if want := "| error | IDL102 | `a\\|b.json:1:2` | one \\| two three &lt;b> |"; l != want {
+				t.Fatalf("row %q, want %q", l, want)
+			}
+		}
+	}
+	if last := lines[len(lines)-1]; rows != maxMarkdownRows || !strings.HasPrefix(last, "2 more findings not shown") {
+		t.Errorf("%d rows, last line %q; want %d rows, then the 2 left out", rows, last, maxMarkdownRows)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/fixtures"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
@@ -25,7 +24,7 @@ func TestSelectOutputs(t *testing.T) {
 		{"the format alone", "text", false, nil, []string{"text@"}, ""},
 		{"outputs alone", "text", false, []string{"sarif=" + file}, []string{"sarif@" + file}, ""},
 		{"a given format first", "json", true, []string{"sarif=" + file}, []string{"json@", "sarif@" + file}, ""},
-		{"an unknown format", "yaml", true, nil, nil, `unknown format "yaml" (want github, json, junit, sarif, text)`},
+		{"an unknown format", "yaml", true, nil, nil, `unknown format "yaml" (want github, json, junit, markdown, sarif, text)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,31 +63,5 @@ func TestOfNamesEveryDocument(t *testing.T) {
 	r := Of(res, "v1.2.3", checks.Warning)
 	if !cmp.Equal(r.Paths, []string{"a.json", "b.json"}) || r.Files != 3 || r.Unreadable != 1 || r.Version != "v1.2.3" || r.FailOn != checks.Warning || len(r.Rules) == 0 {
 		t.Errorf("Of = %+v", r)
-	}
-}
-
-// Graphs draws each set as Graph does, a blank line between sets.
-func TestGraphsSeparatesSets(t *testing.T) {
-	c, err := fixtures.Lookup("valid/orders-basic")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := c.Materialize(dir); err != nil {
-		t.Fatal(err)
-	}
-	set, err := checks.Load([]string{dir}, checks.DefaultOptions())
-	if err != nil || len(set.Sets) != 1 {
-		t.Fatalf("Load = %v, %d sets; want one", err, len(set.Sets))
-	}
-	var one, two bytes.Buffer
-	if err := Graphs(&one, set.Sets, 0, "text"); err != nil {
-		t.Fatal(err)
-	}
-	if err := Graphs(&two, append(set.Sets, set.Sets[0]), 0, "text"); err != nil {
-		t.Fatal(err)
-	}
-	if want := one.String() + "\n" + one.String(); one.Len() == 0 || two.String() != want {
-		t.Errorf("two sets drew:\n%s\nwant each as one set, a blank line between", two.String())
 	}
 }

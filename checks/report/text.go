@@ -15,6 +15,9 @@ import (
 // per finding, then a summary line.
 type Text struct {
 	Color bool
+	// Source, when set, gives the text of a file: each finding with a
+	// position is followed by its line, a caret under its column.
+	Source func(path string) (string, bool)
 }
 
 // Format implements Formatter.
@@ -34,6 +37,11 @@ func (t Text) Format(w io.Writer, r *Report) error {
 			sev = paint(errC, f.Severity.String())
 		}
 		fmt.Fprintf(bw, "%s: %s %s %s\n", paint(boldC, location(f)), sev, paint(dimC, f.Rule), f.Message)
+		if t.Source != nil && f.Line > 0 {
+			if src, ok := t.Source(f.File); ok {
+				Snippet(bw, src, f.Line, f.Column, 0)
+			}
+		}
 		for _, rel := range f.Related {
 			fmt.Fprintf(bw, "    %s %s: %s\n", paint(dimC, "related"), location(checks.Finding{File: rel.File, Line: rel.Line, Column: rel.Column}), rel.Message)
 		}

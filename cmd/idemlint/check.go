@@ -23,16 +23,18 @@ import (
 func newCheckCmd() *cobra.Command {
 	var flags checkFlags
 	cmd := &cobra.Command{
-		Use:   "check PATH...",
+		Use:   "check [PATH...]",
 		Short: "Check a boundary set: schemas, per-document rules and chains",
-		Long: `Check loads every *.json file under the given files and directories as one
-boundary set (skipping dot-files and dot-directories), validates each document
+		Long: `Check loads every *.json file under the given files and directories (by
+default the current directory) as one boundary set (skipping dot-files,
+dot-directories and JSON that is no boundary document), validates each document
 against the JSON Schema of its kind, runs the per-document rules, then the
 cross-boundary chain rules, and reports findings as file:line:column. "check -"
 reads one document from standard input (--stdin-filename names it).
 
 Formats: text (default), json, sarif (SARIF 2.1.0 for code scanning), junit
-(JUnit XML test results) and github (GitHub Actions annotations). --output
+(JUnit XML test results), github (GitHub Actions annotations) and markdown (a
+GitHub job summary: the counts and every finding in a table). --output
 FORMAT=PATH writes a format to a file, and can be repeated, so one run feeds
 both annotations and code scanning.
 
@@ -52,8 +54,11 @@ Exit status: 1 when a finding reaches --fail-on (error by default; warning
 fails on warnings too) or there are more warnings than --max-warnings; 0
 otherwise; 2 on a usage error, an invalid configuration or baseline file or a
 named path that does not exist.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				args = []string{"."} // as "init" writes into "."
+			}
 			return flags.run(cmd, args, nil)
 		},
 	}
@@ -68,7 +73,7 @@ type checkFlags struct {
 	baselinePath, writeBaseline string
 	newFromRev, stdinName       string
 	noConfig, allowEmpty        bool
-	verbose                     bool
+	snippet, verbose            bool
 	maxAmplification            int
 	maxWarnings                 int
 	config                      config.Flags
@@ -90,6 +95,7 @@ func (c *checkFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&c.baselinePath, "baseline", "", "hide the findings recorded in this baseline file; report only new ones")
 	fl.StringVar(&c.writeBaseline, "write-baseline", "", "record every finding of this run in this baseline file")
 	fl.StringVar(&c.newFromRev, "new-from-rev", "", "report only findings in files changed since this git revision, and chains through them")
+	fl.BoolVar(&c.snippet, "snippet", false, "show the source line under each finding of the text format (default: when standard output is a terminal)")
 	fl.BoolVarP(&c.verbose, "verbose", "v", false, "say on standard error which rules did not run, and why")
 	fl.StringArrayVar(&c.asBuilt, "as-built", nil, "proxy and mesh configuration to hold the set to (YAML or JSON; a directory is walked for *.yaml, *.yml, *.json); repeatable")
 	fl.StringVar(&c.mesh, "mesh", string(asbuilt.NoMesh), "the mesh that carries hops no --as-built resource routes: none or istio")
@@ -106,7 +112,12 @@ func (c *checkFlags) register(cmd *cobra.Command) {
 // run checks the sets at paths, held to the API description when api is
 // not nil, writes the report and returns the verdict.
 func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) error {
-	outs, err := report.SelectOutputs(c.format, cmd.Flags().Changed("format"), c.outputs, report.Options{Color: colorEnabled(cmd.OutOrStdout())})
+	ropts := report.Options{Color: colorEnabled(cmd.OutOrStdout())}
+	var stdinSrc []byte // the document on standard input, once read
+	if c.snippet || !cmd.Flags().Changed("snippet") && isTerminal(cmd.OutOrStdout()) {
+		ropts.Source = sourceOf(&stdinSrc)
+	}
+	outs, err := report.SelectOutputs(c.format, cmd.Flags().Changed("format"), c.outputs, ropts)
 	if err != nil {
 		return err
 	}
@@ -145,10 +156,11 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 			return err
 		}
 	}
-	opts, err := config.Discovered(c.configPath, c.noConfig, start, c.config)
+	cfg, err := config.Discover(c.configPath, c.noConfig, start)
 	if err != nil {
 		return err
 	}
+	opts := config.Options(cfg, c.config)
 	opts.FailOn = threshold
 	if c.maxWarnings >= 0 {
 		opts.MaxWarnings = &c.maxWarnings
@@ -169,9 +181,12 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if deployment != nil {
 		asbuilt.Use(&opts, deployment)
 	}
+	if !fromStdin {
+		noteIgnored(cmd.ErrOrStderr(), cfg, paths)
+	}
 	var res *checks.Result
 	if fromStdin {
-		res, err = checkStdin(cmd.InOrStdin(), cmp.Or(c.stdinName, "<stdin>"), opts)
+		res, stdinSrc, err = checkStdin(cmd.InOrStdin(), cmp.Or(c.stdinName, "<stdin>"), opts)
 	} else {
 		res, err = checks.Check(paths, opts)
 	}
@@ -217,14 +232,47 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	return nil
 }
 
-// checkStdin checks the one document on r as the file name.
-func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, error) {
+// checkStdin checks the one document on r as the file name, and returns
+// it.
+func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, []byte, error) {
 	src, err := fileset.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("standard input: %w", err)
+	// An oversized document is the document's finding (IDL001), as it is
+	// for a named file; only a failing read is the run's.
+	var tooLarge *fileset.TooLargeError
+	if err != nil && !errors.As(err, &tooLarge) {
+		return nil, nil, fmt.Errorf("standard input: %w", err)
 	}
-	opts.ReadFile = func(string) ([]byte, error) { return src, nil }
-	return checks.CheckFiles([]string{name}, opts), nil
+	opts.ReadFile = func(string) ([]byte, error) { return src, err }
+	return checks.CheckFiles([]string{name}, opts), src, nil
+}
+
+// sourceOf gives the text format the files it shows lines of: the
+// document on standard input when *stdin holds it, else the file on disk.
+// Findings come sorted by file, so it keeps the last file read.
+func sourceOf(stdin *[]byte) func(path string) (string, bool) {
+	var lastPath, lastText string
+	var lastOK bool
+	return func(path string) (string, bool) {
+		if *stdin != nil {
+			return string(*stdin), true
+		}
+		if path != lastPath {
+			src, err := fileset.Read(path)
+			lastPath, lastText, lastOK = path, string(src), err == nil
+		}
+		return lastText, lastOK
+	}
+}
+
+// noteIgnored says on w which of the paths named on the command line the
+// configuration's "ignore" leaves out: without a word, a named file that is
+// not checked looks like a clean one, or like no boundary document at all.
+func noteIgnored(w io.Writer, cfg *config.Config, paths []string) {
+	for _, p := range paths {
+		if cfg != nil && cfg.Ignored(p) {
+			fmt.Fprintf(w, "idemlint: %s is ignored by %s (\"ignore\"), so it is not checked; --no-config checks it\n", p, cfg.Path)
+		}
+	}
 }
 
 // errNoDocuments is the usage error of a run that found no boundary

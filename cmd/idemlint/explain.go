@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -29,9 +30,12 @@ PROBE is the id of a conform probe such as CF07 (any case); explain prints what
 it checks, why it matters, what it sends, when it passes, when it is skipped,
 how many requests it sends and how much it lets the effects counter grow.
 "idemlint probes" lists them.`,
-		Args:              cobra.ExactArgs(1),
+		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completeRuleID,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errNoRule()
+			}
 			if r, ok := checks.Lookup(args[0]); ok {
 				return explain.Write(cmd.OutOrStdout(), r)
 			}
@@ -44,4 +48,15 @@ how many requests it sends and how much it lets the effects counter grow.
 			return fmt.Errorf(`unknown rule or probe %q; "idemlint rules" and "idemlint probes" list the ids`, args[0])
 		},
 	}
+}
+
+// errNoRule is the usage error of "explain" without an id: it names the
+// rule ids, since that is what the user was most likely looking for.
+func errNoRule() error {
+	var ids []string
+	for _, r := range checks.Rules() {
+		ids = append(ids, r.ID)
+	}
+	return fmt.Errorf("explain needs a rule or probe id, e.g. \"idemlint explain IDL102\"; the rules are %s (\"idemlint rules\" and \"idemlint probes\" list them with their summaries)",
+		strings.Join(ids, ", "))
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/report"
 )
@@ -26,7 +27,8 @@ REQUIRED, NOT OWNED, or where the chain stops.
 Formats: "text" (a table per chain, with file:line:column of every hop),
 "mermaid" (a flowchart to paste into a pull request or Markdown docs) and
 "dot" (Graphviz). In the diagrams broken hops are red and a chain that stops
-ends in a dashed arrow.
+ends in a dashed arrow. Several boundary sets (the configuration's "sets") draw
+as one diagram with a cluster (Graphviz) or subgraph (Mermaid) per set.
 
 Graph draws; it does not judge. It exits 0 whatever the chains look like
 ("check" reports them as findings), 2 on a usage error.`,
@@ -49,7 +51,13 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 			if len(set.Documents) == 0 {
 				return errNoDocuments(args)
 			}
-			return report.Graphs(cmd.OutOrStdout(), set.Sets, set.Unreadable, format)
+			graphs := make([]report.SetGraph, len(set.Sets))
+			for i, docs := range set.Sets {
+				g := chain.Build(docs)
+				g.Unreadable = set.Unreadable
+				graphs[i] = report.SetGraph{Name: set.SetNames[i], Graph: g}
+			}
+			return report.Graphs(cmd.OutOrStdout(), graphs, format)
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+joinNames(report.GraphFormats))

@@ -33,9 +33,11 @@ one of them. Shell completion: see "idemlint completion --help".`,
 // colorEnabled reports whether output to w may be coloured: only when w is
 // a terminal and NO_COLOR is unset or empty (https://no-color.org).
 func colorEnabled(w io.Writer) bool {
-	if os.Getenv("NO_COLOR") != "" {
-		return false
-	}
+	return os.Getenv("NO_COLOR") == "" && isTerminal(w)
+}
+
+// isTerminal reports whether w is a terminal, where a person reads.
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }

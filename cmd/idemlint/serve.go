@@ -37,7 +37,7 @@ attempt, and the attempt of a replica that died is taken over by the next
 duplicate once its lease (idempotency_inflight.lease_ms) lapsed.
 
 It logs one line per request to stderr, with the idempotency key. It refuses to
-start when the policy has an error finding (exit status 1). On SIGINT or
+start when the policy has an error finding (exit status 2). On SIGINT or
 SIGTERM it stops accepting requests and lets those in flight finish for
 --shutdown-timeout, and within it waits until the end of every attempt is
 recorded in the store (a store that failed is retried). Requests still running
@@ -77,7 +77,7 @@ func serve(ctx context.Context, o server.Config, stdout, stderr io.Writer) error
 	switch {
 	case errors.As(err, &invalid):
 		fmt.Fprintf(stderr, "idemlint: refusing to serve: %v\n", err)
-		return exitCode(exitFindings)
+		return exitCode(exitUsage)
 	case errors.Is(err, server.ErrUnfinished):
 		return exitCode(exitFindings)
 	}

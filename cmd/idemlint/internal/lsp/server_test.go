@@ -216,7 +216,8 @@ func TestSessionOverlaysUnsavedBuffersForChainRules(t *testing.T) {
 		t.Fatalf("code actions = %+v, want one edit of %s", actions, uri)
 	}
 	fixed := apply(t, broken, actions[0].Edit.Changes[uri][0])
-	if !strings.Contains(fixed, `"x-idemlint-ignore": [{"rule": "IDL202", "reason": "`+ignoreReason+`"}],`) {
+	// The reason names the finding, so that IDL003 accepts the entry.
+	if !strings.Contains(fixed, `"x-idemlint-ignore": [{"rule": "IDL202", "reason": "accepted here: orders.create: `) {
 		t.Errorf("edited document lacks the entry:\n%s", fixed)
 	}
 	c.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2}, "contentChanges": []map[string]string{{"text": fixed}}})
@@ -259,7 +260,8 @@ func apply(t *testing.T, text string, e textEdit) string {
 }
 
 func TestIgnoreEdit(t *testing.T) {
-	entry := `{"rule": "IDL112", "reason": "` + ignoreReason + `"}`
+	const reason = `accepted here: "a" -> b`
+	entry := `{"rule": "IDL112", "reason": "accepted here: \"a\" -> b"}`
 	cases := []struct{ name, text, want string }{
 		{"no array", "{\n  \"a\": 1\n}", "{\n  \"x-idemlint-ignore\": [" + entry + "],\n  \"a\": 1\n}"},
 		{"empty object", "{}", "{\n  \"x-idemlint-ignore\": [" + entry + "]}"},
@@ -268,7 +270,7 @@ func TestIgnoreEdit(t *testing.T) {
 		{"array on lines", "{\"x-idemlint-ignore\": [\n    {\"rule\": \"IDL101\", \"reason\": \"r\"}\n]}", "{\"x-idemlint-ignore\": [\n    " + entry + ",\n    {\"rule\": \"IDL101\", \"reason\": \"r\"}\n]}"},
 	}
 	for _, tc := range cases {
-		e, ok := ignoreEdit(tc.text, utf16, "IDL112")
+		e, ok := ignoreEdit(tc.text, utf16, "IDL112", reason)
 		if !ok {
 			t.Errorf("%s: no edit", tc.name)
 			continue
@@ -278,7 +280,7 @@ func TestIgnoreEdit(t *testing.T) {
 		}
 	}
 	for _, text := range []string{`[]`, `{"x-idemlint-ignore": {}}`, `{"x-idemlint-ignore": [{"rule": "IDL112", "reason": "r"}]}`, `{`} {
-		if _, ok := ignoreEdit(text, utf16, "IDL112"); ok {
+		if _, ok := ignoreEdit(text, utf16, "IDL112", reason); ok {
 			t.Errorf("%s: an edit, want none", text)
 		}
 	}
