@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -415,4 +416,19 @@ func Options(c *Config, flags Flags) checks.Options {
 	}
 	opts.Files.FollowSymlinks = flags.FollowSymlinks
 	return opts
+}
+
+// NoteIgnored says on w which of the paths named on the command line the
+// configuration's "ignore" leaves out (nothing when c is nil): without a
+// word, a named file that is not checked looks like a clean one, or like
+// no boundary document at all.
+func (c *Config) NoteIgnored(w io.Writer, paths []string) {
+	if c == nil {
+		return
+	}
+	for _, p := range paths {
+		if c.Ignored(p) {
+			fmt.Fprintf(w, "idemlint: %s is ignored by %s (\"ignore\"), so it is not checked; --no-config checks it\n", p, c.Path)
+		}
+	}
 }

@@ -216,6 +216,26 @@ func TestLoadNamesTheFile(t *testing.T) {
 	}
 }
 
+func TestNoteIgnoredNamesTheNamedPathsLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Parse(filepath.Join(dir, FileName), []byte(`{"ignore": ["generated"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, kept := filepath.Join(dir, "generated", "x.json"), filepath.Join(dir, "x.json")
+	var said strings.Builder
+	c.NoteIgnored(&said, []string{gen, kept})
+	want := "idemlint: " + gen + ` is ignored by ` + c.Path + ` ("ignore"), so it is not checked; --no-config checks it` + "\n"
+	if said.String() != want {
+		t.Errorf("NoteIgnored said %q, want %q", said.String(), want)
+	}
+	said.Reset()
+	(*Config)(nil).NoteIgnored(&said, []string{gen})
+	if said.Len() != 0 {
+		t.Errorf("no configuration said %q, want nothing", said.String())
+	}
+}
+
 func TestIgnored(t *testing.T) {
 	dir := t.TempDir()
 	c, err := Parse(filepath.Join(dir, FileName), []byte(`{"ignore": ["generated", "legacy/*.json", "**/draft-*.json", "a/**/z.json"]}`))

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -63,5 +64,26 @@ func TestOfNamesEveryDocument(t *testing.T) {
 	r := Of(res, "v1.2.3", checks.Warning)
 	if !cmp.Equal(r.Paths, []string{"a.json", "b.json"}) || r.Files != 3 || r.Unreadable != 1 || r.Version != "v1.2.3" || r.FailOn != checks.Warning || len(r.Rules) == 0 {
 		t.Errorf("Of = %+v", r)
+	}
+}
+
+// SourceOf reads a file from disk until standard input's document is
+// there, then gives that whatever the path.
+func TestSourceOf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.json")
+	if err := os.WriteFile(path, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdin []byte
+	source := SourceOf(&stdin)
+	if text, ok := source(path); !ok || text != "{}\n" {
+		t.Errorf("source(file) = %q, %v", text, ok)
+	}
+	if _, ok := source(path + ".absent"); ok {
+		t.Error("source of a missing file: ok")
+	}
+	stdin = []byte(`{"boundary": "adapter"}`)
+	if text, ok := source("<stdin>"); !ok || text != string(stdin) {
+		t.Errorf("source(stdin) = %q, %v", text, ok)
 	}
 }

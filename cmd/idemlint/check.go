@@ -115,7 +115,7 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	ropts := report.Options{Color: colorEnabled(cmd.OutOrStdout())}
 	var stdinSrc []byte // the document on standard input, once read
 	if c.snippet || !cmd.Flags().Changed("snippet") && isTerminal(cmd.OutOrStdout()) {
-		ropts.Source = sourceOf(&stdinSrc)
+		ropts.Source = report.SourceOf(&stdinSrc)
 	}
 	outs, err := report.SelectOutputs(c.format, cmd.Flags().Changed("format"), c.outputs, ropts)
 	if err != nil {
@@ -182,7 +182,7 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		asbuilt.Use(&opts, deployment)
 	}
 	if !fromStdin {
-		noteIgnored(cmd.ErrOrStderr(), cfg, paths)
+		cfg.NoteIgnored(cmd.ErrOrStderr(), paths)
 	}
 	var res *checks.Result
 	if fromStdin {
@@ -244,35 +244,6 @@ func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, 
 	}
 	opts.ReadFile = func(string) ([]byte, error) { return src, err }
 	return checks.CheckFiles([]string{name}, opts), src, nil
-}
-
-// sourceOf gives the text format the files it shows lines of: the
-// document on standard input when *stdin holds it, else the file on disk.
-// Findings come sorted by file, so it keeps the last file read.
-func sourceOf(stdin *[]byte) func(path string) (string, bool) {
-	var lastPath, lastText string
-	var lastOK bool
-	return func(path string) (string, bool) {
-		if *stdin != nil {
-			return string(*stdin), true
-		}
-		if path != lastPath {
-			src, err := fileset.Read(path)
-			lastPath, lastText, lastOK = path, string(src), err == nil
-		}
-		return lastText, lastOK
-	}
-}
-
-// noteIgnored says on w which of the paths named on the command line the
-// configuration's "ignore" leaves out: without a word, a named file that is
-// not checked looks like a clean one, or like no boundary document at all.
-func noteIgnored(w io.Writer, cfg *config.Config, paths []string) {
-	for _, p := range paths {
-		if cfg != nil && cfg.Ignored(p) {
-			fmt.Fprintf(w, "idemlint: %s is ignored by %s (\"ignore\"), so it is not checked; --no-config checks it\n", p, cfg.Path)
-		}
-	}
 }
 
 // errNoDocuments is the usage error of a run that found no boundary
