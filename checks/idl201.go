@@ -25,7 +25,14 @@ Every path the operation can take must end at a policy: a BFF that sends it
 to two gateways needs both to carry it on.
 
 Reported at the operation in the last document the path reached, saying why
-the path stops there. When some file of the set cannot be read or linked (it
+the path stops there. When the value that breaks the link is a likely typo of
+one that would let the chain go on (at most two edits, fewer than half its
+length: "edge-gwy" for "edge-gw", "orders.crate" for "orders.create"), it is
+reported at that value too, with the suggestion, and the findings the break
+causes (this one, and IDL210 at the documents left out) name it as related.
+Which of two spellings is the typo: an operation_key, the one downstream (the
+browser edge names the operation); a component id, the one fewer linking
+fields of the set hold, or the "to" where the chain breaks when they tie. When some file of the set cannot be read or linked (it
 is not JSON, or lacks its kind, "from", "to" or "service"; IDL001 and IDL002
 say so) the finding says how many: one of them may be the missing hop.
 
@@ -36,12 +43,17 @@ or correct the "from", "to" or "service" that does not match.`,
 		graph := ChainGraph.Of(p)
 		r := newChainReporter(p)
 		note := missingHopNote(graph)
+		typos := linkTypos(graph, p.Docs)
 		for _, c := range graph.Chains {
 			if !c.StateChanging || c.Complete() {
 				continue
 			}
 			last := c.Last()
-			r.at(c, last.Doc, last.Op.Key.Pos, "the chain stops here: "+c.StopReason()+"; "+stopFix(c)+note)
+			f := r.at(c, last.Doc, last.Op.Key.Pos, "the chain stops here: "+c.StopReason()+"; "+stopFix(c)+note)
+			if t := typos[c]; t != nil {
+				relate(r.at(c, t.doc, t.at, t.message(c)), t.match, t.matchAt, fmt.Sprintf("the %s it should match", t.matchField()))
+				p.CausedBy(f, p.Rule, t.doc, t.at) // the rule is IDL201 itself
+			}
 		}
 	},
 })

@@ -23,7 +23,9 @@ When some file of the set cannot be read or linked (it is not JSON, or lacks
 its kind, "from", "to" or "service"; IDL001 and IDL002 say so) the finding
 says how many: one of them may be the missing link. A document that defines
 the same hop as an earlier one (IDL211) is reached by no chain either; its
-finding names the document chains use.
+finding names the document chains use. When a misspelt link leaves the
+document out ("edge-gwy" for "edge-gw"), the finding names IDL201's finding
+at the typo as related.
 
 Fix: correct the linking fields so a chain reaches the document, or delete
 it.`,
@@ -31,6 +33,7 @@ it.`,
 	CheckSet: func(p *SetPass) {
 		graph := ChainGraph.Of(p)
 		note := missingHopNote(graph)
+		causes := leftOut(graph, linkTypos(graph, p.Docs), p.Docs)
 		for _, d := range p.Docs {
 			if d.Kind == boundary.BrowserToBFF || !chain.Linkable(d) || graph.OnChain(d) {
 				continue // a browser edge starts chains; an unlinkable one is the schema's finding
@@ -45,6 +48,9 @@ it.`,
 				msg = fmt.Sprintf("no chain from a browser reaches this document: the %s documents that end at %q are unreached or carry none of its operations; link it or remove it", prev, at)
 			}
 			f := p.Report(d, d.KindField.Pos, "", "%s", msg+note)
+			if t := causes[d]; t != nil {
+				p.CausedBy(f, IDL201, t.doc, t.at)
+			}
 			for _, dup := range graph.Duplicates {
 				if dup.Doc == d {
 					f.Relate(dup.First, dup.First.KindField.Pos, fmt.Sprintf("IDL211: chains use this document, which defines the same hop for %q", dup.Operation))

@@ -231,3 +231,63 @@ func TestStagesAfterTheRulesRunInOrder(t *testing.T) {
 		}
 	}
 }
+
+// The findings a misspelt link causes name it only while it is reported:
+// with IDL201 off, IDL210's orphans stand alone.
+func TestTypoCauseLinksOnlyWhileReported(t *testing.T) {
+	dir := fixtureSet(t, "rules/IDL201/misspelt-to-by-one-edit")
+	related := func(opts checks.Options) []string {
+		t.Helper()
+		res, err := checks.Check([]string{dir}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range res.Findings {
+			if f.Rule == "IDL210" {
+				for _, r := range f.Related {
+					out = append(out, fmt.Sprintf("%s %s:%d:%d %s", filepath.Base(f.File), filepath.Base(r.File), r.Line, r.Column, r.Pointer))
+				}
+			}
+		}
+		return out
+	}
+	want := []string{
+		"03-gateway-to-adapter.json 02-bff-to-gateway.json:5:9 /to",
+		"04-adapter.json 02-bff-to-gateway.json:5:9 /to",
+	}
+	if got := related(checks.DefaultOptions()); !slices.Equal(got, want) {
+		t.Fatalf("IDL210's related locations %q, want %q", got, want)
+	}
+	opts := checks.DefaultOptions()
+	opts.Disabled = map[string]bool{"IDL201": true}
+	if got := related(opts); len(got) != 0 {
+		t.Errorf("with IDL201 off, IDL210's related locations %q, want none", got)
+	}
+}
+
+// A misspelt member folds the findings it explains only while IDL002's
+// finding at it is kept: with IDL002 off they are reported as they are.
+func TestTypoFoldsOnlyWhileReported(t *testing.T) {
+	dir := fixtureSet(t, "rules/IDL002/misspelt-member-folds-what-it-explains")
+	rules := func(opts checks.Options) []string {
+		t.Helper()
+		res, err := checks.Check([]string{dir}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range res.Findings {
+			out = append(out, f.Rule)
+		}
+		return out
+	}
+	if got, want := rules(checks.DefaultOptions()), []string{"IDL002"}; !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+	opts := checks.DefaultOptions()
+	opts.Disabled = map[string]bool{"IDL002": true}
+	if got, want := rules(opts), []string{"IDL102", "IDL202", "IDL214", "IDL214"}; !slices.Equal(got, want) {
+		t.Errorf("with IDL002 off, findings %q, want %q", got, want)
+	}
+}

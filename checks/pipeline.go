@@ -31,6 +31,10 @@ func afterRules(findings []Finding, res *Result, sup *suppressions, overlaps []o
 			}
 			return fs
 		},
+		// The findings a misspelt member explains, folded into IDL002's
+		// "did you mean" at it; after the suppressions and levels, so
+		// only a finding the run keeps folds others.
+		func(fs []Finding) []Finding { return foldTypos(fs, res.Documents) },
 		// In output order, whatever the workers' scheduling: the stages
 		// below keep it, and which of two findings of one identity a
 		// baseline hides depends on it.

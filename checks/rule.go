@@ -15,9 +15,12 @@ package checks
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/idemlint/idemlint/schemas/suggest"
 )
 
 // Severity says whether a finding fails the check.
@@ -153,6 +156,36 @@ var sortedRules = sync.OnceValue(func() []*Rule {
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 })
+
+// RuleHint says what an id that names no rule may have meant: the rule
+// ids it is a typo of ("did you mean \"IDL201\" or \"IDL210\"?"), else
+// where the ids are listed. Lookup ignores case; the hint names the id as
+// written.
+func RuleHint(id string) string {
+	near := NearRules(id)
+	if len(near) == 0 {
+		return `"idemlint rules" lists the rule ids`
+	}
+	quoted := make([]string, len(near))
+	for i, n := range near {
+		quoted[i] = strconv.Quote(n)
+	}
+	if len(quoted) == 1 {
+		return "did you mean " + quoted[0] + "?"
+	}
+	return "did you mean " + strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1] + "?"
+}
+
+// NearRules returns the rule ids id may be a typo of, sorted; none when
+// it names a rule as written.
+func NearRules(id string) []string {
+	ids := make([]string, 0, len(Rules()))
+	for _, r := range Rules() {
+		ids = append(ids, r.ID)
+	}
+	// Rule ids differ in three digits: two edits reach most of them.
+	return suggest.Within(id, ids, 1)
+}
 
 // Lookup finds a rule by id (case-insensitive).
 func Lookup(id string) (*Rule, bool) {

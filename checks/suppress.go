@@ -136,11 +136,8 @@ func readEntry(p *DocumentPass, e *boundary.SuppressionEntry, first map[string]b
 		r, known := Lookup(rule)
 		prev, seen := first[rule]
 		switch {
-		case known && r.ID != rule:
-			p.Report(n.Pos, "unknown rule %q; did you mean %q?", rule, r.ID)
-			ok = false
-		case !known:
-			p.Report(n.Pos, `unknown rule %q; "idemlint rules" lists the rule ids`, rule)
+		case !known || r.ID != rule:
+			p.Report(n.Pos, "unknown rule %q; %s", rule, RuleHint(rule))
 			ok = false
 		case rule == IDL001.ID || rule == IDL003.ID:
 			p.Report(n.Pos, "%s cannot be suppressed; fix what it reports instead", rule)

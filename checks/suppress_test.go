@@ -128,6 +128,14 @@ func TestSuppressionEntries(t *testing.T) {
 			},
 		},
 		{
+			name:   "rule id short of a digit",
+			ignore: `[{"rule": "IDL12", "reason": ` + reason + `}]`,
+			want: []string{
+				`IDL003 error /x-idemlint-ignore/0/rule: unknown rule "IDL12"; did you mean "IDL102", "IDL112" or "IDL212"?`,
+				idl112Finding,
+			},
+		},
+		{
 			name:   "unknown rule",
 			ignore: `[{"rule": "IDL999", "reason": ` + reason + `}]`,
 			want: []string{

@@ -1041,23 +1041,6 @@ func TestSubject(t *testing.T) {
 	}
 }
 
-func TestSuggest(t *testing.T) {
-	allowed := []string{"enabled", "max_attempts", "retry_on", "mode"}
-	for name, want := range map[string]string{
-		"enabeld":      "enabled",
-		"Enabled":      "enabled",
-		"max_attempt":  "max_attempts",
-		"retries":      "",
-		"mod":          "mode",
-		"x":            "",
-		"MAX_ATTEMPTS": "max_attempts",
-	} {
-		if got := suggest(name, allowed); got != want {
-			t.Errorf("suggest(%q) = %q, want %q", name, got, want)
-		}
-	}
-}
-
 func TestDisplayCutsLongValues(t *testing.T) {
 	long := strings.Repeat("a", 100)
 	got := display(long)

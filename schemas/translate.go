@@ -17,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/idemlint/idemlint/schemas/jsontree"
+	"github.com/idemlint/idemlint/schemas/suggest"
 )
 
 // validate validates doc against sch and translates the errors.
@@ -217,8 +218,8 @@ func (t *translator) unknownField(schemaURL string, loc []string, name string) s
 		}
 		sort.Strings(allowed)
 	}
-	if s := suggest(name, allowed); s != "" {
-		return msg + "; did you mean " + strconv.Quote(s) + "?"
+	if near := suggest.Near(name, allowed); len(near) > 0 {
+		return msg + "; did you mean " + strconv.Quote(near[0]) + "?"
 	}
 	if parents := belongsUnder(sch, allowed, name); len(parents) > 0 {
 		return msg + "; it belongs under " + strings.Join(parents, " or ")
@@ -259,48 +260,6 @@ func (t *translator) kindsWithTopLevel(name string) []string {
 		}
 	}
 	return out
-}
-
-// suggest returns the allowed name closest to name when it is a plausible
-// typo (case difference or a small edit distance), "" otherwise.
-func suggest(name string, allowed []string) string {
-	best, bestD := "", 0
-	limit := 2
-	if n := utf8.RuneCountInString(name); n <= 4 {
-		limit = 1
-	}
-	for _, a := range allowed {
-		if strings.EqualFold(a, name) {
-			return a
-		}
-		d := editDistance(strings.ToLower(name), a)
-		if d <= limit && (best == "" || d < bestD) {
-			best, bestD = a, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // --- wording helpers ---

@@ -220,12 +220,8 @@ func (errs configErrors) join() error {
 // readRule reads one member of "rules": a registered rule id and its level.
 func (c *Config) readRule(m jsontree.Member, report func(*jsontree.Node, string, ...any)) {
 	r, known := checks.Lookup(m.Key)
-	switch {
-	case !known:
-		report(m.Value, `unknown rule %q in "rules"; "idemlint rules" lists the rule ids`, m.Key)
-		return
-	case r.ID != m.Key:
-		report(m.Value, `unknown rule %q in "rules"; did you mean %q?`, m.Key, r.ID)
+	if !known || r.ID != m.Key {
+		report(m.Value, `unknown rule %q in "rules"; %s`, m.Key, checks.RuleHint(m.Key))
 		return
 	}
 	if m.Value.Kind != jsontree.String {

@@ -156,11 +156,12 @@ func TestParseErrors(t *testing.T) {
 		},
 		{
 			name: "rule ids",
-			src:  `{"rules": {"IDL999": "off", "idl112": "off", "IDL001": "off"}}`,
+			src:  `{"rules": {"IDL999": "off", "idl112": "off", "IDL001": "off", "IDLL201": "warning"}}`,
 			want: []string{
 				`c.json:1:22: unknown rule "IDL999" in "rules"; "idemlint rules" lists the rule ids`,
 				`c.json:1:39: unknown rule "idl112" in "rules"; did you mean "IDL112"?`,
 				`c.json:1:56: IDL001 cannot be turned off: a file that is not strict JSON cannot be checked at all`,
+				`c.json:1:74: unknown rule "IDLL201" in "rules"; did you mean "IDL201"?`,
 			},
 		},
 		{

@@ -14,6 +14,7 @@ package openapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
@@ -70,6 +71,10 @@ type Operation struct {
 	// Responses are the keys of "responses": "201", "4XX", "default".
 	Responses   []string
 	ResponsesAt Location // the "responses" key, else At
+	// RequestExample is the example of its JSON request body as compact
+	// JSON (the media type's example, else its first example by name),
+	// nil when it declares none.
+	RequestExample json.RawMessage
 }
 
 // Param is a header parameter.
@@ -200,6 +205,7 @@ func Load(path string) (*API, error) {
 				o.Responses = slices.Sorted(maps.Keys(op.Responses.Map()))
 			}
 			o.HeaderParams = headerParams(item.Parameters, op.Parameters, itemPointer, o.Pointer, o.At)
+			o.RequestExample = requestExample(op.RequestBody)
 			api.Operations = append(api.Operations, o)
 		}
 	}
@@ -241,6 +247,46 @@ func headerParams(itemParams, opParams openapi3.Parameters, itemPointer, opPoint
 	add(itemParams, itemPointer)
 	add(opParams, opPointer)
 	return out
+}
+
+// requestExample is the example of a JSON request body: of the media type
+// application/json, else the first "+json" one by name; its "example",
+// else its first entry of "examples" by name. nil when there is none or it
+// cannot be written as JSON.
+func requestExample(body *openapi3.RequestBodyRef) json.RawMessage {
+	if body == nil || body.Value == nil {
+		return nil
+	}
+	content := body.Value.Content
+	media := content.Get("application/json")
+	if media == nil {
+		for _, name := range slices.Sorted(maps.Keys(content)) {
+			if strings.HasSuffix(strings.ToLower(name), "+json") {
+				media = content[name]
+				break
+			}
+		}
+	}
+	if media == nil {
+		return nil
+	}
+	example := media.Example
+	if example == nil {
+		for _, name := range slices.Sorted(maps.Keys(media.Examples)) {
+			if ref := media.Examples[name]; ref != nil && ref.Value != nil && ref.Value.Value != nil {
+				example = ref.Value.Value
+				break
+			}
+		}
+	}
+	if example == nil {
+		return nil
+	}
+	data, err := json.Marshal(example)
+	if err != nil {
+		return nil
+	}
+	return data
 }
 
 // basePaths are the path parts of server URLs, variables at their

@@ -17,14 +17,16 @@ type StarterFile struct {
 }
 
 // Starter builds a starter boundary set from api (spec section 7): one
-// flow of four documents per tag, named after it in lower case with "-"
-// for other characters than letters and digits (an operation goes to its
+// flow of four documents per tag, named after it in lower case with one
+// "-" for each run of other characters than letters and digits
+// ("Returns & Refunds" is "returns-refunds"; an operation goes to its
 // first tag's flow; untagged operations, and all of them when no operation
 // has a tag, to the flow "api"). template holds the four documents of a valid flow by
 // file name, keyed on "boundary": each flow is a copy with its own
 // components ("web" -> "<flow>-bff" -> "<flow>-gw" -> "<flow>-adapter"),
-// the API's operations, info.version as contract_version and the key
-// header the API declares; every other field is the template's, as written.
+// the API's operations (the adapter's with their JSON request example as
+// example.body), info.version as contract_version and the key header the
+// API declares; every other field is the template's, as written.
 // skipped names the operations whose method a boundary document cannot
 // carry (TRACE).
 func Starter(api *API, template map[string][]byte) (files []StarterFile, skipped []string, err error) {
@@ -106,7 +108,7 @@ func starterDocument(src []byte, id string, api *API, ops []*Operation, header s
 				value = quote(api.InfoVersion)
 			}
 		case "operations":
-			value = operations(ops, kind == "browser_to_bff")
+			value = operations(ops, kind)
 		default:
 			value = bytes.ReplaceAll(value, []byte(`"x-idempotency-key"`), quotedKey)
 		}
@@ -143,19 +145,25 @@ func topLevel(src []byte) ([]member, error) {
 	return members, nil
 }
 
-// operations is the "operations" array of a flow, one operation a line;
-// the browser edge's paths are those the browser calls (with the first
-// server's base path), the later hops' the API's own templates.
-func operations(ops []*Operation, browser bool) json.RawMessage {
+// operations is the "operations" array of a flow of documents of kind, one
+// operation a line; the browser edge's paths are those the browser calls
+// (with the first server's base path), the later hops' the API's own
+// templates. The adapter's operations carry the description's request
+// example as example.body: conform probes the policy with it.
+func operations(ops []*Operation, kind string) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString("[\n")
 	keys := map[string]bool{}
 	for i, o := range ops {
 		p := o.Template
-		if browser {
+		if kind == "browser_to_bff" {
 			p = o.BasePaths[0] + o.Template
 		}
-		fmt.Fprintf(&b, `    {"operation_key": %s, "method": %s, "path": %s}`, quote(unique(OperationKey(o), keys)), quote(o.Method), quote(p))
+		fmt.Fprintf(&b, `    {"operation_key": %s, "method": %s, "path": %s`, quote(unique(OperationKey(o), keys)), quote(o.Method), quote(p))
+		if kind == "adapter" && o.RequestExample != nil {
+			fmt.Fprintf(&b, `, "example": {"body": %s}`, o.RequestExample)
+		}
+		b.WriteByte('}')
 		if i < len(ops)-1 {
 			b.WriteByte(',')
 		}
@@ -197,12 +205,11 @@ func sanitize(s string) string {
 // componentID turns a tag into the stem of a component id
 // ([a-z0-9][a-z0-9._-]{0,62}), short enough for "<stem>-adapter".
 func componentID(tag string) string {
-	id := strings.Trim(strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '-'
-	}, strings.ToLower(tag)), "-")
+	// Each run of other characters is one "-": "Returns & Refunds" is
+	// "returns-refunds".
+	id := strings.Join(strings.FieldsFunc(strings.ToLower(tag), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}), "-")
 	if len(id) > 40 {
 		id = strings.TrimRight(id[:40], "-")
 	}
@@ -220,6 +227,26 @@ func unique(name string, taken map[string]bool) string {
 	}
 	taken[candidate] = true
 	return candidate
+}
+
+// KeyGaps names the operations of api that "openapi check" will report
+// under IDL302 against a starter set built from it: a state-changing
+// operation whose description does not declare the key header as a
+// required header parameter. The starter's browser edge requires the key
+// for it all the same: without, "check" reports IDL101 and clients that
+// retry execute twice; the description is what needs the fix.
+func KeyGaps(api *API) []string {
+	header := keyHeader(api)
+	var gaps []string
+	for _, o := range api.Operations {
+		if !o.StateChanging() {
+			continue
+		}
+		if p, ok := o.Header(header); !ok || !p.Required {
+			gaps = append(gaps, o.Name())
+		}
+	}
+	return gaps
 }
 
 // keyHeader is the idempotency key header the API declares: the first

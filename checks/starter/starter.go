@@ -32,6 +32,9 @@ type Set struct {
 	// document can carry (a method other than GET, HEAD, OPTIONS, POST,
 	// PUT, PATCH and DELETE).
 	Skipped []string
+	// KeyGaps names the operations "openapi check" will report for want
+	// of the key header in the description (openapi.KeyGaps).
+	KeyGaps []string
 }
 
 // New returns the starter set: the base flow, or one flow per tag of api
@@ -76,7 +79,7 @@ func (s *Set) fromOpenAPI(api *openapi.API, base fs.FS) error {
 	if err != nil {
 		return err
 	}
-	s.Skipped = skipped
+	s.Skipped, s.KeyGaps = skipped, openapi.KeyGaps(api)
 	for _, d := range docs {
 		s.Files[d.Path] = &fstest.MapFile{Data: d.Data, Mode: 0o644}
 	}

@@ -85,6 +85,10 @@ paths:
 	if !ok || !strings.Contains(string(doc.Data), `"$schema": "../.schemas/adapter.schema.json"`) {
 		t.Errorf("orders/04-adapter.json: %v, want it naming ../.schemas/adapter.schema.json; files %v", ok, keys(set))
 	}
+	// The description declares no key header for its one write.
+	if len(set.KeyGaps) != 1 {
+		t.Errorf("KeyGaps = %v, want the one operation", set.KeyGaps)
+	}
 }
 
 func keys(s *Set) []string {

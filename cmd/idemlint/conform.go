@@ -17,13 +17,14 @@ func newConformCmd() *cobra.Command {
 		Use:   "conform --policy FILE|DIR (--target URL | --reference)",
 		Short: "Probe a running service, or the reference engine, against its idempotency policy",
 		Long: `Conform proves that a live endpoint honours the adapter policy it declares. It
-sends the probes CF01-CF18 of the spec (a keyless request, a fresh key, a
+sends the probes CF01-CF19 of the spec (a keyless request, a fresh key, a
 replay, a reused key with another payload, a re-serialised payload, a burst of
 concurrent duplicates, another operation, a read-only request, a type change,
 two integers a float64 confuses, a quoted key, another tenant, the problem+json
-shape of refusals, malformed keys, the replay marker, another actor, and
-replicas) and reports each as PASS, FAIL (with what was expected, what came
-back, a hint and a diff of JSON values) or SKIP (with the reason).
+shape of refusals, malformed keys, the replay marker, another actor,
+replicas, and the browser's CORS preflight) and reports each as PASS, FAIL
+(with what was expected, what came back, a hint and a diff of JSON values) or
+SKIP (with the reason).
 
 --policy is an adapter document, a gateway_to_adapter document embedding the
 adapter policy, or a boundary set directory holding one policy (or one that
@@ -47,6 +48,11 @@ UUIDv4s.
 --target may be given once per replica: duplicates then go to another
 replica than their first request, and CF18 checks the replicas share one
 record per key.
+
+With --origin ORIGIN, the origin the browser front end is served from
+(scheme://host[:port]), CF19 sends the first --target the CORS preflight a
+browser sends before the operation; without it, or with --reference, CF19 is
+skipped.
 
 With --effects-url URL, an endpoint answering {"count": N} with the number of
 real executions ("idemlint serve" has GET /_effects), conform also checks how
@@ -93,6 +99,7 @@ answer.`,
 	fl.StringVar(&f.operation, "operation", "", "operation_key of the state-changing operation to probe (default: the first key-required one)")
 	fl.StringVar(&f.bodyFile, "body", "", "JSON object file to use as the request body instead of the operation's example body")
 	fl.StringVar(&f.effectsURL, "effects-url", "", `URL answering {"count": N}, the number of real executions, to check that each probe executed exactly as often as it should`)
+	fl.StringVar(&f.origin, "origin", "", "origin of the browser front end, scheme://host[:port]: CF19 preflights the first --target from it")
 	fl.StringArrayVar(&f.headers, "header", nil, `extra request header "Name: value" (repeatable; the value, at least 8 characters, is redacted in all output)`)
 	fl.StringArrayVar(&f.headerEnvs, "header-env", nil, `environment variable holding an extra header "Name: value" (repeatable)`)
 	fl.IntVar(&f.concurrency, "concurrency", conform.DefaultConcurrency, "simultaneous duplicates of CF07 and CF18, and the most connections to one host (2-256)")
@@ -109,11 +116,11 @@ answer.`,
 
 // conformFlags are the values of conform's flags.
 type conformFlags struct {
-	policy, operation, bodyFile, effectsURL, format string
-	targets, headers, headerEnvs                    []string
-	inProcess, insecure, verbose                    bool
-	concurrency                                     int
-	timeout, maxDuration                            time.Duration
+	policy, operation, bodyFile, effectsURL, origin, format string
+	targets, headers, headerEnvs                            []string
+	inProcess, insecure, verbose                            bool
+	concurrency                                             int
+	timeout, maxDuration                                    time.Duration
 }
 
 func runConform(cmd *cobra.Command, f conformFlags) error {
@@ -140,7 +147,7 @@ func runConform(cmd *cobra.Command, f conformFlags) error {
 		return err
 	}
 	cfg := conform.Config{
-		Operation: f.operation, Body: body, Targets: f.targets, EffectsURL: f.effectsURL, Headers: extra,
+		Operation: f.operation, Body: body, Targets: f.targets, EffectsURL: f.effectsURL, Origin: f.origin, Headers: extra,
 		Concurrency: f.concurrency, Timeout: f.timeout, MaxDuration: f.maxDuration, Insecure: f.insecure,
 	}
 	if err := cfg.UsePolicy(f.policy, f.inProcess); err != nil {

@@ -15,6 +15,7 @@ import (
 // conformDoc is the part of conform's json document the tests read.
 type conformDoc struct {
 	Error          string
+	Origin         string
 	PolicyFindings []struct{ Rule, Severity string } `json:"policy_findings"`
 	Probes         []struct {
 		ID, Status, Expected, Got, Reason string
@@ -45,7 +46,7 @@ func statuses(doc conformDoc, want string) []string {
 
 // TestConformAgainstServe runs every probe, counting executions, against
 // the reference engine served over HTTP: all of them pass but CF18, which
-// needs several targets. The text output keeps within 100 columns.
+// needs several targets, and CF19, which needs --origin. The text output keeps within 100 columns.
 func TestConformAgainstServe(t *testing.T) {
 	s := startServe(t, "--policy", servePolicy)
 	var stdout, stderr bytes.Buffer
@@ -66,8 +67,27 @@ func TestConformAgainstServe(t *testing.T) {
 	if diff := cmp.Diff(want, passed); diff != "" {
 		t.Errorf("passing probes (-want +got):\n%s\n%s", diff, &stdout)
 	}
-	if !strings.Contains(stdout.String(), "\n18 probes: 17 passed, 0 failed, 1 skipped (") {
+	if !strings.Contains(stdout.String(), "\n19 probes: 17 passed, 0 failed, 2 skipped (") {
 		t.Errorf("summary:\n%s", &stdout)
+	}
+	if !strings.Contains(stdout.String(), "\n     skipped: no --origin: give the origin the browser front end is served from to probe its CORS\n") {
+		t.Errorf("CF19's skip reason:\n%s", &stdout)
+	}
+}
+
+// With --origin, CF19 preflights the target: serve answers no preflight,
+// so CF19 fails and conform exits 1; the json document names the origin.
+func TestConformOrigin(t *testing.T) {
+	s := startServe(t, "--policy", servePolicy)
+	doc, code, stderr := runConformJSON(t, "--policy", servePolicy, "--target", s.base, "--origin", "https://app.example")
+	if code != exitFindings {
+		t.Fatalf("conform exited %d, want %d; stderr:\n%s", code, exitFindings, stderr)
+	}
+	if diff := cmp.Diff([]string{"CF19"}, statuses(doc, "fail")); diff != "" {
+		t.Errorf("failing probes (-want +got):\n%s", diff)
+	}
+	if doc.Origin != "https://app.example" || !strings.Contains(stderr, ", origin https://app.example") {
+		t.Errorf("origin %q; stderr:\n%s", doc.Origin, stderr)
 	}
 }
 
@@ -149,7 +169,7 @@ func TestConformProbesPolicyAsWritten(t *testing.T) {
 	if !strings.Contains(stderr, "note: the policy as written: "+policy+":1:") {
 		t.Errorf("stderr shows no finding as a note:\n%s", stderr)
 	}
-	if diff := cmp.Diff([]string{"CF08", "CF18"}, statuses(doc, "skip")); diff != "" {
+	if diff := cmp.Diff([]string{"CF08", "CF18", "CF19"}, statuses(doc, "skip")); diff != "" {
 		t.Errorf("skipped probes (-want +got):\n%s", diff)
 	}
 }

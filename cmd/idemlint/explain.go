@@ -45,6 +45,9 @@ how many requests it sends and how much it lets the effects counter grow.
 			if near := conform.SuggestProbe(args[0]); near != "" {
 				return fmt.Errorf(`unknown rule or probe %q; did you mean %s? "idemlint probes" lists the probe ids`, args[0], near)
 			}
+			if len(checks.NearRules(args[0])) > 0 {
+				return fmt.Errorf("unknown rule %q; %s", args[0], checks.RuleHint(args[0]))
+			}
 			return fmt.Errorf(`unknown rule or probe %q; "idemlint rules" and "idemlint probes" list the ids`, args[0])
 		},
 	}

@@ -29,7 +29,11 @@ prefixed with the first server's base path, info.version as
 contract_version, and the key header the description declares (a required
 header parameter whose name contains "idempotency"), x-idempotency-key
 otherwise. The result passes "idemlint check"; "idemlint openapi check
---spec FILE DIR" then relates it to the description.
+--spec FILE DIR" then relates it to the description, and reports IDL302 only
+for a state-changing operation that does not declare the key header, which
+init names: the description is what to fix there. The adapter's operations
+carry the description's JSON request examples as example.body, which
+"conform" sends.
 
 Each document's "$schema" names its kind's self-contained JSON Schema, which
 init writes to DIR/.schemas/, so editors complete and validate offline (check
@@ -64,6 +68,9 @@ with status 2, naming them.`,
 			w := cmd.OutOrStdout()
 			for _, target := range files {
 				fmt.Fprintf(w, "created %s\n", target)
+			}
+			for _, op := range set.KeyGaps {
+				fmt.Fprintf(w, "note: openapi check will report IDL302 at %s until the description declares the key header as a required header parameter: the browser edge requires the key for it (IDL101), so the description is what to fix\n", op)
 			}
 			if fromOpenAPI != "" {
 				fmt.Fprintf(w, "next: adapt each flow's components and policy, then run: idemlint openapi check --spec %s %s\n", fromOpenAPI, dir)

@@ -11,7 +11,8 @@ import (
 
 // TestInitFromOpenAPIPassesCheck holds "init --from-openapi" to its promise
 // on every OpenAPI description of the fixtures: the set it writes passes
-// "check" with no error finding.
+// "check" with no error finding, and "openapi check" against the same
+// description with none but the IDL302s its summary announces.
 func TestInitFromOpenAPIPassesCheck(t *testing.T) {
 	cases, err := fixtures.Cases()
 	if err != nil {
@@ -33,10 +34,27 @@ func TestInitFromOpenAPIPassesCheck(t *testing.T) {
 			if code := run([]string{"init", "--from-openapi", filepath.Join(set, c.Spec), out}, &stdout, &stderr); code != 0 {
 				t.Fatalf("init exited %d: %s", code, stderr.String())
 			}
+			notes := stdout.String()
 			stdout.Reset()
 			code := run([]string{"check", "--no-config", out}, &stdout, &stderr)
 			if code != 0 || !strings.Contains(stdout.String(), " 0 errors") {
 				t.Errorf("check of the starter set exited %d:\n%s%s", code, stdout.String(), stderr.String())
+			}
+			// Against the same description, the only errors are the
+			// IDL302s init's summary announced.
+			stdout.Reset()
+			if code := run([]string{"openapi", "check", "--no-config", "--spec", filepath.Join(set, c.Spec), out}, &stdout, &stderr); code > 1 {
+				t.Fatalf("openapi check of the starter set exited %d: %s", code, stderr.String())
+			}
+			for _, line := range strings.Split(stdout.String(), "\n") {
+				_, finding, ok := strings.Cut(line, ": error ")
+				if !ok {
+					continue
+				}
+				op, _, _ := strings.Cut(strings.TrimPrefix(finding, "IDL302 "), ": ")
+				if !strings.HasPrefix(finding, "IDL302 ") || !strings.Contains(notes, "IDL302 at "+op+" until") {
+					t.Errorf("openapi check of the starter set reports an error init did not announce: %s\ninit said:\n%s", line, notes)
+				}
 			}
 		})
 	}

@@ -55,6 +55,9 @@ type request struct {
 	// wait marks a request that may wait on an attempt in flight, which
 	// gets the longer timeout.
 	wait bool
+	// bare sends the operation's headers alone, without the extra, key,
+	// tenant and actor headers: a browser's preflight carries none.
+	bare bool
 }
 
 // response is what came back, or why nothing did.
@@ -143,19 +146,26 @@ func (c *client) roundTrip(ctx context.Context, r *request) (http.Header, *respo
 	}
 	req.ContentLength = int64(len(r.body))
 	req.Header = r.op.header.Clone()
+	if !r.bare {
+		c.addHeaders(req.Header, r)
+	}
+	status, header, b, err := c.exchange(ctx, req)
+	return req.Header, &response{status: status, header: header, body: b, err: err, redact: c.redact}
+}
+
+// addHeaders adds the extra headers, r's key and its tenant and actor to h.
+func (c *client) addHeaders(h http.Header, r *request) {
 	for k, v := range c.extra {
-		req.Header[k] = v
+		h[k] = v
 	}
 	switch {
 	case r.keys != nil:
-		req.Header[textproto.CanonicalMIMEHeaderKey(c.keyHeader)] = r.keys
+		h[textproto.CanonicalMIMEHeaderKey(c.keyHeader)] = r.keys
 	case r.key != "":
-		req.Header.Set(c.keyHeader, r.key)
+		h.Set(c.keyHeader, r.key)
 	}
-	req.Header.Set(c.tenantHeader, r.tenant)
-	req.Header.Set(c.actorHeader, r.actor)
-	status, header, b, err := c.exchange(ctx, req)
-	return req.Header, &response{status: status, header: header, body: b, err: err, redact: c.redact}
+	h.Set(c.tenantHeader, r.tenant)
+	h.Set(c.actorHeader, r.actor)
 }
 
 // exchange sends req and reads at most bodyLimit bytes of the answer.

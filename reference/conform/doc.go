@@ -1,6 +1,6 @@
 // Package conform proves that a running service honours the idempotency
 // policy it declares (spec sections 5 and 6.6): it sends the probes
-// CF01-CF18 to one target, or to several replicas, built from an adapter
+// CF01-CF19 to one target, or to several replicas, built from an adapter
 // policy and reports each as pass, fail (with what the policy demands,
 // what came back, a hint and a diff of the JSON values) or skip (the
 // policy makes the probe inapplicable, or the target left it
@@ -52,6 +52,11 @@
 // its Note says. CF13 and CF17 note that they probe the target alone: a
 // pass says nothing about the hops in front of it, which must forward the
 // scope headers.
+//
+// CF19 (spec 8.6) sends the CORS preflight a browser on Config.Origin
+// sends before the operation, to the first target only: the
+// browser-facing URL. It is skipped without an origin, and in process,
+// where no proxy answers preflights.
 //
 // # Payloads
 //

@@ -208,6 +208,7 @@ type jsonReport struct {
 	Targets        []string         `json:"targets"`
 	Operation      string           `json:"operation"`
 	Effects        string           `json:"effects,omitempty"`
+	Origin         string           `json:"origin,omitempty"` // CF19's
 	Bounds         jsonBounds       `json:"bounds"`
 	Notes          []string         `json:"notes,omitempty"`
 	PolicyFindings []checks.Finding `json:"policy_findings"`
@@ -256,7 +257,7 @@ func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 func writeJSON(w io.Writer, r *Report) error {
 	b := r.Bounds
 	doc := jsonReport{
-		Target: b.Targets[0], Targets: b.Targets, Operation: b.Operation, Effects: b.Effects,
+		Target: b.Targets[0], Targets: b.Targets, Operation: b.Operation, Effects: b.Effects, Origin: b.Origin,
 		Bounds: jsonBounds{
 			Probes: b.Probes, MaxRequests: b.MaxRequests, Concurrency: b.Concurrency,
 			TimeoutMS: b.Timeout.Milliseconds(), WaitTimeoutMS: b.WaitTimeout.Milliseconds(), DeadlineMS: b.Deadline.Milliseconds(),

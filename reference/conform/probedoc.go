@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/idemlint/idemlint/schemas/suggest"
 )
 
 // Probes returns every probe in the order they run, which is id order.
@@ -40,7 +42,7 @@ func SuggestProbe(arg string) string {
 	// Else one character wrong, missing or extra, when that names one probe.
 	near := ""
 	for _, p := range probes {
-		if editDistance(id, p.ID) == 1 {
+		if suggest.Distance(id, p.ID) == 1 {
 			if near != "" {
 				return ""
 			}
@@ -48,28 +50,6 @@ func SuggestProbe(arg string) string {
 		}
 	}
 	return near
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes:
-// probe ids are ASCII.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Explain writes what p checks, why it matters, what it sends, when it

@@ -45,7 +45,7 @@ type Probe struct {
 // parameters with its id. Each is defined in its own file, cfNN.go.
 var probes = []*Probe{
 	cf01, cf02, cf03, cf04, cf05, cf06, cf07, cf08, cf09,
-	cf10, cf11, cf12, cf13, cf14, cf15, cf16, cf17, cf18,
+	cf10, cf11, cf12, cf13, cf14, cf15, cf16, cf17, cf18, cf19,
 }
 
 // Skip reasons shared by several probes. Each names the policy field or

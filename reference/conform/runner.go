@@ -65,6 +65,10 @@ type Config struct {
 	// Effects counts executions in process; with Handler, instead of
 	// EffectsURL.
 	Effects func() int64
+	// Origin, optional, is the serialized origin (scheme://host[:port])
+	// the browser front end is served from: CF19 preflights the first
+	// target from it. Without it, or with Handler, CF19 is skipped.
+	Origin string
 
 	// Headers go with every request (authentication). Their values are
 	// secrets: redacted in all output, and at least MinSecretLength long.
@@ -112,6 +116,7 @@ type Bounds struct {
 	Targets     []string // where the probes go, credentials removed
 	Operation   string
 	Effects     string // the effects counter, "" when none
+	Origin      string // CF19's origin, "" when none
 	Probes      int    // all probes, including those the policy makes inapplicable
 	MaxRequests int    // requests the applicable probes send at most
 	Concurrency int
@@ -133,6 +138,9 @@ func (b Bounds) String() string {
 	extra := ""
 	if b.Effects != "" {
 		extra = ", effects counter " + b.Effects
+	}
+	if b.Origin != "" {
+		extra += ", origin " + b.Origin
 	}
 	if len(b.Headers) > 0 {
 		extra += ", extra headers " + strings.Join(b.Headers, ", ")
@@ -158,6 +166,11 @@ func New(cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("the run deadline must be positive, got %s", cfg.MaxDuration)
 	case cfg.Body != nil && cfg.Body.Kind != jsontree.Object:
 		return nil, errors.New("the probe body must be a JSON object: conform adds its probe fields to it")
+	}
+	if cfg.Origin != "" {
+		if err := checkOrigin(cfg.Origin); err != nil {
+			return nil, err
+		}
 	}
 	r := &Runner{cfg: cfg, policy: readContract(cfg.Policy)}
 	r.plan.PolicyFindings = cfg.PolicyFindings
@@ -346,6 +359,7 @@ func (r *Runner) newOperation(op operation, body *jsontree.Node) *operation {
 func (r *Runner) computeBounds() Bounds {
 	b := r.plan.Bounds
 	b.Probes = len(probes)
+	b.Origin = r.cfg.Origin
 	b.Concurrency = r.cfg.Concurrency
 	b.Timeout = r.cfg.Timeout
 	b.WaitTimeout = r.cfg.Timeout
@@ -392,7 +406,7 @@ const (
 
 // Result is the outcome of one probe. Every text in it is redacted.
 type Result struct {
-	ID       string // CF01...CF18
+	ID       string // CF01...CF19
 	Name     string // what the probe sends
 	Checks   string // the policy rule it checks
 	Status   Status

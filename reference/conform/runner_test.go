@@ -58,16 +58,16 @@ func TestNewRefuses(t *testing.T) {
 func TestBounds(t *testing.T) {
 	r, err := New(Config{
 		Policy: engine(t, nil).Policy(), Targets: []string{"https://user:pw@orders.example/api/"}, EffectsURL: "https://orders.example/_effects",
-		Headers: []Header{{"Authorization", "Bearer x"}}, Concurrency: 8, Timeout: 2 * time.Second, MaxDuration: 30 * time.Second,
+		Origin: "https://app.orders.example", Headers: []Header{{"Authorization", "Bearer x"}}, Concurrency: 8, Timeout: 2 * time.Second, MaxDuration: 30 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The probes send 23 requests, CF07's burst 8 more, each of the 12
+	// The probes send 24 requests, CF07's burst 8 more, each of the 13
 	// probes that count executions reads the counter twice, and the
 	// pre-flight check asks the target and the counter once.
-	want := "conform: 18 probes, at most 57 requests, concurrency 8, per-request timeout 2s (3s when it may wait on an attempt in flight), deadline 30s, bodies up to 1048576 bytes -> " +
-		"https://user:xxxxx@orders.example/api/, operation orders.create, effects counter https://orders.example/_effects, extra headers Authorization: <redacted>"
+	want := "conform: 19 probes, at most 60 requests, concurrency 8, per-request timeout 2s (3s when it may wait on an attempt in flight), deadline 30s, bodies up to 1048576 bytes -> " +
+		"https://user:xxxxx@orders.example/api/, operation orders.create, effects counter https://orders.example/_effects, origin https://app.orders.example, extra headers Authorization: <redacted>"
 	if got := r.Bounds().String(); got != want {
 		t.Errorf("bounds:\n%s\nwant:\n%s", got, want)
 	}
@@ -107,6 +107,7 @@ func TestSkipReasons(t *testing.T) {
 	noReplay := "the policy declares no idempotency_replay, so it promises no replay"
 	noScope := "the policy declares no idempotency_scope"
 	oneTarget := "one target: give --target once per replica to probe replicas"
+	noOrigin := "no --origin: give the origin the browser front end is served from to probe its CORS preflight"
 	for _, tt := range []struct {
 		name   string
 		policy *boundary.Policy
@@ -124,6 +125,7 @@ func TestSkipReasons(t *testing.T) {
 			"CF16": "idempotency_replay declares no replayed_header",
 			"CF17": "idempotency_scope does not list actor_id: actors share records",
 			"CF18": oneTarget,
+			"CF19": noOrigin,
 		}},
 		{"bare", bare.Policy, map[string]string{
 			"CF01": "orders.create does not require the key (http_idempotency.require_key)",
@@ -142,6 +144,7 @@ func TestSkipReasons(t *testing.T) {
 			"CF16": "idempotency_replay declares no replayed_header",
 			"CF17": noScope,
 			"CF18": oneTarget,
+			"CF19": noOrigin,
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,9 +21,9 @@ import (
 
 // Each target below is wrong in one way, and exactly the probes that see
 // that way must fail (wantFail), the others pass or skip (wantSkip,
-// {"CF18"} unless given: one target). The ones built on the reference
-// engine serve its Demo's effects counter too, so the counter checks run
-// on every probe that has one.
+// {"CF18", "CF19"} unless given: one target, no origin). The ones built on
+// the reference engine serve its Demo's effects counter too, so the
+// counter checks run on every probe that has one.
 func TestWrongTargets(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -155,7 +155,7 @@ func TestWrongTargets(t *testing.T) {
 				w.Write([]byte("<html>\x00\xff" + rand.Text()))
 			}),
 			wantFail: []string{"CF01", "CF03", "CF04", "CF05", "CF06", "CF07", "CF10", "CF12", "CF15", "CF16"},
-			wantSkip: []string{"CF11", "CF13", "CF14", "CF17", "CF18"},
+			wantSkip: []string{"CF11", "CF13", "CF14", "CF17", "CF18", "CF19"},
 		},
 		{
 			// The refusals are plain JSON, with their code under "code".
@@ -267,7 +267,7 @@ func TestWrongTargets(t *testing.T) {
 			}
 			wantSkip := tt.wantSkip
 			if wantSkip == nil {
-				wantSkip = []string{"CF18"}
+				wantSkip = []string{"CF18", "CF19"}
 			}
 			if diff := cmp.Diff(wantSkip, ids(rep, Skip)); diff != "" {
 				t.Errorf("skipped probes (-want +got):\n%s", diff)

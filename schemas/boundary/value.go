@@ -247,3 +247,15 @@ func (d *Document) Pointer(p Pos) string {
 func (d *Document) Member(p Pos, name string) string {
 	return d.Pointer(p) + "/" + jsontree.EscapePointer(name)
 }
+
+// Has reports whether the document holds a value at pointer, among the
+// values the decoder placed (every member its kind's schema declares). It
+// walks every place: for the rare question, not for every finding.
+func (d *Document) Has(pointer string) bool {
+	for p := Pos(2); int(p) < len(d.places); p++ {
+		if d.Pointer(p) == pointer {
+			return true
+		}
+	}
+	return false
+}
