@@ -63,7 +63,8 @@ func afterRules(findings []Finding, res *Result, sup *suppressions, overlaps []o
 			SortFindings(fs)
 			return fs
 		},
-		// Related locations between findings that share a cause, last: only
+		// Related locations between findings that share a cause, after the
+		// stages that drop findings: only
 		// a finding that survived every stage above is linked to.
 		func(fs []Finding) []Finding { return linkOverlaps(fs, overlaps) },
 		// The verdict (--fail-on, --max-warnings), on what the user sees.
