@@ -63,9 +63,9 @@ func afterRules(findings []Finding, res *Result, sup *suppressions, overlaps []o
 			SortFindings(fs)
 			return fs
 		},
-		// Related locations between findings that share a cause, after the
-		// stages that drop findings: only
-		// a finding that survived every stage above is linked to.
+		// Related locations between findings that share a cause, after
+		// every stage that drops findings: only a finding that survived
+		// them is linked to.
 		func(fs []Finding) []Finding { return linkOverlaps(fs, overlaps) },
 		// The verdict (--fail-on, --max-warnings), on what the user sees.
 		func(fs []Finding) []Finding {
