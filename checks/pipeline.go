@@ -4,8 +4,8 @@ import "slices"
 
 // afterRules takes the findings of a run through every stage that follows
 // the rules, in the order listed here and nowhere else (as golangci-lint's
-// runner lists its processors), and returns them sorted. The verdict
-// (--fail-on, --max-warnings) follows in the command, on what is left.
+// runner lists its processors), and returns them sorted, with the
+// verdict on what is left in res.
 func afterRules(findings []Finding, res *Result, sup *suppressions, overlaps []overlap, opts *Options) []Finding {
 	// A rule turned off, or not run for want of an input (Result.NotRun):
 	// its findings go and its suppressions are not called unused.
@@ -53,9 +53,25 @@ func afterRules(findings []Finding, res *Result, sup *suppressions, overlaps []o
 			}
 			return opts.NewFromRev(fs, res.Documents)
 		},
-		// Related locations between findings that share a cause, last: only
-		// a finding that survived every stage above is linked to.
+		// The inputs' own findings (an as-built file that cannot be
+		// read), which no stage above narrows, in output order.
+		func(fs []Finding) []Finding {
+			if len(opts.InputFindings) == 0 {
+				return fs
+			}
+			fs = append(fs, opts.InputFindings...)
+			SortFindings(fs)
+			return fs
+		},
+		// Related locations between findings that share a cause, after
+		// every stage that drops findings: only a finding that survived
+		// them is linked to.
 		func(fs []Finding) []Finding { return linkOverlaps(fs, overlaps) },
+		// The verdict (--fail-on, --max-warnings), on what the user sees.
+		func(fs []Finding) []Finding {
+			res.Verdict = judge(fs, opts.FailOn, opts.MaxWarnings)
+			return fs
+		},
 	}
 	for _, stage := range stages {
 		if stage != nil {

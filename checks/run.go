@@ -48,6 +48,16 @@ type Options struct {
 	// NewFromRev, when set, keeps the findings a change touched, given
 	// the decoded documents (checks/changed).
 	NewFromRev func(findings []Finding, docs []*boundary.Document) []Finding
+	// InputFindings are the findings of inputs read outside the set,
+	// such as the as-built files that cannot be read (IDL001): they join
+	// the run's findings after the baseline and new-from-rev stages,
+	// which never hide that an input could not be read.
+	InputFindings []Finding
+	// FailOn is the least severity that fails the run (Result.Verdict);
+	// unset, Error.
+	FailOn Severity
+	// MaxWarnings, when set, fails a run that reports more warnings.
+	MaxWarnings *int
 
 	decodeOnly bool // Load: no schema, no rules
 	// walked, when set, reports whether a file was met while walking a
@@ -81,6 +91,9 @@ type Result struct {
 	// NotRun are the rules that did not run because an input they
 	// require could not be built (no OpenAPI description given), by id.
 	NotRun []NotRun
+	// Verdict says whether the findings reported fail the run
+	// (Options.FailOn, Options.MaxWarnings).
+	Verdict Verdict
 }
 
 // Load collects the files under paths as Check does and decodes them,

@@ -10,12 +10,10 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
@@ -126,34 +124,6 @@ func WithMaxBodyBytes(n int64) Option {
 	}
 }
 
-// InvalidPolicyError refuses a policy. Findings are those of the checks
-// (every per-document rule, as "idemlint check" runs them) or, for a
-// policy that passes them, what the engine still cannot run; warnings are
-// included for context. The verdict is the same in every program; how a
-// schema violation is worded is not: the engine links no JSON Schema
-// library, so IDL002 names the value that departs from the schema, and a
-// program that imports checks/schemastage (as idemlint does) gets the
-// validator's words.
-type InvalidPolicyError struct {
-	Path     string
-	Findings []checks.Finding // sorted
-}
-
-func (e *InvalidPolicyError) Error() string {
-	errs, _ := checks.Count(e.Findings)
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s is not a usable adapter policy (%d error", e.Path, errs)
-	if errs != 1 {
-		b.WriteByte('s')
-	}
-	b.WriteByte(')')
-	for _, f := range e.Findings {
-		b.WriteString("\n")
-		b.WriteString(f.String())
-	}
-	return b.String()
-}
-
 // Load reads the policy file at path, as "idemlint check" reads files, and
 // returns its engine; see New.
 func Load(path string, opts ...Option) (*Engine, error) {
@@ -167,16 +137,12 @@ func Load(path string, opts ...Option) (*Engine, error) {
 // New returns the engine for the policy document src (read from path,
 // which names it in findings): an adapter document, or a
 // gateway_to_adapter document with an embedded adapter policy. The
-// document goes through every per-document check first; any error finding
-// refuses it with an *InvalidPolicyError.
+// document goes through every per-document check first (CheckPolicy,
+// strict); any error finding refuses it with an *InvalidPolicyError.
 func New(path string, src []byte, opts ...Option) (*Engine, error) {
-	doc, findings := checks.CheckDocument(path, src)
-	checks.SortFindings(findings)
-	if errs, _ := checks.Count(findings); errs > 0 {
-		return nil, &InvalidPolicyError{Path: path, Findings: findings}
-	}
-	if doc.Policy == nil {
-		return nil, fmt.Errorf(`%s is not an adapter policy: its boundary is %q; want "adapter", or "gateway_to_adapter" with an embedded "adapter" object`, path, doc.Kind)
+	doc, findings, err := CheckPolicy(path, src, true)
+	if err != nil {
+		return nil, err
 	}
 	e := &Engine{now: time.Now, log: slog.Default(), maxBody: DefaultMaxBodyBytes, maxBodyMemory: DefaultMaxBodyMemory, waiters: waiters{m: map[string]*waiter{}}, attempts: attemptSet{m: map[*attempt]struct{}{}}}
 	for _, o := range opts {

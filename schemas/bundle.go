@@ -35,3 +35,12 @@ func SelfContained(name string) (src []byte, ok bool) {
 	out = append(out, shared.Defs...)
 	return append(out, "\n}\n"...), true
 }
+
+// FileName is the file a schema is saved as ("adapter.schema.json").
+func FileName(name string) string { return name + ".schema.json" }
+
+// Names lists the schemas SelfContained returns: the kinds, then the
+// shared definitions, the envelope and the project configuration.
+func Names() []string {
+	return append(Kinds(), "common", "envelope", "config")
+}

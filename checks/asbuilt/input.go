@@ -41,8 +41,12 @@ var Config = &checks.InputOf[*Deployment]{
 	Missing: `"idemlint check --as-built PATH" gives one`,
 }
 
-// Use holds the runs of opts to d.
-func Use(opts *checks.Options, d *Deployment) { Config.Supply(opts, d) }
+// Use holds the runs of opts to d; the findings of its files that could
+// not be read join the run's (checks.Options.InputFindings).
+func Use(opts *checks.Options, d *Deployment) {
+	Config.Supply(opts, d)
+	opts.InputFindings = append(opts.InputFindings, d.Set.FileFindings()...)
+}
 
 // edgeOp is a state-changing operation of an edge document with the hops
 // that carry it as built.
@@ -144,7 +148,7 @@ func report(p *checks.SetPass, at Pos, e edgeOp, related, format string, args ..
 }
 
 // FileFindings are the IDL001 findings of the files that could not be
-// read or parsed (spec 8.1), for the caller to add to a run's.
+// read or parsed (spec 8.1).
 func (s *Set) FileFindings() []checks.Finding {
 	out := make([]checks.Finding, 0, len(s.Errors))
 	for _, e := range s.Errors {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
@@ -96,5 +97,24 @@ func TestSince(t *testing.T) {
 	}
 	if _, err := Since(t.TempDir(), "HEAD"); err == nil {
 		t.Error("Since outside a git work tree succeeded, want an error")
+	}
+
+	// The stage starts from the first checked path, a file here, and
+	// says how many findings it hid.
+	stage, err := NewStage(filepath.Join(dir, "kept.json"), "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := stage.Filter([]checks.Finding{
+		{Rule: "IDL107", File: filepath.Join(dir, "kept.json")},
+		{Rule: "IDL107", File: filepath.Join(dir, "edited.json")},
+	}, nil)
+	if len(kept) != 1 || kept[0].File != filepath.Join(dir, "edited.json") {
+		t.Errorf("the stage kept %v, want the finding in edited.json", kept)
+	}
+	var said strings.Builder
+	stage.Report(&said)
+	if want := "idemlint: 1 finding outside the files changed since HEAD not shown\n"; said.String() != want {
+		t.Errorf("the stage said %q, want %q", said.String(), want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -113,6 +114,18 @@ func Discover(explicit string, none bool, start string) (*Config, error) {
 		return nil, err
 	}
 	return Load(path)
+}
+
+// Discovered returns the options of a run: the configuration Discover
+// finds (explicit, none, start as there) merged with flags by Options.
+// Every command that reads a boundary set (check, openapi check, graph,
+// conform --policy DIR) and the language server set up their run here.
+func Discovered(explicit string, none bool, start string, flags Flags) (checks.Options, error) {
+	c, err := Discover(explicit, none, start)
+	if err != nil {
+		return checks.Options{}, err
+	}
+	return Options(c, flags), nil
 }
 
 // Load reads and validates the configuration file at path. Every problem
@@ -454,4 +467,19 @@ func Options(c *Config, flags Flags) checks.Options {
 	}
 	opts.Files.FollowSymlinks = flags.FollowSymlinks
 	return opts
+}
+
+// NoteIgnored says on w which of the paths named on the command line the
+// configuration's "ignore" leaves out (nothing when c is nil): without a
+// word, a named file that is not checked looks like a clean one, or like
+// no boundary document at all.
+func (c *Config) NoteIgnored(w io.Writer, paths []string) {
+	if c == nil {
+		return
+	}
+	for _, p := range paths {
+		if c.Ignored(p) {
+			fmt.Fprintf(w, "idemlint: %s is ignored by %s (\"ignore\"), so it is not checked; --no-config checks it\n", p, c.Path)
+		}
+	}
 }

@@ -83,6 +83,19 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
+func TestDiscoveredMergesFileAndFlags(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, FileName), `{"rules": {"IDL112": "off"}, "max_retry_amplification": 4}`)
+	six := 6
+	opts, err := Discovered("", false, root, Flags{MaxRetryAmplification: &six})
+	if err != nil || !opts.Disabled["IDL112"] || opts.Limits.MaxRetryAmplification != 6 {
+		t.Errorf("Discovered = %v, %v, %d; want IDL112 off from the file, the limit 6 from the flag", err, opts.Disabled, opts.Limits.MaxRetryAmplification)
+	}
+	if _, err := Discovered(filepath.Join(root, "missing.json"), false, root, Flags{}); err == nil {
+		t.Error("Discovered with a --config that does not exist: no error")
+	}
+}
+
 func TestParse(t *testing.T) {
 	c, err := Parse("cfg/.idemlint.json", []byte(`{
   "$schema": "https://github.com/idemlint/idemlint/schemas/v1/config.schema.json",
@@ -202,6 +215,26 @@ func TestLoadNamesTheFile(t *testing.T) {
 	_, err := Load(filepath.Join(t.TempDir(), "nope.json"))
 	if err == nil || !strings.HasSuffix(err.Error(), "nope.json: no such file or directory") {
 		t.Errorf("Load(missing) = %v; want the path and the reason", err)
+	}
+}
+
+func TestNoteIgnoredNamesTheNamedPathsLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Parse(filepath.Join(dir, FileName), []byte(`{"ignore": ["generated"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, kept := filepath.Join(dir, "generated", "x.json"), filepath.Join(dir, "x.json")
+	var said strings.Builder
+	c.NoteIgnored(&said, []string{gen, kept})
+	want := "idemlint: " + gen + ` is ignored by ` + c.Path + ` ("ignore"), so it is not checked; --no-config checks it` + "\n"
+	if said.String() != want {
+		t.Errorf("NoteIgnored said %q, want %q", said.String(), want)
+	}
+	said.Reset()
+	(*Config)(nil).NoteIgnored(&said, []string{gen})
+	if said.Len() != 0 {
+		t.Errorf("no configuration said %q, want nothing", said.String())
 	}
 }
 

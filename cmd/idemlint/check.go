@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -19,7 +17,6 @@ import (
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
-	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
@@ -115,19 +112,12 @@ func (c *checkFlags) register(cmd *cobra.Command) {
 // run checks the sets at paths, held to the API description when api is
 // not nil, writes the report and returns the verdict.
 func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) error {
-	specs := c.outputs
-	if len(specs) == 0 || cmd.Flags().Changed("format") {
-		if _, err := report.New(c.format, report.Options{}); err != nil {
-			return err // named as --format, not as an --output
-		}
-		specs = append([]string{c.format}, specs...)
-	}
 	ropts := report.Options{Color: colorEnabled(cmd.OutOrStdout())}
 	var stdinSrc []byte // the document on standard input, once read
 	if c.snippet || !cmd.Flags().Changed("snippet") && isTerminal(cmd.OutOrStdout()) {
-		ropts.Source = sourceOf(&stdinSrc)
+		ropts.Source = report.SourceOf(&stdinSrc)
 	}
-	outs, err := report.ParseOutputs(specs, ropts)
+	outs, err := report.SelectOutputs(c.format, cmd.Flags().Changed("format"), c.outputs, ropts)
 	if err != nil {
 		return err
 	}
@@ -154,18 +144,15 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if fromStdin {
 		start = cmp.Or(c.stdinName, ".")
 	}
-	n := &narrowing{write: c.writeBaseline != "", rev: c.newFromRev}
-	switch {
-	case c.baselinePath != "":
-		n.base, err = baseline.Load(c.baselinePath)
-	case n.write:
-		n.base, err = baseline.New(c.writeBaseline)
+	var base *baseline.Stage
+	if path := cmp.Or(c.baselinePath, c.writeBaseline); path != "" {
+		if base, err = baseline.NewStage(path, c.writeBaseline != ""); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
-	}
+	var sinceRev *changed.Stage
 	if c.newFromRev != "" {
-		if n.changed, err = changed.Since(gitDir(start), c.newFromRev); err != nil {
+		if sinceRev, err = changed.NewStage(start, c.newFromRev); err != nil {
 			return err
 		}
 	}
@@ -174,19 +161,40 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		return err
 	}
 	opts := config.Options(cfg, c.config)
+	opts.FailOn = threshold
+	if c.maxWarnings >= 0 {
+		opts.MaxWarnings = &c.maxWarnings
+	}
+	if base != nil {
+		opts.Baseline = base.Filter
+	}
+	if sinceRev != nil {
+		opts.NewFromRev = sinceRev.Filter
+	}
 	if api != nil {
 		openapi.Use(&opts, api)
 	}
-	deployment, err := c.readAsBuilt(cmd, cfg)
+	asBuiltFlags := c.config
+	asBuiltFlags.AsBuilt = c.asBuilt
+	if cmd.Flags().Changed("mesh") {
+		asBuiltFlags.Mesh = c.mesh
+	}
+	src, given, err := config.AsBuilt(cfg, asBuiltFlags)
+	if err != nil {
+		return err
+	}
+	var deployment *asbuilt.Deployment
+	if given {
+		deployment, err = asbuilt.Open(src, cmd.ErrOrStderr())
+	}
 	if err != nil {
 		return err
 	}
 	if deployment != nil {
 		asbuilt.Use(&opts, deployment)
 	}
-	n.stages(&opts)
 	if !fromStdin {
-		noteIgnored(cmd.ErrOrStderr(), cfg, paths)
+		cfg.NoteIgnored(cmd.ErrOrStderr(), paths)
 	}
 	var res *checks.Result
 	if fromStdin {
@@ -197,12 +205,8 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if err != nil {
 		return err
 	}
-	if deployment != nil {
-		res.Findings = append(res.Findings, deployment.Set.FileFindings()...)
-		checks.SortFindings(res.Findings)
-	}
 	if c.verbose {
-		reportNotRun(cmd.ErrOrStderr(), res.NotRun)
+		report.NotRun(cmd.ErrOrStderr(), res.NotRun)
 	}
 	switch {
 	case len(res.Documents) > 0 || c.allowEmpty:
@@ -214,15 +218,16 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	default:
 		return errNoDocuments(paths)
 	}
-	if err := n.finish(cmd.ErrOrStderr()); err != nil {
-		return err
+	// What the narrowing stages did, which no finding shows.
+	if base != nil {
+		if err := base.Finish(cmd.ErrOrStderr()); err != nil {
+			return err
+		}
 	}
-	findings := res.Findings
-	rep := &report.Report{Findings: findings, Files: res.Files, Unreadable: res.Unreadable, NotBoundary: res.NotBoundary,
-		Rules: checks.Rules(), Version: buildVersion(), FailOn: threshold}
-	for _, d := range res.Documents {
-		rep.Paths = append(rep.Paths, d.Path)
+	if sinceRev != nil {
+		sinceRev.Report(cmd.ErrOrStderr())
 	}
+	rep := report.Of(res, buildVersion(), threshold)
 	if api != nil {
 		rep.Files++
 		rep.Paths = append(rep.Paths, api.Path)
@@ -230,50 +235,13 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if err := report.WriteAll(outs, cmd.OutOrStdout(), rep); err != nil {
 		return err
 	}
-	return verdict(cmd.ErrOrStderr(), findings, threshold, c.maxWarnings)
-}
-
-// readAsBuilt reads the as-built configuration of --as-built and --mesh,
-// or of the configuration file's "as_built"; nil without one.
-func (c *checkFlags) readAsBuilt(cmd *cobra.Command, cfg *config.Config) (*asbuilt.Deployment, error) {
-	flags := c.config
-	flags.AsBuilt = c.asBuilt
-	if cmd.Flags().Changed("mesh") {
-		flags.Mesh = c.mesh
+	if res.Verdict.TooManyWarnings {
+		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: too many warnings: %d, --max-warnings is %d\n", res.Verdict.Warnings, c.maxWarnings)
 	}
-	src, given, err := config.AsBuilt(cfg, flags)
-	if err != nil || !given {
-		return nil, err
+	if res.Verdict.Failed {
+		return exitCode(exitFindings)
 	}
-	d, skipped, err := asbuilt.Load(src)
-	if err != nil {
-		return nil, fmt.Errorf("as-built configuration: %w", err)
-	}
-	for _, s := range skipped {
-		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: as-built configuration: %s not read: %v\n", s.Path, s.Err)
-	}
-	if len(src.Paths) > 0 {
-		read, notRead := d.Set.Counts()
-		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: %s read, %d skipped\n", report.Plural(read, "as-built resource"), notRead)
-	}
-	return d, nil
-}
-
-// reportNotRun says on w which rules did not run and why, the rules that
-// share a reason on one line.
-func reportNotRun(w io.Writer, notRun []checks.NotRun) {
-	for i := 0; i < len(notRun); {
-		j := i + 1
-		for j < len(notRun) && notRun[j].Reason == notRun[i].Reason {
-			j++
-		}
-		ids := make([]string, 0, j-i)
-		for _, n := range notRun[i:j] {
-			ids = append(ids, n.Rule)
-		}
-		fmt.Fprintf(w, "idemlint: %s did not run: %s\n", strings.Join(ids, ", "), notRun[i].Reason)
-		i = j
-	}
+	return nil
 }
 
 // checkStdin checks the one document on r as the file name, and returns
@@ -290,123 +258,9 @@ func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, 
 	return checks.CheckFiles([]string{name}, opts), src, nil
 }
 
-// sourceOf gives the text format the files it shows lines of: the
-// document on standard input when *stdin holds it, else the file on disk.
-// Findings come sorted by file, so it keeps the last file read.
-func sourceOf(stdin *[]byte) func(path string) (string, bool) {
-	var lastPath, lastText string
-	var lastOK bool
-	return func(path string) (string, bool) {
-		if *stdin != nil {
-			return string(*stdin), true
-		}
-		if path != lastPath {
-			src, err := fileset.Read(path)
-			lastPath, lastText, lastOK = path, string(src), err == nil
-		}
-		return lastText, lastOK
-	}
-}
-
-// gitDir is the directory git runs in for --new-from-rev: the first path's,
-// or the path itself when it is a directory.
-func gitDir(start string) string {
-	if info, err := os.Stat(start); err == nil && info.IsDir() {
-		return start
-	}
-	return filepath.Dir(start)
-}
-
-// narrowing is what --write-baseline, --baseline and --new-from-rev do
-// to the findings: stages of the pipeline after the rules, and what each
-// did, said once the run is over because no finding shows it.
-type narrowing struct {
-	base    *baseline.Baseline // --baseline, or --write-baseline's
-	write   bool               // --write-baseline: record every finding in base first
-	changed changed.Set        // --new-from-rev, since rev
-	rev     string
-
-	recorded    int
-	outcome     baseline.Outcome
-	hiddenByRev int
-}
-
-// stages sets the baseline and new-from-rev stages of opts.
-func (n *narrowing) stages(opts *checks.Options) {
-	if n.base != nil {
-		opts.Baseline = func(findings []checks.Finding) []checks.Finding {
-			if n.write {
-				n.base.Record(findings)
-				n.recorded = len(findings)
-			}
-			n.outcome = n.base.Filter(findings)
-			return n.outcome.New
-		}
-	}
-	if n.changed != nil {
-		opts.NewFromRev = func(findings []checks.Finding, docs []*boundary.Document) []checks.Finding {
-			kept := changed.Filter(findings, docs, n.changed)
-			n.hiddenByRev = len(findings) - len(kept)
-			return kept
-		}
-	}
-}
-
-// finish saves a recorded baseline and says on w what each stage did.
-func (n *narrowing) finish(w io.Writer) error {
-	if n.write {
-		if err := n.base.Save(); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "idemlint: recorded %s in baseline %s\n", report.Plural(n.recorded, "finding"), n.base.Path)
-	}
-	if n.base != nil {
-		fmt.Fprintf(w, "idemlint: baseline %s hid %s", n.base.Path, report.Plural(n.outcome.Hidden, "finding"))
-		if n.outcome.Stale > 0 {
-			verb := "occur"
-			if n.outcome.Stale == 1 {
-				verb = "occurs"
-			}
-			fmt.Fprintf(w, "; %s no longer %s (prune with --write-baseline %s)", report.Plural(n.outcome.Stale, "entry"), verb, n.base.Path)
-		}
-		fmt.Fprintln(w)
-	}
-	if n.changed != nil {
-		fmt.Fprintf(w, "idemlint: %s outside the files changed since %s not shown\n", report.Plural(n.hiddenByRev, "finding"), n.rev)
-	}
-	return nil
-}
-
-// noteIgnored says on w which of the paths named on the command line the
-// configuration's "ignore" leaves out: without a word, a named file that is
-// not checked looks like a clean one, or like no boundary document at all.
-func noteIgnored(w io.Writer, cfg *config.Config, paths []string) {
-	for _, p := range paths {
-		if cfg != nil && cfg.Ignored(p) {
-			fmt.Fprintf(w, "idemlint: %s is ignored by %s (\"ignore\"), so it is not checked; --no-config checks it\n", p, cfg.Path)
-		}
-	}
-}
-
 // errNoDocuments is the usage error of a run that found no boundary
 // document: a wrong path or an ignore-everything configuration must not
 // pass as a clean check.
 func errNoDocuments(paths []string) error {
 	return fmt.Errorf("no boundary documents found under %s (a boundary document is a JSON object with spec_version or boundary)", strings.Join(paths, " "))
-}
-
-// verdict turns the findings into the exit status: findings at or above
-// failOn fail the check, and so do more warnings than maxWarnings (when it
-// is not negative), which is said on w because no finding shows it.
-func verdict(w io.Writer, findings []checks.Finding, failOn checks.Severity, maxWarnings int) error {
-	errs, warns := checks.Count(findings)
-	failed := errs > 0 || (failOn == checks.Warning && warns > 0)
-	if maxWarnings >= 0 && warns > maxWarnings {
-		fmt.Fprintf(w, "idemlint: too many warnings: %d, --max-warnings is %d\n", warns, maxWarnings)
-		failed = true
-	}
-	if failed {
-		return exitCode(exitFindings)
-	}
-	return nil
 }

@@ -1,24 +1,16 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
-	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/config"
-	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/conform"
-	"github.com/idemlint/idemlint/schemas/fileset"
-	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 func newConformCmd() *cobra.Command {
@@ -148,46 +140,23 @@ func runConform(cmd *cobra.Command, f conformFlags) error {
 	if err != nil {
 		return err
 	}
-	extra, err := extraHeaders(f.headers, f.headerEnvs)
+	extra, err := conform.ParseHeaders(f.headers, f.headerEnvs)
 	if err != nil {
 		return err
 	}
-	body, err := readProbeBody(f.bodyFile)
+	body, err := conform.ReadBody(f.bodyFile)
 	if err != nil {
 		return err
-	}
-	path, err := policyFile(f.policy, f.operation)
-	if err != nil {
-		return err
-	}
-	src, err := fileset.Read(path)
-	if err != nil {
-		return fmt.Errorf("--policy %s: %w", path, err)
 	}
 	cfg := conform.Config{
 		Operation: f.operation, Body: body, Targets: f.targets, EffectsURL: f.effectsURL, Origin: f.origin, Headers: extra,
 		Concurrency: f.concurrency, Timeout: f.timeout, MaxDuration: f.maxDuration, Insecure: f.insecure,
 	}
-	if f.inProcess {
-		// The engine stays strict: it refuses a policy it cannot run.
-		// Warnings are shown as notes, not logged.
-		engine, err := reference.New(path, src, reference.WithLogger(slog.New(slog.DiscardHandler)))
-		if err != nil {
-			return fmt.Errorf("refusing to probe: %w", err)
-		}
-		cfg.Handler, cfg.Effects = conform.InProcess(engine)
+	if err := cfg.UsePolicy(f.policy, f.inProcess, func(dir string) (checks.Options, error) {
+		return config.Discovered("", false, dir, config.Flags{})
+	}); err != nil {
+		return err
 	}
-	// Conform probes the policy as written: its lint findings are notes,
-	// and it refuses only a document it cannot read as a policy.
-	doc, findings := checks.CheckDocument(path, src)
-	checks.SortFindings(findings)
-	switch {
-	case doc == nil:
-		return fmt.Errorf("refusing to probe: %s is not a JSON object%s", path, findingLines(findings))
-	case doc.Policy == nil:
-		return fmt.Errorf(`refusing to probe: %s is not an adapter policy: its boundary is %q; want "adapter", or "gateway_to_adapter" with an embedded "adapter" object`, path, doc.Kind)
-	}
-	cfg.Policy, cfg.PolicyFindings = doc.Policy, findings
 	if f.verbose {
 		cfg.Verbose = cmd.ErrOrStderr()
 	}
@@ -205,88 +174,4 @@ func runConform(cmd *cobra.Command, f conformFlags) error {
 		return exitCode(exitFindings)
 	}
 	return nil
-}
-
-// findingLines lists findings as "idemlint check" writes them, one per
-// line after a line break.
-func findingLines(findings []checks.Finding) string {
-	var b strings.Builder
-	for _, f := range findings {
-		b.WriteString("\n" + f.String())
-	}
-	return b.String()
-}
-
-// policyFile returns the policy document to probe: path itself, or the one
-// policy of the set under the directory path (the one declaring operation,
-// when given).
-func policyFile(path, operation string) (string, error) {
-	info, err := os.Stat(path)
-	if err != nil {
-		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-			err = pe.Err // the path is said once
-		}
-		return "", fmt.Errorf("--policy %s: %w", path, err)
-	}
-	if !info.IsDir() {
-		return path, nil
-	}
-	cfg, err := config.Discover("", false, path)
-	if err != nil {
-		return "", err
-	}
-	set, err := checks.Load([]string{path}, config.Options(cfg, config.Flags{}))
-	if err != nil {
-		return "", err
-	}
-	found, err := reference.FindPolicy(set.Documents, operation)
-	if err != nil {
-		return "", fmt.Errorf("--policy %s: %w", path, err)
-	}
-	return found, nil
-}
-
-// extraHeaders parses the --header values and the headers held by the
-// --header-env variables.
-func extraHeaders(flags, envs []string) ([]conform.Header, error) {
-	var out []conform.Header
-	for _, text := range flags {
-		h, err := conform.ParseHeader(text, "--header")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	for _, name := range envs {
-		text, ok := os.LookupEnv(name)
-		if !ok {
-			return nil, fmt.Errorf("--header-env %s: the environment variable is not set", name)
-		}
-		h, err := conform.ParseHeader(text, "--header-env "+name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, nil
-}
-
-// readProbeBody parses the --body file, which must hold one JSON object.
-func readProbeBody(path string) (*jsontree.Node, error) {
-	if path == "" {
-		return nil, nil
-	}
-	src, err := fileset.Read(path)
-	if err != nil {
-		return nil, fmt.Errorf("--body: %s: %w", path, err)
-	}
-	root, problems := jsontree.Parse(string(src))
-	switch {
-	case len(problems) == 0:
-		return root, nil
-	case root == nil && json.Valid(src):
-		return nil, fmt.Errorf("--body: %s holds no JSON object; conform adds its probe fields to an object", path)
-	}
-	p := problems[0]
-	return nil, fmt.Errorf("--body: %s:%d:%d: %s", path, p.Line, p.Column, p.Message)
 }

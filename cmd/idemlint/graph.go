@@ -55,7 +55,11 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 				return errNoDocuments(args)
 			}
 			var hopNote func(*chain.Chain, int) string
-			if src, given, _ := config.AsBuilt(cfg, config.Flags{}); given {
+			src, given, err := config.AsBuilt(cfg, config.Flags{})
+			if err != nil {
+				return err
+			}
+			if given {
 				d, _, err := asbuilt.Load(src)
 				if err != nil {
 					return fmt.Errorf("as-built configuration: %w", err)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemlint/idemlint/checks/lsp"
+	"github.com/idemlint/idemlint/cmd/idemlint/internal/lsp"
 )
 
 func newLSPCmd() *cobra.Command {

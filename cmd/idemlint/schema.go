@@ -27,9 +27,9 @@ lists the names it can print.
 --out DIR writes every schema (or KIND's only) to DIR/NAME.schema.json,
 replacing files of those names.`,
 		Args:      cobra.MaximumNArgs(1),
-		ValidArgs: schemaNames(),
+		ValidArgs: schemas.Names(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			names := schemaNames()
+			names := schemas.Names()
 			if len(args) == 1 {
 				if _, ok := schemas.SelfContained(args[0]); !ok {
 					return fmt.Errorf("unknown schema %q (want one of %s)", args[0], joinNames(names))
@@ -61,21 +61,13 @@ replacing files of those names.`,
 func writeSchemas(w io.Writer, dir string, names []string) error {
 	for _, name := range names {
 		src, _ := schemas.SelfContained(name)
-		target := filepath.Join(dir, schemaFile(name))
+		target := filepath.Join(dir, schemas.FileName(name))
 		if err := os.WriteFile(target, src, 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "wrote %s\n", target)
 	}
 	return nil
-}
-
-func schemaFile(name string) string { return name + ".schema.json" }
-
-// schemaNames lists what "idemlint schema" prints: the kinds, then the
-// shared definitions, the envelope and the project configuration.
-func schemaNames() []string {
-	return append(schemas.Kinds(), "common", "envelope", "config")
 }
 
 func joinNames(names []string) string { return strings.Join(names, ", ") }

@@ -42,7 +42,7 @@ const (
 type Config struct {
 	// Policy is the adapter policy the target claims to honour, as
 	// written: conform probes a policy with lint errors too, skipping the
-	// probes whose sections are missing (boundary.Parse decodes it).
+	// probes whose sections are missing (reference.CheckPolicy reads it).
 	Policy *boundary.Policy
 	// PolicyFindings are the policy's lint findings, shown as notes.
 	PolicyFindings []checks.Finding

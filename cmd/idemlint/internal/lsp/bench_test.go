@@ -14,7 +14,7 @@ import (
 // published. 250 flows (1,000 files, 10% defective) is a large
 // workspace; the server is sequential, so this is the latency a user sees.
 //
-//	go test -run '^$' -bench Recheck -benchtime 10x ./checks/lsp
+//	go test -run '^$' -bench Recheck -benchtime 10x ./cmd/idemlint/internal/lsp
 func BenchmarkRecheck(b *testing.B) {
 	dir := b.TempDir()
 	if _, err := corpus.Generate(dir, corpus.Options{Flows: 250, Seed: 1, DefectRate: 0.1, Style: corpus.Uniform}); err != nil {

@@ -132,7 +132,7 @@ func (c *client) diagnostics() map[string][]diagnostic {
 func copySet(t *testing.T, set string) string {
 	t.Helper()
 	dir := t.TempDir()
-	files, err := filepath.Glob(filepath.Join("..", "..", "fixtures", set, "*.json"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "..", "fixtures", set, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("fixture set %s: %v", set, err)
 	}

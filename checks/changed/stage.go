@@ -1,0 +1,48 @@
+package changed
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/report"
+	"github.com/idemlint/idemlint/schemas/boundary"
+)
+
+// Stage is the --new-from-rev stage of a run's pipeline
+// (checks.Options.NewFromRev): it keeps the findings a change since a
+// revision touched. How many it hid is said once the run is over (Report),
+// because no finding shows it.
+type Stage struct {
+	changed Set
+	rev     string
+	hidden  int
+}
+
+// NewStage returns the stage keeping the findings of the files changed
+// since rev in the git work tree holding start (the first checked path).
+func NewStage(start, rev string) (*Stage, error) {
+	dir := start
+	if info, err := os.Stat(start); err != nil || !info.IsDir() {
+		dir = filepath.Dir(start)
+	}
+	set, err := Since(dir, rev)
+	if err != nil {
+		return nil, err
+	}
+	return &Stage{changed: set, rev: rev}, nil
+}
+
+// Filter is the stage (see the package's Filter).
+func (s *Stage) Filter(findings []checks.Finding, docs []*boundary.Document) []checks.Finding {
+	kept := Filter(findings, docs, s.changed)
+	s.hidden = len(findings) - len(kept)
+	return kept
+}
+
+// Report says on w how many findings the stage hid.
+func (s *Stage) Report(w io.Writer) {
+	fmt.Fprintf(w, "idemlint: %s outside the files changed since %s not shown\n", report.Plural(s.hidden, "finding"), s.rev)
+}

@@ -1,0 +1,100 @@
+package starter
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/openapi"
+)
+
+// The starter set passes check, each document names its kind's schema
+// under SchemaDir, and the set carries those schemas.
+func TestNewIsACleanSetWithItsSchemas(t *testing.T) {
+	set, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := set.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 8 || files[0] != filepath.Join(dir, ".schemas", "adapter.schema.json") || files[4] != filepath.Join(dir, "01-browser-to-bff.json") {
+		t.Errorf("Write created %v, want the four schemas, then the four documents", files)
+	}
+	adapter, err := os.ReadFile(filepath.Join(dir, "04-adapter.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"$schema\": \"./.schemas/adapter.schema.json\","; !strings.HasPrefix(string(adapter), want) {
+		t.Errorf("04-adapter.json starts %.60q, want %q", adapter, want)
+	}
+	res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+	if err != nil || len(res.Findings) != 0 || len(res.Documents) != 4 {
+		t.Errorf("check of the starter set: %v, %d documents, findings %v; want 4 clean documents", err, len(res.Documents), res.Findings)
+	}
+}
+
+func TestWriteNeverOverwrites(t *testing.T) {
+	set, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	taken := filepath.Join(dir, "04-adapter.json")
+	if err := os.WriteFile(taken, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = set.Write(dir)
+	if want := "refusing to overwrite " + taken + "; nothing written"; err == nil || err.Error() != want {
+		t.Errorf("Write = %v, want %s", err, want)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("Write left %d entries, want only the file that was there", len(entries))
+	}
+}
+
+// A flow per tag, each in its directory, whose documents name the schemas
+// one level up.
+func TestNewFromOpenAPI(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "openapi.yaml")
+	err := os.WriteFile(spec, []byte(`openapi: 3.0.3
+info: {title: shop, version: "2"}
+paths:
+  /orders:
+    post:
+      operationId: createOrder
+      tags: [orders]
+      responses: {"201": {description: created}}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := openapi.Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := New(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, ok := set.Files["orders/04-adapter.json"]
+	if !ok || !strings.Contains(string(doc.Data), `"$schema": "../.schemas/adapter.schema.json"`) {
+		t.Errorf("orders/04-adapter.json: %v, want it naming ../.schemas/adapter.schema.json; files %v", ok, keys(set))
+	}
+	// The description declares no key header for its one write.
+	if len(set.KeyGaps) != 1 {
+		t.Errorf("KeyGaps = %v, want the one operation", set.KeyGaps)
+	}
+}
+
+func keys(s *Set) []string {
+	var out []string
+	for p := range s.Files {
+		out = append(out, p)
+	}
+	return out
+}

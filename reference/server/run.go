@@ -1,0 +1,124 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/idemlint/idemlint/reference"
+)
+
+// releaseGrace is how long handlers cut at the shutdown timeout have to
+// return and release their keys.
+const releaseGrace = 5 * time.Second
+
+// Config is what "idemlint serve" runs, its flags' values.
+type Config struct {
+	Policy, Addr, Store string
+	DemoDelay           time.Duration
+	ShutdownTimeout     time.Duration
+	ReadTimeout         time.Duration
+	MaxConnections      int
+	MaxBodyMemoryMiB    int64
+	MinBodyRate         int64 // 0: no minimum
+}
+
+// ErrUnfinished ends a run whose shutdown cut requests still in flight,
+// or could not record the end of some attempts (their keys are logged:
+// each may run again once its lease lapses).
+var ErrUnfinished = errors.New("serve: requests were cut or not recorded at shutdown")
+
+// Run serves the reference engine configured from c.Policy in front of a
+// reference.Demo until ctx ends or SIGINT or SIGTERM arrives, logging to
+// stderr. It prints "listening on http://ADDR" to stdout once it accepts
+// connections. A policy the engine refuses is an
+// *reference.InvalidPolicyError; a shutdown that left work unfinished,
+// ErrUnfinished.
+func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
+	minBodyRate := c.MinBodyRate
+	if minBodyRate == 0 {
+		minBodyRate = -1 // off
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	store, closeStore, err := OpenStore(ctx, c.Store)
+	if err != nil {
+		return err
+	}
+	if store == nil { // only the memory store keeps its records in this heap
+		defer CollectForMemoryStore()()
+	}
+	defer closeStore()
+
+	// Handlers outlive their clients; they end when shutdown gives up
+	// waiting for them.
+	handlers, cutHandlers := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cutHandlers(nil)
+	opts := []reference.Option{reference.WithLogger(logger), reference.WithAccessLog(logger), reference.WithBaseContext(handlers), reference.WithMaxBodyMemory(min(c.MaxBodyMemoryMiB, math.MaxInt64>>20) << 20)}
+	if store != nil {
+		opts = append(opts, reference.WithStore(store))
+	}
+	engine, err := reference.Load(c.Policy, opts...)
+	if err != nil {
+		return err
+	}
+
+	// Catch the signals before announcing the address: from then on a
+	// supervisor may stop us at any time.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	demo := reference.NewDemo(engine.Policy())
+	demo.Delay = c.DemoDelay
+	demo.Warnings = StoreWarnings(ctx, store, logger)
+	srv, err := Listen(c.Addr, engine.Middleware(demo), Options{
+		MaxConnections: c.MaxConnections,
+		ReadTimeout:    c.ReadTimeout,
+		MinBodyRate:    minBodyRate,
+		LongestHandler: engine.MaxWait() + c.DemoDelay,
+		Logger:         logger,
+	})
+	if err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	if sweeper, ok := store.(ExpirySweeper); ok {
+		go Sweep(handlers, sweeper, DefaultSweepEvery, logger)
+	}
+	fmt.Fprintf(stdout, "listening on http://%s\n", srv.Addr())
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "timeout", c.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ShutdownTimeout)
+	defer cancel()
+	cut := srv.Shutdown(shutdownCtx) != nil
+	if cut {
+		cutHandlers(errors.New("serve is shutting down"))
+		srv.Close()
+		logger.Error("shutdown cut requests still in flight", "timeout", c.ShutdownTimeout)
+		var cancelGrace context.CancelFunc
+		shutdownCtx, cancelGrace = context.WithTimeout(context.WithoutCancel(ctx), releaseGrace)
+		defer cancelGrace()
+	}
+	var unrecorded *reference.UnrecordedError
+	if errors.As(engine.Drain(shutdownCtx), &unrecorded) {
+		for _, a := range unrecorded.Attempts {
+			logger.Error("shutdown: the end of the attempt could not be recorded; its key may run again once its lease lapses", "operation", a.Operation, "idempotency_key", a.Key)
+		}
+		return ErrUnfinished
+	}
+	if cut {
+		return ErrUnfinished
+	}
+	<-served // http.ErrServerClosed
+	return nil
+}

@@ -1,0 +1,67 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idemlint/idemlint/reference"
+)
+
+const policyFile = "../testdata/adapter.json"
+
+func testConfig(policy string) Config {
+	return Config{Policy: policy, Addr: "127.0.0.1:0", Store: "memory", ShutdownTimeout: 10 * time.Second,
+		ReadTimeout: DefaultReadTimeout, MaxConnections: 8, MaxBodyMemoryMiB: 1}
+}
+
+// Run serves until its context ends, then shuts down cleanly.
+func TestRunServesUntilTheContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, stdout := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, testConfig(policyFile), stdout, io.Discard)
+		stdout.Close()
+	}()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no address announced: %v (Run: %v)", err, <-done)
+	}
+	base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		t.Fatalf("Run announced %q", line)
+	}
+	resp, err := http.Get(base + "/_health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /_health: %s", resp.Status)
+	}
+	go io.Copy(io.Discard, out)
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run after the context ended = %v, want nil", err)
+	}
+}
+
+func TestRunRefusesAPolicyTheEngineRefuses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "policy.json")
+	if err := os.WriteFile(path, []byte(`{"spec_version": "idemlint.boundary/v1", "boundary": "adapter"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := Run(context.Background(), testConfig(path), io.Discard, io.Discard)
+	if invalid := (*reference.InvalidPolicyError)(nil); !errors.As(err, &invalid) {
+		t.Errorf("Run = %v, want *reference.InvalidPolicyError", err)
+	}
+}
