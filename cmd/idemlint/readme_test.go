@@ -53,3 +53,62 @@ func TestREADMEDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEAsBuiltExample runs the commands of README's as-built example
+// from the repository root and holds their output to what README shows,
+// and their exit code to what README says: 0 for the fixed manifests, 1
+// for the broken ones.
+func TestREADMEAsBuiltExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const marker = "<!-- output checked by TestREADMEAsBuiltExample -->\n```console\n"
+	_, block, ok := strings.Cut(string(readme), marker)
+	if !ok {
+		t.Fatalf("README.md lacks the marker %q", marker)
+	}
+	block, _, _ = strings.Cut(block, "```\n")
+	t.Chdir("../..")
+	var commands []string
+	want := map[string]string{}
+	for _, line := range strings.SplitAfter(block, "\n") {
+		if command, ok := strings.CutPrefix(line, "$ "); ok {
+			commands = append(commands, strings.TrimSuffix(command, "\n"))
+			continue
+		}
+		if len(commands) == 0 {
+			t.Fatalf("README.md's example has output before any command: %q", line)
+		}
+		want[commands[len(commands)-1]] += line
+	}
+	wantCode := map[string]int{"fixed": 0, "broken": 1}
+	seen := map[string]bool{}
+	for _, command := range commands {
+		args := strings.Fields(command)
+		if args[0] != "idemlint" {
+			t.Fatalf("README.md's example runs %q, not idemlint", command)
+		}
+		var variant string
+		for i, arg := range args {
+			if arg == "--as-built" && i+1 < len(args) {
+				variant = args[i+1][strings.LastIndex(args[i+1], "/")+1:]
+			}
+		}
+		code, ok := wantCode[variant]
+		if !ok {
+			t.Fatalf("README.md's example %q checks neither the fixed nor the broken manifests", command)
+		}
+		seen[variant] = true
+		var stdout, stderr bytes.Buffer
+		if got := run(args[1:], &stdout, &stderr); got != code {
+			t.Errorf("%s exited %d, want %d: %s", command, got, code, stderr.String())
+		}
+		if diff := cmp.Diff(want[command], stdout.String()); diff != "" {
+			t.Errorf("README.md shows stale output of %s; replace it with what the command prints (-want +got):\n%s", command, diff)
+		}
+	}
+	if !seen["fixed"] || !seen["broken"] {
+		t.Errorf("README.md's example should check both the fixed and the broken manifests; it runs %q", commands)
+	}
+}
