@@ -22,7 +22,8 @@
 // without being parsed: most of a repository's manifests are
 // Deployments and Services). A file that cannot be read or parsed is a Set.Errors entry
 // (IDL001 at that file) and nothing of it is used; a value written but
-// not understood is a Set.Problems entry at its place. Reading is bounded
+// not understood is a Set.Problems entry, IDL001 at its place
+// (Set.FileFindings reports both). Reading is bounded
 // whatever the input: MaxFileSize, a nesting limit, and a budget of node
 // visits proportional to the file's size that YAML aliases cannot
 // escape. Load (load.go) reads what a Source names, from the flags of

@@ -147,13 +147,22 @@ func report(p *checks.SetPass, at Pos, e edgeOp, related, format string, args ..
 	f.Relate(e.doc, e.op.Pos, related)
 }
 
-// FileFindings are the IDL001 findings of the files that could not be
-// read or parsed (spec 8.1).
+// FileFindings are the IDL001 findings of the as-built files (spec 8.1,
+// 6.1: nothing is skipped silently): each file that could not be read or
+// parsed, at that file, and each value read without being understood
+// (Set.Problems), at that value.
 func (s *Set) FileFindings() []checks.Finding {
-	out := make([]checks.Finding, 0, len(s.Errors))
+	out := make([]checks.Finding, 0, len(s.Errors)+len(s.Problems))
 	for _, e := range s.Errors {
-		out = append(out, checks.Finding{Rule: checks.IDL001.ID, Severity: checks.IDL001.Severity, File: e.At.File,
-			Line: e.At.Line, Column: e.At.Column, Message: "cannot read this as-built file: " + e.Err.Error()})
+		out = append(out, inputFinding(e.At, "cannot read this as-built file: "+e.Err.Error()))
+	}
+	for _, p := range s.Problems {
+		out = append(out, inputFinding(p.At, "as-built value not used: "+p.Message))
 	}
 	return out
+}
+
+func inputFinding(at Pos, message string) checks.Finding {
+	return checks.Finding{Rule: checks.IDL001.ID, Severity: checks.IDL001.Severity, File: at.File,
+		Line: at.Line, Column: at.Column, Message: message}
 }

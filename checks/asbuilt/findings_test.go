@@ -1,0 +1,63 @@
+package asbuilt
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestFileFindings: every value written but not understood is an IDL001
+// finding at its place (spec 8.1, 6.1: nothing is skipped silently), as is
+// a file that cannot be parsed; a file that parses yields nothing else.
+func TestFileFindings(t *testing.T) {
+	src := `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata:
+  name: !!binary b3JkZXJz
+  namespace: shop
+spec:
+  hosts: orders
+  http:
+  - match: [{uri: {regex: "(unclosed"}}]
+    route: [{destination: {host: orders}}]
+    retries: {attempts: two, perTryTimeout: soon}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ingress-nginx-controller, namespace: ingress-nginx}
+data: {proxy-next-upstream-tries: "3"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ingress-nginx-controller, namespace: ingress-nginx}
+data: {proxy-next-upstream-tries: "5"}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: istio, namespace: istio-system}
+data:
+  mesh: |
+    defaultHttpRetryPolicy: [unclosed
+`
+	s := Parse("routes.yaml", []byte(src))
+	s.Errors = append(s.Errors, Parse("broken.yaml", []byte("kind: HTTPRoute\nspec: [unclosed\n")).Errors...)
+	var got []string
+	for _, f := range s.FileFindings() {
+		got = append(got, fmt.Sprintf("%s %s %s:%d:%d %s", f.Rule, f.Severity, f.File, f.Line, f.Column, f.Message))
+	}
+	want := []string{
+		"IDL001 error broken.yaml:3:1 cannot read this as-built file: not valid YAML or JSON: while parsing a flow sequence: did not find expected ',' or ']'",
+		"IDL001 error routes.yaml:4:9 as-built value not used: metadata.name has the tag !!binary; idemlint reads only plain strings, numbers and booleans here",
+		"IDL001 error routes.yaml:7:10 as-built value not used: spec.hosts is not a list",
+		"IDL001 error routes.yaml:9:27 as-built value not used: match.uri: not an RE2 regular expression: error parsing regexp: missing closing ): `^(?:(unclosed)$`",
+		"IDL001 error routes.yaml:27:9 as-built value not used: data.mesh is not valid YAML: go-yaml load error in parser (while parsing a flow sequence) at L1.C25-L2.C1: did not find expected ',' or ']'",
+		"IDL001 error routes.yaml:18:1 as-built value not used: a second ingress-nginx controller ConfigMap; the one at routes.yaml:13:1 is used",
+		"IDL001 error routes.yaml:11:25 as-built value not used: retries.attempts is \"two\", not a whole number",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if clean := Parse("clean.yaml", []byte("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: orders}\nspec: {http: [{route: [{destination: {host: orders}}]}]}\n")); len(clean.FileFindings()) != 0 {
+		t.Errorf("a clean file: %v", clean.FileFindings())
+	}
+}
