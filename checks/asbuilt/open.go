@@ -25,3 +25,15 @@ func Open(src Source, w io.Writer) (*Deployment, error) {
 	}
 	return d, nil
 }
+
+// SayUnread says on w which files of d could not be read and how many
+// values were read without being understood, for a command that shows no
+// findings ("idemlint graph"): check reports each as IDL001.
+func (d *Deployment) SayUnread(w io.Writer) {
+	for _, e := range d.Set.Errors {
+		fmt.Fprintf(w, "idemlint: cannot read the as-built file %v; hops it routes are drawn without it\n", e)
+	}
+	if n := len(d.Set.Problems); n > 0 {
+		fmt.Fprintf(w, "idemlint: %s of the as-built files not understood and drawn without (idemlint check says where)\n", checkreport.Plural(n, "value"))
+	}
+}

@@ -60,10 +60,11 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 				return err
 			}
 			if given {
-				d, _, err := asbuilt.Load(src)
+				d, err := asbuilt.Open(src, cmd.ErrOrStderr())
 				if err != nil {
-					return fmt.Errorf("as-built configuration: %w", err)
+					return err
 				}
+				d.SayUnread(cmd.ErrOrStderr())
 				hopNote = d.HopNote
 			}
 			graphs := make([]report.SetGraph, len(set.Sets))
