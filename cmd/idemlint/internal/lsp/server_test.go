@@ -441,3 +441,47 @@ func TestSessionReadsTheAsBuiltConfiguration(t *testing.T) {
 		t.Fatalf("with as_built in .idemlint.json: %+v, want one IDL407 on line 5", got)
 	}
 }
+
+// An as-built file that cannot be read, and a value of one that is not
+// understood, are IDL001 diagnostics of that file, as "idemlint check"
+// reports them, though no boundary document is open.
+func TestSessionPublishesAsBuiltFileFindings(t *testing.T) {
+	dir := copySet(t, "valid/orders-basic")
+	if err := os.MkdirAll(filepath.Join(dir, "deploy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		".idemlint.json":      `{"as_built": {"paths": ["deploy"]}}`,
+		"deploy/broken.yaml":  "kind: HTTPRoute\nspec: [unclosed\n",
+		"deploy/routes.yaml":  "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: orders, namespace: shop}\nspec:\n  http:\n  - route: [{destination: {host: orders}}]\n    retries: {attempts: two}\n",
+		"deploy/service.yaml": "apiVersion: v1\nkind: Service\nmetadata: {name: orders}\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(name)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := startServer(t)
+	initialize(c, dir)
+	got := c.diagnostics()
+	type at struct {
+		code            string
+		line, character int
+		severity        int
+		messagePrefix   string
+	}
+	want := map[string]at{
+		"broken.yaml": {"IDL001", 2, 0, 1, "cannot read this as-built file: not valid YAML or JSON"},
+		"routes.yaml": {"IDL001", 6, 24, 1, `as-built value not used: retries.attempts is "two", not a whole number`},
+	}
+	if len(got) != len(want) {
+		t.Errorf("published for %d files, want %d: %+v", len(got), len(want), got)
+	}
+	for file, w := range want {
+		ds := got[file]
+		if len(ds) != 1 || ds[0].Code != w.code || ds[0].Severity != w.severity || ds[0].Range.Start.Line != w.line ||
+			ds[0].Range.Start.Character != w.character || !strings.HasPrefix(ds[0].Message, w.messagePrefix) {
+			t.Errorf("%s: %+v, want one %+v", file, ds, w)
+		}
+	}
+}
