@@ -49,7 +49,8 @@ type Options struct {
 	// the decoded documents (checks/changed).
 	NewFromRev func(findings []Finding, docs []*boundary.Document) []Finding
 	// InputFindings are the findings of inputs read outside the set,
-	// such as the as-built files that cannot be read (IDL001): they join
+	// such as the as-built files that cannot be read and their values not
+	// understood (IDL001): they join
 	// the run's findings after the baseline and new-from-rev stages,
 	// which never hide that an input could not be read.
 	InputFindings []Finding
