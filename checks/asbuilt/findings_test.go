@@ -25,7 +25,17 @@ spec:
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: ingress-nginx-controller, namespace: ingress-nginx}
-data: {proxy-next-upstream-tries: "3"}
+data: {proxy-next-upstream-tries: "3x"}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: orders, namespace: shop}
+spec:
+  rules:
+  - http:
+      paths:
+      - {path: /orders, pathType: Prefix, backend: {service: {name: orders}}}
+      - {path: /refunds, pathType: Prefix, backend: {service: {name: orders}}}
 ---
 apiVersion: v1
 kind: ConfigMap
@@ -50,9 +60,11 @@ data:
 		"IDL001 error routes.yaml:4:9 as-built value not used: metadata.name has the tag !!binary; idemlint reads only plain strings, numbers and booleans here",
 		"IDL001 error routes.yaml:7:10 as-built value not used: spec.hosts is not a list",
 		"IDL001 error routes.yaml:9:27 as-built value not used: match.uri: not an RE2 regular expression: error parsing regexp: missing closing ): `^(?:(unclosed)$`",
-		"IDL001 error routes.yaml:27:9 as-built value not used: data.mesh is not valid YAML: go-yaml load error in parser (while parsing a flow sequence) at L1.C25-L2.C1: did not find expected ',' or ']'",
-		"IDL001 error routes.yaml:18:1 as-built value not used: a second ingress-nginx controller ConfigMap; the one at routes.yaml:13:1 is used",
+		"IDL001 error routes.yaml:37:9 as-built value not used: data.mesh is not valid YAML: go-yaml load error in parser (while parsing a flow sequence) at L1.C25-L2.C1: did not find expected ',' or ']'",
+		"IDL001 error routes.yaml:28:1 as-built value not used: a second ingress-nginx controller ConfigMap; the one at routes.yaml:13:1 is used",
 		"IDL001 error routes.yaml:11:25 as-built value not used: retries.attempts is \"two\", not a whole number",
+		// Judged for each of the Ingress's two routes, reported once.
+		"IDL001 error routes.yaml:16:35 as-built value not used: proxy-next-upstream-tries is \"3x\", not a whole number",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -156,8 +156,14 @@ func (s *Set) FileFindings() []checks.Finding {
 	for _, e := range s.Errors {
 		out = append(out, inputFinding(e.At, "cannot read this as-built file: "+e.Err.Error()))
 	}
+	// A cluster-wide configuration's value is judged once per route it
+	// applies to: reported once.
+	seen := make(map[Problem]bool, len(s.Problems))
 	for _, p := range s.Problems {
-		out = append(out, inputFinding(p.At, "as-built value not used: "+p.Message))
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, inputFinding(p.At, "as-built value not used: "+p.Message))
+		}
 	}
 	return out
 }

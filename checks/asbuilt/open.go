@@ -33,7 +33,7 @@ func (d *Deployment) SayUnread(w io.Writer) {
 	for _, e := range d.Set.Errors {
 		fmt.Fprintf(w, "idemlint: cannot read the as-built file %v; hops it routes are drawn without it\n", e)
 	}
-	if n := len(d.Set.Problems); n > 0 {
+	if n := len(d.Set.FileFindings()) - len(d.Set.Errors); n > 0 {
 		fmt.Fprintf(w, "idemlint: %s of the as-built files not understood and drawn without (idemlint check says where)\n", checkreport.Plural(n, "value"))
 	}
 }
