@@ -73,3 +73,33 @@ data:
 		t.Errorf("a clean file: %v", clean.FileFindings())
 	}
 }
+
+// TestConfigProblemsWithoutRoutes: a cluster-wide configuration's value
+// that is not understood is reported though no route it applies to was
+// read (the mesh's retry also carries hops no resource binds).
+func TestConfigProblemsWithoutRoutes(t *testing.T) {
+	src := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: istio, namespace: istio-system}
+data:
+  mesh: |
+    defaultHttpRetryPolicy:
+      attempts: many
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ingress-nginx-controller, namespace: ingress-nginx}
+data: {proxy-next-upstream-tries: "3x"}
+`
+	var got []string
+	for _, f := range Parse("cluster.yaml", []byte(src)).FileFindings() {
+		got = append(got, fmt.Sprintf("%s:%d:%d %s", f.File, f.Line, f.Column, f.Message))
+	}
+	want := []string{
+		`cluster.yaml:7:17 as-built value not used: retries.attempts is "many", not a whole number`,
+		`cluster.yaml:12:35 as-built value not used: proxy-next-upstream-tries is "3x", not a whole number`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -384,6 +384,7 @@ func (s *Set) resolve() {
 		fn()
 	}
 	s.finish = nil
+	s.judgeConfigs()
 	s.named = map[Ref][]*Resource{}
 	for _, res := range s.Resources {
 		k := Ref{Kind: res.Kind, Name: res.Name.Value}
@@ -404,6 +405,23 @@ func (f *fileRead) configMap(root *yaml.Node) {
 		f.nginxConfigMap(root)
 	default:
 		f.skipped++
+	}
+}
+
+// judgeConfigs reports the values of the cluster-wide configurations
+// that are not understood even when no route they apply to was read
+// (a hop no resource binds takes the mesh's retry too); FileFindings
+// reports a place once however many routes judged it.
+func (s *Set) judgeConfigs() {
+	if m := s.mesh; m != nil && m.retry != nil {
+		_, problems := envoyRetry(m.retry.attempts, m.retry.retryOn, m.retry.perTry, m.at)
+		s.Problems = append(s.Problems, problems...)
+	}
+	if c := s.nginx; c != nil {
+		_, problems := nginxRetry(s.controller("proxy-next-upstream", NginxProxyNextUpstream, c.at),
+			s.controller("proxy-next-upstream-tries", NginxProxyNextUpstreamTries, c.at),
+			s.controller("retry-non-idempotent", NginxRetryNonIdempotent, c.at), false)
+		s.Problems = append(s.Problems, problems...)
 	}
 }
 
