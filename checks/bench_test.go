@@ -74,19 +74,6 @@ func corpusFiles(b *testing.B) (dir string, files []string, size int64) {
 	return dir, files, size
 }
 
-// reportCPU starts measuring the CPU time the process spends (on every
-// core, the garbage collector's included) and returns the function that
-// reports it per operation as cpu-ns/op: wall time alone hides work
-// spread over more cores or left to the collector.
-func reportCPU(b *testing.B) func() {
-	start, ok := processCPU()
-	return func() {
-		if end, _ := processCPU(); ok && b.N > 0 {
-			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
-		}
-	}
-}
-
 // BenchmarkFloor10k is the floor a whole check is measured against
 // (corpus.Floor): find, read and encoding/json-decode every file into an
 // any, split over GOMAXPROCS workers exactly as checks.CheckFiles splits
@@ -95,7 +82,7 @@ func BenchmarkFloor10k(b *testing.B) {
 	dir, files, size := corpusFiles(b)
 	b.SetBytes(size)
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer corpus.ReportCPU(b)()
 	for b.Loop() {
 		n, undecodable, err := corpus.Floor(dir)
 		if err != nil || n != len(files) {
@@ -113,7 +100,7 @@ func BenchmarkCheck10k(b *testing.B) {
 	opts := checks.DefaultOptions()
 	b.SetBytes(size)
 	b.ReportAllocs()
-	defer reportCPU(b)()
+	defer corpus.ReportCPU(b)()
 	for b.Loop() {
 		res, err := checks.Check([]string{dir}, opts)
 		if err != nil {

@@ -2,9 +2,14 @@ package asbuilt
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/idemlint/idemlint/checks"
+	_ "github.com/idemlint/idemlint/checks/schemastage" // the JSON Schema stage, as idemlint runs
+	"github.com/idemlint/idemlint/fixtures/corpus"
 )
 
 // manifest is one file of a platform team's repository: a Deployment, its
@@ -80,13 +85,12 @@ spec:
       - {path: /, pathType: Prefix, backend: {service: {name: svc%[1]d, port: {number: 80}}}}
 `}
 
-// BenchmarkRead1000 reads 1,000 manifests holding 5,000 resources, 1,000
-// of them routing resources: the as-built side of a platform team's
-// repository.
-func BenchmarkRead1000(b *testing.B) {
+// writeManifests writes 1,000 manifests holding 5,000 resources, 1,000
+// of them routing resources, the as-built side of a platform team's
+// repository, and returns their paths and total size.
+func writeManifests(b *testing.B) (paths []string, size int64) {
+	b.Helper()
 	dir := b.TempDir()
-	var paths []string
-	var size int64
 	for i := range 1000 {
 		p := filepath.Join(dir, fmt.Sprintf("svc%04d.yaml", i))
 		data := fmt.Sprintf(manifest, i, i%20, fmt.Sprintf(routes[i%len(routes)], i, i%20))
@@ -96,6 +100,12 @@ func BenchmarkRead1000(b *testing.B) {
 		paths = append(paths, p)
 		size += int64(len(data))
 	}
+	return paths, size
+}
+
+// BenchmarkRead1000 reads the 1,000 manifests of writeManifests.
+func BenchmarkRead1000(b *testing.B) {
+	paths, size := writeManifests(b)
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -104,4 +114,49 @@ func BenchmarkRead1000(b *testing.B) {
 			b.Fatalf("read %d, skipped %d, errors %v, problems %v", read, skipped, s.Errors, s.Problems)
 		}
 	}
+}
+
+// BenchmarkAsBuiltCost measures, in one run, what reading the 1,000
+// manifests of writeManifests and running the as-built rules add to a
+// whole check of the corpus named by IDEMLINT_BENCH_CORPUS (go run
+// ./fixtures/gen -flows 2500 -out DIR: 10,000 documents), beside the
+// floor that check is held to (corpus.Floor). "+istio" adds the mesh,
+// whose default retry then carries every hop no manifest binds: a finding
+// on most edges of the corpus, the worst case for the rules. Compare the
+// sub-benchmarks' cpu-ns/op.
+func BenchmarkAsBuiltCost(b *testing.B) {
+	dir := os.Getenv("IDEMLINT_BENCH_CORPUS")
+	if dir == "" {
+		b.Skip("IDEMLINT_BENCH_CORPUS names no corpus (go run ./fixtures/gen -flows 2500 -out DIR)")
+	}
+	paths, _ := writeManifests(b)
+	b.Run("floor", func(b *testing.B) {
+		defer corpus.ReportCPU(b)()
+		for b.Loop() {
+			if _, _, err := corpus.Floor(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	check := func(b *testing.B, asBuilt *Source) {
+		defer corpus.ReportCPU(b)()
+		for b.Loop() {
+			opts := checks.DefaultOptions()
+			if asBuilt != nil {
+				d, err := Open(*asBuilt, io.Discard)
+				if err != nil {
+					b.Fatal(err)
+				}
+				Use(&opts, d)
+			}
+			res, err := checks.Check([]string{dir}, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(len(res.Findings)), "findings")
+		}
+	}
+	b.Run("check", func(b *testing.B) { check(b, nil) })
+	b.Run("check+as-built", func(b *testing.B) { check(b, &Source{Paths: paths, Mesh: NoMesh}) })
+	b.Run("check+as-built+istio", func(b *testing.B) { check(b, &Source{Paths: paths, Mesh: IstioMesh}) })
 }

@@ -57,12 +57,10 @@ func (s *Set) Bind(to string, asBuilt []Ref) Binding {
 	}
 	b := Binding{To: to}
 	var namespaces []string
-	for _, res := range s.Resources {
-		if slices.ContainsFunc(res.Routes, func(r *Route) bool { return r.sendsTo(to) }) {
-			b.Resources = append(b.Resources, res)
-			if !slices.Contains(namespaces, res.Namespace) {
-				namespaces = append(namespaces, res.Namespace)
-			}
+	for _, res := range s.byBackend[to] {
+		b.Resources = append(b.Resources, res)
+		if !slices.Contains(namespaces, res.Namespace) {
+			namespaces = append(namespaces, res.Namespace)
 		}
 	}
 	if len(namespaces) > 1 {

@@ -63,6 +63,9 @@ type Set struct {
 	// named are the Resources by kind and name, for as_built entries:
 	// an edge may name many, and a set hold thousands.
 	named map[Ref][]*Resource
+	// byBackend are the Resources with a route to each backend, in
+	// Resources order, for implicit bindings: one lookup an edge.
+	byBackend map[string][]*Resource
 }
 
 // FileError is a file that cannot be read or parsed.
@@ -386,9 +389,19 @@ func (s *Set) resolve() {
 	s.finish = nil
 	s.judgeConfigs()
 	s.named = map[Ref][]*Resource{}
+	s.byBackend = map[string][]*Resource{}
 	for _, res := range s.Resources {
 		k := Ref{Kind: res.Kind, Name: res.Name.Value}
 		s.named[k] = append(s.named[k], res)
+		for _, r := range res.Routes {
+			for _, t := range r.Backends {
+				// Resources come in order, so one already listed for
+				// this backend is the list's last.
+				if list := s.byBackend[t.Value]; len(list) == 0 || list[len(list)-1] != res {
+					s.byBackend[t.Value] = append(list, res)
+				}
+			}
+		}
 	}
 }
 
