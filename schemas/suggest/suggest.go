@@ -44,7 +44,14 @@ func Within(name string, candidates []string, edits int) []string {
 		if c == name || abs(utf8.RuneCountInString(c)-n) > limit {
 			continue
 		}
-		d := Distance(lower, strings.ToLower(c))
+		lowerC := strings.ToLower(c)
+		// A candidate whose letters alone are too far off needs no
+		// distance: with thousands of ids a set's broken links would
+		// otherwise cost links x ids full distances.
+		if lb, ok := bagDistance(lower, lowerC); ok && lb > min(bestD, limit) {
+			continue
+		}
+		d := Distance(lower, lowerC)
 		switch {
 		case d < bestD:
 			best, bestD = append(best[:0], c), d
@@ -62,6 +69,32 @@ func One(name string, candidates []string) string {
 		return near[0]
 	}
 	return ""
+}
+
+// bagDistance is a lower bound of Distance for ASCII strings (ok false
+// otherwise): the characters of the longer that the other lacks, counted
+// with their repeats. An insertion, deletion or substitution changes it by
+// at most one, a transposition not at all.
+func bagDistance(a, b string) (int, bool) {
+	var counts [utf8.RuneSelf]int32
+	for i := 0; i < len(a); i++ {
+		if a[i] >= utf8.RuneSelf {
+			return 0, false
+		}
+		counts[a[i]]++
+	}
+	shared := 0
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c >= utf8.RuneSelf {
+			return 0, false
+		}
+		if counts[c] > 0 {
+			counts[c]--
+			shared++
+		}
+	}
+	return max(len(a), len(b)) - shared, true
 }
 
 // Distance is the optimal string alignment distance between a and b, in

@@ -1,6 +1,7 @@
 package suggest
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,5 +56,27 @@ func TestNear(t *testing.T) {
 	}
 	if got := One("orders.crate", []string{"orders.create", "orders.get"}); got != "orders.create" {
 		t.Errorf("One(orders.crate) = %q", got)
+	}
+}
+
+// TestBagDistanceBoundsDistance: the cheap filter never exceeds the
+// distance, or Within would drop a candidate it should suggest.
+func TestBagDistanceBoundsDistance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	word := func() string {
+		b := make([]byte, rng.IntN(12))
+		for i := range b {
+			b[i] = "abcde-.1"[rng.IntN(8)]
+		}
+		return string(b)
+	}
+	for range 20000 {
+		a, b := word(), word()
+		if bag, ok := bagDistance(a, b); !ok || bag > Distance(a, b) {
+			t.Fatalf("bagDistance(%q, %q) = %d, %v; Distance %d", a, b, bag, ok, Distance(a, b))
+		}
+	}
+	if _, ok := bagDistance("héllo", "hello"); ok {
+		t.Error("bagDistance judged a non-ASCII string")
 	}
 }
