@@ -25,24 +25,7 @@ import (
 // "/orders/{id}/items/{n}" -> "/orders/{}/items/{}". Two templates with
 // one shape describe the same requests. A trailing slash counts (servers
 // route "/orders/" and "/orders" apart).
-func Shape(template string) string {
-	var b strings.Builder
-	for {
-		open := strings.IndexByte(template, '{')
-		if open < 0 {
-			break
-		}
-		end := strings.IndexByte(template[open:], '}')
-		if end < 0 {
-			break
-		}
-		b.WriteString(template[:open+1])
-		b.WriteByte('}')
-		template = template[open+end+1:]
-	}
-	b.WriteString(template)
-	return b.String()
-}
+func Shape(template string) string { return fill(template, "{}") }
 
 // Kind is how a route's value is compared with a template.
 type Kind int
