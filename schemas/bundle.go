@@ -3,6 +3,10 @@ package schemas
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 )
 
 // commonRef starts every reference into the shared definitions.
@@ -43,4 +47,25 @@ func FileName(name string) string { return name + ".schema.json" }
 // shared definitions, the envelope and the project configuration.
 func Names() []string {
 	return append(Kinds(), "common", "envelope", "config")
+}
+
+// WriteFiles writes the self-contained schemas names into dir, created if
+// needed, each as FileName(name) replacing a file of that name, and says
+// on w which files it wrote ("idemlint schema --out DIR").
+func WriteFiles(w io.Writer, dir string, names []string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, name := range names {
+		src, ok := SelfContained(name)
+		if !ok {
+			return fmt.Errorf("unknown schema %q", name)
+		}
+		target := filepath.Join(dir, FileName(name))
+		if err := os.WriteFile(target, src, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "wrote %s\n", target)
+	}
+	return nil
 }

@@ -88,3 +88,30 @@ func TestSelfContainedValidatesLikeTheEmbeddedSchemas(t *testing.T) {
 		}
 	}
 }
+
+// WriteFiles writes each schema as SelfContained returns it, creating the
+// directory, and names each file it wrote.
+func TestWriteFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nested", "schemas")
+	var out strings.Builder
+	names := []string{"adapter", "config"}
+	if err := WriteFiles(&out, dir, names); err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for _, name := range names {
+		path := filepath.Join(dir, name+".schema.json")
+		fmt.Fprintf(&want, "wrote %s\n", path)
+		got, err := os.ReadFile(path)
+		src, _ := SelfContained(name)
+		if err != nil || !bytes.Equal(got, src) {
+			t.Errorf("%s: %v; want the self-contained schema", path, err)
+		}
+	}
+	if out.String() != want.String() {
+		t.Errorf("WriteFiles said %q, want %q", out.String(), want.String())
+	}
+	if err := WriteFiles(&out, dir, []string{"nope"}); err == nil || err.Error() != `unknown schema "nope"` {
+		t.Errorf("WriteFiles(nope) = %v", err)
+	}
+}

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -38,10 +35,7 @@ replacing files of those names.`,
 			}
 			switch {
 			case outDir != "":
-				if err := os.MkdirAll(outDir, 0o755); err != nil {
-					return err
-				}
-				return writeSchemas(cmd.OutOrStdout(), outDir, names)
+				return schemas.WriteFiles(cmd.OutOrStdout(), outDir, names)
 			case len(args) == 0:
 				fmt.Fprintln(cmd.OutOrStdout(), strings.Join(names, "\n"))
 				return nil
@@ -54,20 +48,6 @@ replacing files of those names.`,
 	cmd.Flags().StringVar(&outDir, "out", "", "write the schemas to this directory instead of printing")
 	_ = cmd.MarkFlagDirname("out")
 	return cmd
-}
-
-// writeSchemas writes the self-contained schemas names to dir, saying so
-// on w.
-func writeSchemas(w io.Writer, dir string, names []string) error {
-	for _, name := range names {
-		src, _ := schemas.SelfContained(name)
-		target := filepath.Join(dir, schemas.FileName(name))
-		if err := os.WriteFile(target, src, 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "wrote %s\n", target)
-	}
-	return nil
 }
 
 func joinNames(names []string) string { return strings.Join(names, ", ") }
