@@ -16,14 +16,10 @@ func newConformCmd() *cobra.Command {
 		Use:   "conform --policy FILE|DIR (--target URL | --reference)",
 		Short: "Probe a running service, or the reference engine, against its idempotency policy",
 		Long: `Conform proves that a live endpoint honours the adapter policy it declares. It
-sends the probes CF01-CF19 of the spec (a keyless request, a fresh key, a
-replay, a reused key with another payload, a re-serialised payload, a burst of
-concurrent duplicates, another operation, a read-only request, a type change,
-two integers a float64 confuses, a quoted key, another tenant, the problem+json
-shape of refusals, malformed keys, the replay marker, another actor,
-replicas, and the browser's CORS preflight) and reports each as PASS, FAIL
-(with what was expected, what came back, a hint and a diff of JSON values) or
-SKIP (with the reason).
+sends the probes CF01-CF19 of the spec ("idemlint probes" lists them,
+"idemlint explain CF07" says what one sends and when it passes) and reports
+each as PASS, FAIL (with what was expected, what came back, a hint and a
+diff of JSON values) or SKIP (with the reason).
 
 --policy is an adapter document, a gateway_to_adapter document embedding the
 adapter policy, or a boundary set directory holding one policy (or one that
@@ -36,13 +32,11 @@ or --body FILE (a JSON object). Path parameters such as {id} are filled with
 the "id" of CF02's answer.
 
 Every fresh probe adds "idemlint_probe_nonce": "<uuidv4>" to the body, so no
-two probes ever send one payload; CF06 adds "idemlint_probe_n" (1, then 1.0)
-when the body has no integer, CF10 "idemlint_probe_amount" (100, then "100")
-and CF11 "idemlint_probe_big" (9007199254740993, then 9007199254740992).
-Every request carries the policy's tenant and actor headers, with the values
-idemlint-probe-tenant-a and idemlint-probe-actor-a (CF13's second request:
-idemlint-probe-tenant-b; CF17's: idemlint-probe-actor-b). Keys are fresh
-UUIDv4s.
+two probes ever send one payload (CF06, CF10 and CF11 add the members their
+"explain" names). Every request carries the policy's tenant and actor
+headers, with the values idemlint-probe-tenant-a and idemlint-probe-actor-a
+(CF13's second request: idemlint-probe-tenant-b; CF17's:
+idemlint-probe-actor-b). Keys are fresh UUIDv4s.
 
 --target may be given once per replica: duplicates then go to another
 replica than their first request, and CF18 checks the replicas share one
