@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -56,10 +55,6 @@ how many requests it sends and how much it lets the effects counter grow.
 // errNoRule is the usage error of "explain" without an id: it names the
 // rule ids, since that is what the user was most likely looking for.
 func errNoRule() error {
-	var ids []string
-	for _, r := range checks.Rules() {
-		ids = append(ids, r.ID)
-	}
 	return fmt.Errorf("explain needs a rule or probe id, e.g. \"idemlint explain IDL102\"; the rules are %s (\"idemlint rules\" and \"idemlint probes\" list them with their summaries)",
-		strings.Join(ids, ", "))
+		joinNames(checks.RuleIDs()))
 }
