@@ -111,7 +111,32 @@ func TestWriteFiles(t *testing.T) {
 	if out.String() != want.String() {
 		t.Errorf("WriteFiles said %q, want %q", out.String(), want.String())
 	}
-	if err := WriteFiles(&out, dir, []string{"nope"}); err == nil || err.Error() != `unknown schema "nope"` {
-		t.Errorf("WriteFiles(nope) = %v", err)
+	empty := filepath.Join(t.TempDir(), "empty")
+	want.Reset()
+	fmt.Fprintf(&want, "unknown schema %q (want one of %s)", "nope", strings.Join(Names(), ", "))
+	if err := WriteFiles(&out, empty, []string{"adapter", "nope"}); err == nil || err.Error() != want.String() {
+		t.Errorf("WriteFiles(nope) = %v, want %s", err, want.String())
+	}
+	if _, err := os.Stat(empty); err == nil {
+		t.Errorf("WriteFiles(nope) created %s", empty)
+	}
+}
+
+// Show lists the names, prints one schema, or writes them.
+func TestShow(t *testing.T) {
+	var list, one, written strings.Builder
+	if err := Show(&list, "", ""); err != nil || list.String() != strings.Join(Names(), "\n")+"\n" {
+		t.Errorf("Show() = %v, %q; want the names, one a line", err, list.String())
+	}
+	src, _ := SelfContained("adapter")
+	if err := Show(&one, "adapter", ""); err != nil || one.String() != string(src) {
+		t.Errorf("Show(adapter) = %v; want the self-contained schema", err)
+	}
+	dir := t.TempDir()
+	if err := Show(&written, "", dir); err != nil || strings.Count(written.String(), "wrote ") != len(Names()) {
+		t.Errorf("Show(--out) = %v, %q; want every schema written", err, written.String())
+	}
+	if err := Show(&one, "nope", ""); err == nil || !strings.HasPrefix(err.Error(), `unknown schema "nope" (want one of adapter, `) {
+		t.Errorf("Show(nope) = %v", err)
 	}
 }

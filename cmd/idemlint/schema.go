@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,23 +25,11 @@ replacing files of those names.`,
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: schemas.Names(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			names := schemas.Names()
+			kind := ""
 			if len(args) == 1 {
-				if _, ok := schemas.SelfContained(args[0]); !ok {
-					return fmt.Errorf("unknown schema %q (want one of %s)", args[0], joinNames(names))
-				}
-				names = args
+				kind = args[0]
 			}
-			switch {
-			case outDir != "":
-				return schemas.WriteFiles(cmd.OutOrStdout(), outDir, names)
-			case len(args) == 0:
-				fmt.Fprintln(cmd.OutOrStdout(), strings.Join(names, "\n"))
-				return nil
-			}
-			src, _ := schemas.SelfContained(args[0])
-			_, err := cmd.OutOrStdout().Write(src)
-			return err
+			return schemas.Show(cmd.OutOrStdout(), kind, outDir)
 		},
 	}
 	cmd.Flags().StringVar(&outDir, "out", "", "write the schemas to this directory instead of printing")
