@@ -86,23 +86,26 @@ func Options(start string, s Settings) (checks.Options, *config.Config, error) {
 }
 
 // Inputs supplies the run of opts with its inputs: the OpenAPI description
-// s names and the as-built configuration that the flags or cfg (nil: no
-// file) name, which it returns (nil when none is named). Reading the
-// as-built files is said on s.Notes.
-func Inputs(opts *checks.Options, cfg *config.Config, s Settings) (*asbuilt.Deployment, error) {
+// s names and the as-built configuration Deployment opens.
+func Inputs(opts *checks.Options, cfg *config.Config, s Settings) error {
 	if s.API != nil {
 		openapi.Use(opts, s.API)
 	}
+	d, err := Deployment(cfg, s)
+	if d != nil {
+		asbuilt.Use(opts, d)
+	}
+	return err
+}
+
+// Deployment opens the as-built configuration the flags or cfg (nil: no
+// file) name, saying on s.Notes what it read; nil when none is named.
+func Deployment(cfg *config.Config, s Settings) (*asbuilt.Deployment, error) {
 	src, given, err := config.AsBuilt(cfg, s.Flags)
 	if err != nil || !given {
 		return nil, err
 	}
-	d, err := asbuilt.Open(src, s.notes())
-	if err != nil {
-		return nil, err
-	}
-	asbuilt.Use(opts, d)
-	return d, nil
+	return asbuilt.Open(src, s.notes())
 }
 
 // Run is a finished check.
@@ -159,7 +162,7 @@ func Check(paths []string, s Settings) (*Run, error) {
 	if sinceRev != nil {
 		opts.NewFromRev = sinceRev.Filter
 	}
-	if _, err := Inputs(&opts, cfg, s); err != nil {
+	if err := Inputs(&opts, cfg, s); err != nil {
 		return nil, err
 	}
 	run := &Run{settings: s}
@@ -250,7 +253,7 @@ func Graphs(paths []string, s Settings) ([]report.SetGraph, error) {
 	if len(set.Documents) == 0 {
 		return nil, NoDocumentsError(paths)
 	}
-	d, err := Inputs(&opts, cfg, s)
+	d, err := Deployment(cfg, s)
 	if err != nil {
 		return nil, err
 	}

@@ -209,6 +209,16 @@ func TestGraphs(t *testing.T) {
 			t.Errorf("chain %s has %d hops, want the set's four documents", c.Name, len(c.Hops))
 		}
 	}
+	// A mesh alone is an as-built configuration: the hops it carries are
+	// noted with its default retry.
+	meshed, err := Graphs([]string{dir}, Settings{Flags: config.Flags{Mesh: "istio"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := meshed[0].Graph.Chains[0]
+	if note := meshed[0].HopNote; note == nil || !strings.HasPrefix(note(c, 1), "mesh istio ") {
+		t.Errorf("under mesh istio, the BFF -> gateway hop is not noted with the mesh's retry")
+	}
 	empty := t.TempDir()
 	if _, err := Graphs([]string{empty}, Settings{}); err == nil || err.Error() != NoDocumentsError([]string{empty}).Error() {
 		t.Errorf("Graphs(empty) = %v, want the no-documents error", err)

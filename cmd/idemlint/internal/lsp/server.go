@@ -322,7 +322,7 @@ func (s *server) options() checks.Options {
 		_ = s.showError(err.Error())
 		return checks.DefaultOptions()
 	}
-	if _, err := lint.Inputs(&opts, cfg, lint.Settings{}); err != nil {
+	if err := lint.Inputs(&opts, cfg, lint.Settings{}); err != nil {
 		_ = s.showError(err.Error())
 		return opts
 	}
