@@ -216,7 +216,7 @@ func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, 
 // Report is the run's report, as the formats write it, by idemlint
 // version; the OpenAPI description counts among its files.
 func (r *Run) Report(version string) *report.Report {
-	rep := report.Of(r.Result, version, r.settings.FailOn)
+	rep := report.Of(r.Result, version, cmp.Or(r.settings.FailOn, checks.Error))
 	if api := r.settings.API; api != nil {
 		rep.Files++
 		rep.Paths = append(rep.Paths, api.Path)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/config"
+	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/fixtures"
 )
 
@@ -222,5 +224,42 @@ func TestGraphs(t *testing.T) {
 	empty := t.TempDir()
 	if _, err := Graphs([]string{empty}, Settings{}); err == nil || err.Error() != NoDocumentsError([]string{empty}).Error() {
 		t.Errorf("Graphs(empty) = %v, want the no-documents error", err)
+	}
+}
+
+// The report fails on errors unless told otherwise, and counts the OpenAPI
+// description among the files.
+func TestReport(t *testing.T) {
+	cases, err := fixtures.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(cases, func(c fixtures.Case) bool { return c.Spec != "" })
+	if i < 0 {
+		t.Fatal("no fixture set has an OpenAPI description")
+	}
+	dir := filepath.Join(t.TempDir(), "set")
+	if err := cases[i].Materialize(dir); err != nil {
+		t.Fatal(err)
+	}
+	api, err := openapi.Load(filepath.Join(dir, cases[i].Spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Check([]string{dir}, Settings{NoConfig: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := plain.Report("v1")
+	if rep.FailOn != checks.Error || rep.Version != "v1" || rep.Files != plain.Files || slices.Contains(rep.Paths, api.Path) {
+		t.Errorf("report without a description: fail-on %v, version %q, %d files of %d, paths %v", rep.FailOn, rep.Version, rep.Files, plain.Files, rep.Paths)
+	}
+	held, err := Check([]string{dir}, Settings{NoConfig: true, API: api, FailOn: checks.Warning})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = held.Report("v1")
+	if rep.FailOn != checks.Warning || rep.Files != held.Files+1 || rep.Paths[len(rep.Paths)-1] != api.Path {
+		t.Errorf("report held to %s: fail-on %v, %d files of %d, paths %v", api.Path, rep.FailOn, rep.Files, held.Files, rep.Paths)
 	}
 }
