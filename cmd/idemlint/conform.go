@@ -105,7 +105,7 @@ answer.`,
 	fl.DurationVar(&in.Timeout, "timeout", conform.DefaultTimeout, "timeout of one request (one that may wait on an attempt in flight gets at least the policy's wait_timeout_ms + 2s)")
 	fl.DurationVar(&in.MaxDuration, "max-duration", conform.DefaultMaxDuration, "deadline of the whole run")
 	fl.BoolVar(&in.Insecure, "insecure", false, "do not verify the target's TLS certificate")
-	fl.BoolVarP(&in.Verbose, "verbose", "v", false, "log every request (method, path, headers, body) and its answer to stderr")
+	fl.BoolVarP(&in.LogRequests, "verbose", "v", false, "log every request (method, path, headers, body) and its answer to stderr")
 	fl.StringVarP(&in.Format, "format", "f", "text", "output format: "+joinNames(conform.Formats))
 	completeFlag(cmd, "format", conform.Formats...)
 	_ = cmd.MarkFlagFilename("policy", "json")

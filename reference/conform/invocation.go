@@ -27,8 +27,9 @@ type Invocation struct {
 	// Format is one of Formats; Color colours the text format.
 	Format string
 	Color  bool
-	// Verbose logs every request and its answer on stderr.
-	Verbose bool
+	// LogRequests logs every request and its answer on stderr
+	// (--verbose; see Config.Verbose).
+	LogRequests bool
 }
 
 // Execute runs in: the report goes to stdout in its format, the bounds and
@@ -69,7 +70,7 @@ func (in Invocation) execute(ctx context.Context, stdout, stderr io.Writer) (*Re
 	if err := cfg.UsePolicy(in.PolicyPath, in.Reference, in.SetOptions); err != nil {
 		return nil, err
 	}
-	if in.Verbose {
+	if in.LogRequests {
 		cfg.Verbose = stderr
 	}
 	runner, err := New(cfg)
