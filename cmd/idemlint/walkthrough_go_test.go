@@ -20,8 +20,9 @@ import (
 // The walkthrough's "go": README's go commands run as a reader types
 // them, but for the tests they name. Those are this suite or benchmarks
 // of minutes, so "go test" is checked, not run: its packages must exist,
-// every alternative of its -run, -bench, -fuzz and -list patterns must
-// name a test of theirs, every other flag must be one their tests define,
+// every top-level alternative of its -run, -bench, -fuzz and -list
+// patterns must name a test of theirs and no sub-test alternative one
+// ("A/x|B/y" never runs B), every other flag must be one their tests define,
 // and every IDEMLINT_ variable it is given must be read by one of their
 // files. A renamed benchmark, package, flag or variable in README fails
 // the walkthrough at no more cost than parsing the test files. "go test
@@ -182,19 +183,27 @@ func goTestChecked(args []string, binaryOf string, environ []string) error {
 	kinds := map[string][]string{"run": {"Test", "Fuzz", "Example"}, "bench": {"Benchmark"}, "fuzz": {"Fuzz"},
 		"list": {"Test", "Benchmark", "Fuzz", "Example"}}
 	for flag, pattern := range patterns {
-		for _, alternative := range topAlternatives(pattern) {
-			if alternative == "^$" {
-				continue // runs nothing, on purpose
-			}
-			re, err := regexp.Compile(alternative)
-			if err != nil {
-				return fmt.Errorf("-%s %q: %v", flag, pattern, err)
-			}
-			if !slices.ContainsFunc(tests.funcs, func(f string) bool {
-				return slices.ContainsFunc(kinds[flag], func(k string) bool { return strings.HasPrefix(f, k) }) && re.MatchString(f)
-			}) {
-				return fmt.Errorf("-%s %q: %q names no %s function of %s", flag, pattern, alternative,
-					strings.Join(kinds[flag], ", "), strings.Join(packages, " "))
+		for level, alternatives := range patternLevels(pattern) {
+			for _, alternative := range alternatives {
+				if alternative == "^$" {
+					continue // runs nothing, on purpose
+				}
+				re, err := regexp.Compile(alternative)
+				if err != nil {
+					return fmt.Errorf("-%s %q: %v", flag, pattern, err)
+				}
+				i := slices.IndexFunc(tests.funcs, func(f string) bool {
+					return slices.ContainsFunc(kinds[flag], func(k string) bool { return strings.HasPrefix(f, k) }) && re.MatchString(f)
+				})
+				switch {
+				case level == 0 && i < 0:
+					return fmt.Errorf("-%s %q: %q names no %s function of %s", flag, pattern, alternative,
+						strings.Join(kinds[flag], ", "), strings.Join(packages, " "))
+				case level > 0 && i >= 0:
+					// "A/x|B/y" is A's sub-test "x|B", then "y": B never runs.
+					return fmt.Errorf("-%s %q: %q is a sub-test pattern but names %s: go test splits a pattern at \"/\" first, so %s never runs",
+						flag, pattern, alternative, tests.funcs[i], tests.funcs[i])
+				}
 			}
 		}
 	}
@@ -330,14 +339,19 @@ func flagDefined(call *ast.CallExpr) (string, bool) {
 	return "", false
 }
 
-// topAlternatives splits the first level of a go test pattern (up to its
-// first "/" outside brackets, as go test matches top-level names) into
-// its alternatives, the "|"-separated parts outside parentheses and
-// brackets.
-func topAlternatives(pattern string) []string {
-	var alternatives []string
+// patternLevels splits a go test pattern as go test does, at each "/"
+// outside brackets and parentheses into levels (the top-level name, then
+// each sub-test's), and each level into its alternatives, the
+// "|"-separated parts outside parentheses and brackets.
+func patternLevels(pattern string) [][]string {
+	levels := [][]string{nil}
 	depth, start := 0, 0
 	inClass := false
+	cut := func(i int) {
+		last := len(levels) - 1
+		levels[last] = append(levels[last], pattern[start:i])
+		start = i + 1
+	}
 	for i := 0; i < len(pattern); i++ {
 		switch c := pattern[i]; {
 		case c == '\\':
@@ -351,13 +365,14 @@ func topAlternatives(pattern string) []string {
 		case c == ')':
 			depth--
 		case c == '|' && depth == 0:
-			alternatives = append(alternatives, pattern[start:i])
-			start = i + 1
+			cut(i)
 		case c == '/' && depth == 0:
-			return append(alternatives, pattern[start:i])
+			cut(i)
+			levels = append(levels, nil)
 		}
 	}
-	return append(alternatives, pattern[start:])
+	cut(len(pattern))
+	return levels
 }
 
 // TestWalkthroughGoTest holds the walkthrough's go test to what it is
@@ -386,6 +401,9 @@ func TestWalkthroughGoTest(t *testing.T) {
 		{args: []string{"./fixtures", "-updat"}, want: "flag -updat is neither go test's nor defined by the tests of ./fixtures"},
 		{args: []string{"-test.run", "^$", "-test.bench", "Floor10k|Check10k$", "-test.benchtime", "3x"}, binaryOf: "checks"},
 		{args: []string{"-test.bench", "Flor10k"}, binaryOf: "checks", want: `-bench "Flor10k": "Flor10k" names no Benchmark function of checks`},
+		{args: []string{"-run", "^$", "-bench", "Serve|BareDemo/memory|unique/unique", "./cmd/idemlint"}},
+		{args: []string{"-run", "^$", "-bench", "Serve/memory/unique|BareDemo/unique", "./cmd/idemlint"},
+			want: `-bench "Serve/memory/unique|BareDemo/unique": "BareDemo" is a sub-test pattern but names BenchmarkBareDemo`},
 	}
 	for _, tt := range tests {
 		err := goTestChecked(tt.args, tt.binaryOf, tt.environ)
