@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,16 +85,24 @@ func BenchmarkRedisPeers(b *testing.B) {
 	} else {
 		b.Logf("without PostgreSQL: %s", why)
 	}
+	policy := benchPolicy(b)
 	var targets []benchTarget
 	for _, build := range []struct{ name, bin string }{{"serve", "idemlint"}, {"baseline", baseline}} {
 		if build.bin == "" {
 			continue
 		}
 		for _, store := range stores {
-			t := startLogged(b, build.name+store.suffix, exec.Command(build.bin, "serve", "--addr", "127.0.0.1:0",
-				"--policy", servePolicy, "--store", store.url))
-			t.store = store.cpu
-			targets = append(targets, t)
+			var start func() benchTarget
+			start = func() benchTarget {
+				t := startLogged(b, build.name+store.suffix, exec.Command(build.bin, "serve", "--addr", "127.0.0.1:0",
+					"--policy", policy, "--store", store.url))
+				t.store = store.cpu
+				if store.url == "memory" {
+					t.restart = start
+				}
+				return t
+			}
+			targets = append(targets, start())
 		}
 	}
 	if missing != "" {
@@ -121,14 +130,19 @@ func BenchmarkRedisPeers(b *testing.B) {
 	}
 	for round := range rounds {
 		for ti, t := range targets {
+			if t.restart != nil && round > 0 {
+				t.stop()
+				t = t.restart()
+				targets[ti] = t
+			}
 			for li, load := range benchLoads {
 				b.Run(fmt.Sprintf("round%d/%s/%s", round+1, t.name, load.name), func(b *testing.B) {
 					if t.cmd == nil { // not ours: neither its CPU nor its store is known
-						perSecond[li][ti][round] = load.run(b, t.base).perSecond
+						perSecond[li][ti][round] = load.runUnique2xx(b, t.name, t.base).perSecond
 						return
 					}
 					before := t.cpu(b)
-					perSecond[li][ti][round] = load.run(b, t.base).perSecond
+					perSecond[li][ti][round] = load.runUnique2xx(b, t.name, t.base).perSecond
 					after := t.cpu(b)
 					perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
 					b.ReportMetric(perOp(after.server-before.server), "server-cpu-us/op")
@@ -174,6 +188,16 @@ type benchTarget struct {
 	base  string
 	cmd   *exec.Cmd
 	store storeCPU
+	// restart, when set, starts the server afresh for each round: serve
+	// on the memory store, so that it holds one round's records, not
+	// every round's, and measures the same work each round.
+	restart func() benchTarget
+}
+
+// stop ends a server the benchmark started, as its cleanup would.
+func (t benchTarget) stop() {
+	_ = t.cmd.Process.Signal(syscall.SIGTERM)
+	_ = t.cmd.Wait()
 }
 
 // storeCPU reads the CPU time a store's server has used, reported per
