@@ -58,6 +58,8 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	}
 	if store == nil { // only the memory store keeps its records in this heap
 		defer CollectForMemoryStore()()
+	} else {
+		defer CollectForExternalStore()()
 	}
 	defer closeStore()
 
