@@ -150,6 +150,11 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 		o(e)
 	}
 	e.bodyMemory = newBodyMemory(e.maxBodyMemory, e.maxBody)
+	if e.base != nil {
+		// One callback for every attempt rather than one each: see
+		// startAttempt.
+		context.AfterFunc(e.base, func() { e.attempts.cancel(context.Cause(e.base)) })
+	}
 	e.configure(doc)
 	if e.store == nil {
 		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords, MaxBytes: e.maxBytes, TenantPercent: e.tenantPercent})
