@@ -289,7 +289,7 @@ func stringEnd(s []byte) int {
 
 // needsHTMLEscape reports whether json.HTMLEscape would change b.
 func needsHTMLEscape(b []byte) bool {
-	return bytes.IndexAny(b, "<>&") >= 0 || bytes.Contains(b, []byte("\u2028")) || bytes.Contains(b, []byte("\u2029"))
+	return bytes.ContainsAny(b, "<>&") || bytes.Contains(b, []byte("\u2028")) || bytes.Contains(b, []byte("\u2029"))
 }
 
 // appendJSONString appends s as json.Marshal writes it; a string of
