@@ -107,11 +107,13 @@ var redisPeers = []string{"powertools", "node-idempotency", "express-idempotency
 // now fails the benchmark.
 //
 // Server CPU per request on unique keys, 3 rounds of -benchtime 20000x
-// against the previous main's build in the same run, on this 2-core
-// machine shared with other work (load average 15-25): serve on Redis
-// 60.5-81.5 us (the previous build 77.5-82), on the memory store 43-51
-// (57.5-61), on PostgreSQL 155.5-181.5 (184-194); node-idempotency
-// 105-122, Powertools 208-225, express-idempotency 302-317. What cut it:
+// against the previous main's build (b22de1e) in the same run, on this
+// 2-core machine shared with other work (load average 10-19): serve on
+// Redis 66.5-71.5 us (the previous build 80-85.5; Redis 20.5-22.5 us per
+// new key either way), on the memory store 44.5-49 (53-60), on
+// PostgreSQL 140.5-157 (159.5-179); node-idempotency 95-109, Powertools
+// 167.5-196, express-idempotency 292.5-341. An earlier run at load
+// average 15-25: serve on Redis 60.5-81.5 (77.5-82). What cut it:
 // the access log written per 64 KiB or 100 ms instead of once a request
 // (server.LogBuffer); the demo telling a JSON body by jcs instead of
 // json.Compact's scanner (about a tenth of serve's CPU); GOGC 300 with
