@@ -50,6 +50,7 @@ type Engine struct {
 	ttl            time.Duration
 	maxRecords     int             // of the default MemoryStore
 	maxBytes       int64           // of the default MemoryStore
+	tenantPercent  int             // of the default MemoryStore; 0 when tenant_id is not in the scope
 	base           context.Context // ends the handlers' contexts; nil: never
 	waiters        waiters
 	attempts       attemptSet // until the end of each is settled, for Drain
@@ -164,9 +165,14 @@ func NewWithFindings(path string, src []byte, opts ...Option) (*Engine, []checks
 		o(e)
 	}
 	e.bodyMemory = newBodyMemory(e.maxBodyMemory, e.maxBody)
+	if e.base != nil {
+		// One callback for every attempt rather than one each: see
+		// startAttempt.
+		context.AfterFunc(e.base, func() { e.attempts.cancel(context.Cause(e.base)) })
+	}
 	e.configure(doc)
 	if e.store == nil {
-		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords, MaxBytes: e.maxBytes, PerTenant: e.tenantHeader != ""})
+		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords, MaxBytes: e.maxBytes, TenantPercent: e.tenantPercent})
 	}
 	if cf, ok := e.store.(CreateFirstStore); ok {
 		e.createFirst = cf.CreateFirst()

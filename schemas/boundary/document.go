@@ -356,12 +356,13 @@ type PayloadMismatch struct {
 // Storage is idempotency_storage.
 type Storage struct {
 	Field
-	Tier         String
-	TTL          String // as written; see ParseTTL
-	TTLReduction TTLReduction
-	Backend      String
-	MaxRecords   Int
-	MaxBytes     Int
+	Tier             String
+	TTL              String // as written; see ParseTTL
+	TTLReduction     TTLReduction
+	Backend          String
+	MaxRecords       Int
+	MaxBytes         Int
+	MaxTenantPercent Int
 }
 
 // TTLReduction is idempotency_storage.ttl_reduction.
@@ -398,6 +399,20 @@ func (s *Storage) ByteLimit() int64 {
 		return s.MaxBytes.Value
 	}
 	return DefaultMaxBytes
+}
+
+// DefaultMaxTenantPercent is idempotency_storage.max_tenant_percent when
+// not declared: a tenant may hold a quarter of the store, so that one
+// tenant filling it cannot refuse every other tenant's new keys.
+const DefaultMaxTenantPercent = 25
+
+// TenantPercent is the declared max_tenant_percent, or
+// DefaultMaxTenantPercent; 100 means no share.
+func (s *Storage) TenantPercent() int {
+	if s.MaxTenantPercent.OK() && s.MaxTenantPercent.Value > 0 {
+		return int(s.MaxTenantPercent.Value)
+	}
+	return DefaultMaxTenantPercent
 }
 
 // Observability is the observability section.

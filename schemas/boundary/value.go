@@ -177,7 +177,7 @@ var memberNames = []string{
 	"header_to_allow_outbound", "headers", "http_idempotency", "http_retry",
 	"idempotency_conflict", "idempotency_fingerprint", "idempotency_inflight",
 	"idempotency_replay", "idempotency_scope", "idempotency_storage", "inputs", "key_format", "kind",
-	"lease_ms", "log_fields", "max_attempts", "max_bytes", "max_length", "max_records", "method", "methods",
+	"lease_ms", "log_fields", "max_attempts", "max_bytes", "max_length", "max_records", "max_tenant_percent", "method", "methods",
 	"mode", "name", "namespace", "observability", "on_completed", "on_failed", "on_missing", "on_payload_mismatch",
 	"operation_key", "operations", "path", "pattern", "per_try_timeout_ms", "policy", "reason",
 	"replayed_header", "request_id_header", "require_key", "requires_idempotency_key",
