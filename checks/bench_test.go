@@ -114,8 +114,8 @@ func BenchmarkCheck10k(b *testing.B) {
 }
 
 // BenchmarkKept10k measures what a checked set keeps: the heap that a
-// Result holds once the check is done (the typed model of every document
-// with its places, the findings), per document, as kept-B/doc.
+// Result holds once the check is done (the facts of every document with
+// its places, the findings), per document, as kept-B/doc.
 func BenchmarkKept10k(b *testing.B) {
 	dir, _, _ := corpusFiles(b)
 	opts := checks.DefaultOptions()
@@ -129,13 +129,13 @@ func BenchmarkKept10k(b *testing.B) {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(res.Documents)), "kept-B/doc")
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(len(res.Facts)), "kept-B/doc")
 		runtime.KeepAlive(res)
 	}
 }
 
 // BenchmarkCheckSet10k is the cross-document part of BenchmarkCheck10k
-// alone, on documents parsed once before the timer starts.
+// alone, on the facts of documents parsed once before the timer starts.
 func BenchmarkCheckSet10k(b *testing.B) {
 	dir, _, _ := corpusFiles(b)
 	opts := checks.DefaultOptions()
@@ -145,7 +145,7 @@ func BenchmarkCheckSet10k(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		b.ReportMetric(float64(len(checks.CheckSet(res.Documents, &opts))), "findings")
+		b.ReportMetric(float64(len(checks.CheckSet(res.Facts, &opts))), "findings")
 	}
 }
 
@@ -193,7 +193,7 @@ func BenchmarkOpenAPIRules10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	methods := map[string][]string{} // path -> methods
-	for _, d := range res.Documents {
+	for _, d := range res.Facts {
 		if d.Kind != boundary.BrowserToBFF {
 			continue
 		}

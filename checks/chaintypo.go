@@ -13,17 +13,17 @@ import (
 // let the chain go on: IDL201 reports it at the misspelt value, and the
 // findings the break causes (IDL201's stop, IDL210's orphans) name it.
 type linkTypo struct {
-	doc         *boundary.Document
+	doc         *chain.Facts
 	at          boundary.Pos // the misspelt value
 	field       string       // "to", "from", "service" or "operation_key"
 	value, want string
 	// match is the document whose value the misspelt one should equal,
 	// and where that value is.
-	match   *boundary.Document
+	match   *chain.Facts
 	matchAt boundary.Pos
 	// leftOut is the document the fix brings onto the chain; it and the
 	// documents that link on from it are the orphans the typo makes.
-	leftOut *boundary.Document
+	leftOut *chain.Facts
 	tie     bool // the set holds both spellings as often
 }
 
@@ -50,7 +50,7 @@ func (t *linkTypo) matchField() string {
 }
 
 // entryField is the field a chain enters d by.
-func entryField(d *boundary.Document) string {
+func entryField(d *chain.Facts) string {
 	if d.Kind == boundary.Adapter {
 		return "service"
 	}
@@ -79,17 +79,17 @@ type typos struct {
 	byChain map[*chain.Chain]*linkTypo
 	// leftOut is, for each document a typo leaves out of its chain, that
 	// typo (see leftOut).
-	leftOut map[*boundary.Document]*linkTypo
+	leftOut map[*chain.Facts]*linkTypo
 }
 
-func findTypos(g *chain.Graph, docs []*boundary.Document) *typos {
+func findTypos(g *chain.Graph, docs []*chain.Facts) *typos {
 	var broken []*chain.Chain
 	for _, c := range g.Chains {
 		if c.StateChanging && !c.Complete() {
 			broken = append(broken, c)
 		}
 	}
-	t := &typos{byChain: map[*chain.Chain]*linkTypo{}, leftOut: map[*boundary.Document]*linkTypo{}}
+	t := &typos{byChain: map[*chain.Chain]*linkTypo{}, leftOut: map[*chain.Facts]*linkTypo{}}
 	if len(broken) == 0 {
 		return t
 	}
@@ -112,8 +112,8 @@ type typoIndex struct {
 	// carriers are the documents by kind and operation_key, for the keys
 	// the broken chains look up (wants) only: every operation of the set
 	// would be an entry, and few chains break.
-	carriers map[kindKey][]*boundary.Document
-	entries  map[kindKey][]*boundary.Document // by kind and from (service for an adapter)
+	carriers map[kindKey][]*chain.Facts
+	entries  map[kindKey][]*chain.Facts // by kind and from (service for an adapter)
 }
 
 type kindKey struct {
@@ -131,8 +131,8 @@ func wants(c *chain.Chain) (kindKey, bool) {
 	return kindKey{c.Stop.Next, c.Operation}, true
 }
 
-func newTypoIndex(docs []*boundary.Document, broken []*chain.Chain) *typoIndex {
-	ix := &typoIndex{uses: componentUses(docs), carriers: map[kindKey][]*boundary.Document{}, entries: map[kindKey][]*boundary.Document{}}
+func newTypoIndex(docs []*chain.Facts, broken []*chain.Chain) *typoIndex {
+	ix := &typoIndex{uses: componentUses(docs), carriers: map[kindKey][]*chain.Facts{}, entries: map[kindKey][]*chain.Facts{}}
 	wanted := map[kindKey]bool{}
 	for _, c := range broken {
 		if k, ok := wants(c); ok {
@@ -202,14 +202,14 @@ func (ix *typoIndex) typoOf(c *chain.Chain) *linkTypo {
 // leftOut maps each document a typo leaves out of its chain to that typo,
 // the first by chain order: the document the fix brings on, and those that
 // link on from it.
-func leftOut(g *chain.Graph, typos map[*chain.Chain]*linkTypo, ix *typoIndex) map[*boundary.Document]*linkTypo {
-	out := map[*boundary.Document]*linkTypo{}
+func leftOut(g *chain.Graph, typos map[*chain.Chain]*linkTypo, ix *typoIndex) map[*chain.Facts]*linkTypo {
+	out := map[*chain.Facts]*linkTypo{}
 	for _, c := range g.Chains {
 		t := typos[c]
 		if t == nil {
 			continue
 		}
-		reached := []*boundary.Document{t.leftOut}
+		reached := []*chain.Facts{t.leftOut}
 		for len(reached) > 0 {
 			d := reached[len(reached)-1]
 			reached = reached[:len(reached)-1]
@@ -228,7 +228,7 @@ func leftOut(g *chain.Graph, typos map[*chain.Chain]*linkTypo, ix *typoIndex) ma
 
 // componentUses counts, for each component id, the linking fields of docs
 // that hold it.
-func componentUses(docs []*boundary.Document) map[string]int {
+func componentUses(docs []*chain.Facts) map[string]int {
 	uses := map[string]int{}
 	for _, d := range docs {
 		for _, v := range []boundary.String{d.From, d.To, d.Service} {
@@ -240,7 +240,7 @@ func componentUses(docs []*boundary.Document) map[string]int {
 	return uses
 }
 
-func entryValue(d *boundary.Document) boundary.String {
+func entryValue(d *chain.Facts) boundary.String {
 	if d.Kind == boundary.Adapter {
 		return d.Service
 	}

@@ -84,7 +84,7 @@ type scopeHeader struct {
 // scopeHeaders lists the headers pol reads the tenant_id and actor_id of
 // its scope from, for the parts its scope holds; one header read for both
 // is listed once. They go in buf: every chain asks.
-func scopeHeaders(pol *boundary.Policy, buf *[2]scopeHeader) []scopeHeader {
+func scopeHeaders(pol *chain.Policy, buf *[2]scopeHeader) []scopeHeader {
 	if pol == nil {
 		return nil
 	}

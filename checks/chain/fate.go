@@ -62,7 +62,7 @@ func (h Hop) Owner() bool {
 // RequiresKey reports whether the hop rejects its operation without a key.
 // An embedded policy's requirement is the enclosing edge's, which is the
 // same document's http_idempotency.
-func (h Hop) RequiresKey() bool { return h.Doc.Idempotency.Requires(h.Op) }
+func (h Hop) RequiresKey() bool { return h.Doc.Requires(h.Op) }
 
 // Allows reports whether an allowlist lets header through: names compare
 // case-insensitively and "*" allows everything.

@@ -209,7 +209,7 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		report.NotRun(cmd.ErrOrStderr(), res.NotRun)
 	}
 	switch {
-	case len(res.Documents) > 0 || c.allowEmpty:
+	case len(res.Facts) > 0 || c.allowEmpty:
 	case res.Unreadable > 0:
 		// Files that are not JSON may be broken boundary documents: their
 		// IDL001 findings say why, and they fail the check.
