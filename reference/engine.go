@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
@@ -140,9 +141,23 @@ func Load(path string, opts ...Option) (*Engine, error) {
 // document goes through every per-document check first (CheckPolicy,
 // strict); any error finding refuses it with an *InvalidPolicyError.
 func New(path string, src []byte, opts ...Option) (*Engine, error) {
-	doc, findings, err := CheckPolicy(path, src, true)
+	e, findings, err := NewWithFindings(path, src, opts...)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range findings {
+		e.log.Warn("policy warning", "finding", f.String())
+	}
+	return e, nil
+}
+
+// NewWithFindings is New for a caller that shows the policy's findings
+// itself ("conform --reference" prints them as notes): it returns them,
+// warnings only, instead of logging them.
+func NewWithFindings(path string, src []byte, opts ...Option) (*Engine, []checks.Finding, error) {
+	doc, findings, err := CheckPolicy(path, src, true)
+	if err != nil {
+		return nil, nil, err
 	}
 	e := &Engine{now: time.Now, log: slog.Default(), maxBody: DefaultMaxBodyBytes, maxBodyMemory: DefaultMaxBodyMemory, waiters: waiters{m: map[string]*waiter{}}, attempts: attemptSet{m: map[*attempt]struct{}{}}}
 	for _, o := range opts {
@@ -156,10 +171,7 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 	if cf, ok := e.store.(CreateFirstStore); ok {
 		e.createFirst = cf.CreateFirst()
 	}
-	for _, f := range findings {
-		e.log.Warn("policy warning", "finding", f.String())
-	}
-	return e, nil
+	return e, findings, nil
 }
 
 // MaxWait returns how long a request may wait for an attempt in flight

@@ -91,6 +91,27 @@ paths:
 	}
 }
 
+// Init says what it created and what to run next; into a directory that
+// holds the set already it writes and says nothing.
+func TestInit(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr strings.Builder
+	if err := Init(dir, nil, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != 9 || lines[4] != "created "+filepath.Join(dir, "01-browser-to-bff.json") || stderr.Len() != 0 {
+		t.Errorf("Init said %q on stdout, %q on stderr; want eight files created", lines, stderr.String())
+	}
+	if want := "next: rename the components and operations, then run: idemlint check " + dir; lines[len(lines)-1] != want {
+		t.Errorf("Init ends %q, want %q", lines[len(lines)-1], want)
+	}
+	stdout.Reset()
+	if err := Init(dir, nil, &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), "refusing to overwrite ") || stdout.Len() != 0 {
+		t.Errorf("Init again = %v, said %q; want the refusal alone", err, stdout.String())
+	}
+}
+
 func keys(s *Set) []string {
 	var out []string
 	for p := range s.Files {

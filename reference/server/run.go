@@ -38,10 +38,14 @@ var ErrUnfinished = errors.New("serve: requests were cut or not recorded at shut
 // Run serves the reference engine configured from c.Policy in front of a
 // reference.Demo until ctx ends or SIGINT or SIGTERM arrives, logging to
 // stderr. It prints "listening on http://ADDR" to stdout once it accepts
-// connections. A policy the engine refuses is an
+// connections. Settings out of range are an error naming their flags; a
+// policy the engine refuses is an
 // *reference.InvalidPolicyError; a shutdown that left work unfinished,
 // ErrUnfinished.
 func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
 	minBodyRate := c.MinBodyRate
 	if minBodyRate == 0 {
 		minBodyRate = -1 // off

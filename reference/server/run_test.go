@@ -65,3 +65,27 @@ func TestRunRefusesAPolicyTheEngineRefuses(t *testing.T) {
 		t.Errorf("Run = %v, want *reference.InvalidPolicyError", err)
 	}
 }
+
+// Settings out of range are refused before anything is opened, naming
+// the flags that give them.
+func TestRunRefusesSettingsOutOfRange(t *testing.T) {
+	const positive = "--max-connections, --max-body-memory, --read-timeout and --shutdown-timeout must be positive, --demo-delay not negative"
+	for _, tc := range []struct {
+		change func(*Config)
+		want   string
+	}{
+		{func(c *Config) { c.MaxConnections = 0 }, positive},
+		{func(c *Config) { c.MaxBodyMemoryMiB = 0 }, positive},
+		{func(c *Config) { c.ReadTimeout = 0 }, positive},
+		{func(c *Config) { c.ShutdownTimeout = -time.Second }, positive},
+		{func(c *Config) { c.DemoDelay = -time.Second }, positive},
+		{func(c *Config) { c.MinBodyRate = -1 }, "--min-body-rate must not be negative"},
+	} {
+		c := testConfig(policyFile)
+		c.Store = "redis://127.0.0.1:1" // never dialled: the settings are refused first
+		tc.change(&c)
+		if err := Run(context.Background(), c, io.Discard, io.Discard); err == nil || err.Error() != tc.want {
+			t.Errorf("Run(%+v) = %v, want %s", c, err, tc.want)
+		}
+	}
+}
