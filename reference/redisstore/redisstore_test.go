@@ -70,12 +70,32 @@ func TestServerDown(t *testing.T) {
 // with a Get first ("get-first"). It reports the CPU time Redis and this
 // process, the client, spent per request.
 //
-// What a new key costs Redis, and why the store sends what it sends
-// (Redis 7.0, two cores, measured through "idemlint serve" with
-// BenchmarkRedisPeers' unique load, each variant run in turn with the
-// store as it is, three times; Redis CPU per request): a new key is
-// 8 commands (TestCommandsPerRequest), and INFO commandstats puts
-// most of its time in the script: 9-13 us for EVALSHA, of which its
+//	go test -run '^$' -bench Request -benchtime 40000x -count 3 ./reference/redisstore/
+//
+// A new key costs Redis 9.9-11.8 us of CPU and the client 11.8-12.7 us and
+// 21 allocations, a replay 2.3-2.6 us and 6.4-7.2 us; the previous layout's
+// two Lua scripts cost Redis 19.3-22.6 and 4.8-4.9 us (3 runs alternating).
+// A Lua script costs Redis several times a plain command however little it
+// does (EVALSHA of "return 1" about 2.5 us, each redis.call about 1 us
+// more, and every string it sees hashed byte by byte), so create is a
+// MULTI of SET NX GET and PEXPIRETIME, finish a plain SET of the finished
+// record beside a script that checks the 27-byte token and renames it over
+// the record, and the record is one string rather than a hash. Fencing is
+// what remains: without a compare-and-set command before Redis 8.4, finish
+// needs that script, about twice the cost of an unfenced SET. rueidis was
+// chosen over go-redis by this workload (16 goroutines on a Unix socket,
+// HGETALL, create script, finish script with 1 KB, HGETALL): 39-81 us and
+// 34 allocations per request against 114-165 us and 68 for go-redis v9.22,
+// as it pipelines concurrent commands. PostgreSQL keeps Get before Create:
+// one statement that inserts or else returns the live row cost the
+// database no less per new key than the two it replaces, and more per
+// duplicate.
+//
+// Through "idemlint serve" (Redis 7.0, two cores, BenchmarkRedisPeers'
+// unique load, each variant run in turn with the store as it is, three
+// times; Redis CPU per request) a new key is 8 commands
+// (TestCommandsPerRequest), and INFO commandstats puts most of its time
+// in the script: 9-13 us for EVALSHA, of which its
 // GETRANGE and RENAME take 3, 4-5 us for the transaction of Create, 2.4
 // us for Finish's SET; 20-22.5 us in all through serve, 10-13 us with
 // the store alone here, whose requests reach Redis in larger pipelines
@@ -99,9 +119,9 @@ func TestServerDown(t *testing.T) {
 //     overwrite the record of one that started since, which the token
 //     forbids.
 //
-// Redis 8.4's conditional SET (IFEQ) would make Finish one plain
-// command; before it, the token check needs a script or WATCH, and
-// WATCH a connection per attempt.
+// WATCH instead of the script needs a connection per attempt, whose
+// unbatched round trips cost what the script saves (with the store
+// alone, 13 us a new key against 12-14).
 func BenchmarkRequest(b *testing.B) {
 	redis := testserver.StartRedis(b)
 	s, err := redisstore.Open(redis.URL(), redisstore.Options{Prefix: "bench" + strconv.FormatInt(time.Now().UnixNano(), 10) + ":"})
