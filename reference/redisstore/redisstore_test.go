@@ -86,10 +86,11 @@ func TestServerDown(t *testing.T) {
 // chosen over go-redis by this workload (16 goroutines on a Unix socket,
 // HGETALL, create script, finish script with 1 KB, HGETALL): 39-81 us and
 // 34 allocations per request against 114-165 us and 68 for go-redis v9.22,
-// as it pipelines concurrent commands. PostgreSQL keeps Get before Create:
-// one statement that inserts or else returns the live row cost the
-// database no less per new key than the two it replaces, and more per
-// duplicate.
+// as it pipelines concurrent commands. PostgreSQL admits with Create
+// first too, its plain INSERT followed by a Get only when it meets a live
+// row (pgstore.Store.CreateFirst); one statement that inserts or else
+// returns the live row cost the database no less per new key than Get
+// and INSERT, and more per duplicate.
 //
 // Through "idemlint serve" (Redis 7.0, two cores, BenchmarkRedisPeers'
 // unique load, each variant run in turn with the store as it is, three
