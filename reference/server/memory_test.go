@@ -61,7 +61,8 @@ func TestServeMemoryAtMaxRecords(t *testing.T) {
 	policy := policyWith(t, func(doc map[string]any) {
 		storage := doc["idempotency_storage"].(map[string]any)
 		storage["max_records"] = memoryLoadMaxRecords
-		storage["max_bytes"] = 1 << 30 // the records, not their bytes, are measured
+		storage["max_bytes"] = 1 << 30      // the records, not their bytes, are measured
+		storage["max_tenant_percent"] = 100 // one tenant sends every key: its share would bind first
 		storage["ttl"] = "1m"
 		storage["ttl_reduction"] = map[string]any{"declared": true, "reason": "records must expire within the measurement"}
 	})
