@@ -26,7 +26,7 @@ const processConfigEnv = "IDEMLINT_SERVER_PROCESS_CONFIG"
 
 // TestMain runs the tests and stops the store servers they started, or,
 // under processConfigEnv, is the server process: exit status 0 after a
-// clean shutdown, 1 when Run failed.
+// clean shutdown, 1 when Run failed, 2 when the config does not decode.
 func TestMain(m *testing.M) {
 	if c, ok := os.LookupEnv(processConfigEnv); ok {
 		os.Exit(runProcess(c))
@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 	testserver.Main(m)
 }
 
+// runProcess runs Run on config, JSON, until SIGTERM; it returns the exit
+// status.
 func runProcess(config string) int {
 	var c Config
 	if err := json.Unmarshal([]byte(config), &c); err != nil {
