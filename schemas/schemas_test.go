@@ -598,6 +598,20 @@ func TestValidate(t *testing.T) {
 				`"max_bytes" must be at least 1, found 0`}},
 		},
 		{
+			name:  "max_tenant_percent of zero",
+			base:  "adapter",
+			edits: []edit{set("/idempotency_storage/max_tenant_percent", `0`)},
+			want: []Violation{{"/idempotency_storage/max_tenant_percent",
+				`"max_tenant_percent" must be at least 1, found 0`}},
+		},
+		{
+			name:  "max_tenant_percent beyond 100",
+			base:  "adapter",
+			edits: []edit{set("/idempotency_storage/max_tenant_percent", `101`)},
+			want: []Violation{{"/idempotency_storage/max_tenant_percent",
+				`"max_tenant_percent" must be at most 100, found 101`}},
+		},
+		{
 			name:  "max_bytes a string",
 			base:  "adapter",
 			edits: []edit{set("/idempotency_storage/max_bytes", `"1MB"`)},

@@ -2,7 +2,7 @@ package asbuilt
 
 import (
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/checks/chain"
 )
 
 // IDL403 catches a proxy that resends writes no hop before it has made
@@ -30,13 +30,13 @@ After: require the key at the browser edge:
   "http_idempotency": {"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},
     "on_missing": {"action": "reject", "status": 400, "error_code": "idempotency_key_required"}}`,
 	CheckSet: func(p *checks.SetPass) {
-		byOp := map[*boundary.Operation]edgeOp{}
+		byOp := map[*chain.Operation]edgeOp{}
 		for _, e := range hops.Of(p) {
 			byOp[e.op] = e
 		}
 		type reported struct {
 			route *Route
-			op    *boundary.Operation
+			op    *chain.Operation
 		}
 		seen := map[reported]bool{}
 		for _, c := range checks.ChainGraph.Of(p).Chains {
@@ -49,7 +49,7 @@ After: require the key at the browser edge:
 					continue
 				}
 				id := h.Doc.Idempotency
-				gated = gated || id.Requires(h.Op) && id.OnMissing.Action.Value == "reject"
+				gated = gated || h.Doc.Requires(h.Op) && id.OnMissing.Action.Value == "reject"
 				e, ok := byOp[h.Op]
 				if gated || !ok {
 					continue

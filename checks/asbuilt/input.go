@@ -2,6 +2,7 @@ package asbuilt
 
 import (
 	"fmt"
+	"github.com/idemlint/idemlint/checks/chain"
 	"strings"
 
 	"github.com/idemlint/idemlint/checks"
@@ -51,8 +52,8 @@ func Use(opts *checks.Options, d *Deployment) {
 // edgeOp is a state-changing operation of an edge document with the hops
 // that carry it as built.
 type edgeOp struct {
-	doc  *boundary.Document
-	op   *boundary.Operation
+	doc  *chain.Facts
+	op   *chain.Operation
 	hops []Hop
 	// meshDefault is set when no resource binds the edge and the mesh's
 	// default retry carries the hop instead (mesh: istio).
@@ -105,7 +106,7 @@ var hops = &checks.InputOf[[]edgeOp]{
 
 // bind binds an edge document (spec 8.4): by its as_built entries when
 // it has the member, else by its "to".
-func (d *Deployment) bind(doc *boundary.Document) Binding {
+func (d *Deployment) bind(doc *chain.Facts) Binding {
 	if !doc.AsBuilt.Present() {
 		return d.Set.Bind(doc.To.Value, nil)
 	}
@@ -117,7 +118,7 @@ func (d *Deployment) bind(doc *boundary.Document) Binding {
 }
 
 // retries reports whether the edge document declares a retry of method.
-func retries(doc *boundary.Document, method string) bool {
+func retries(doc *chain.Facts, method string) bool {
 	r := doc.Retry
 	if !r.Present() || !r.Enabled.Value {
 		return false

@@ -179,7 +179,7 @@ func Check(paths []string, s Settings) (*Run, error) {
 		report.NotRun(s.notes(), run.NotRun)
 	}
 	switch {
-	case len(run.Documents) > 0 || s.AllowEmpty:
+	case len(run.Facts) > 0 || s.AllowEmpty:
 	case run.Unreadable > 0:
 		// Files that are not JSON may be broken boundary documents: their
 		// IDL001 findings say why, and they fail the check.

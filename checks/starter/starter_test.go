@@ -33,8 +33,8 @@ func TestNewIsACleanSetWithItsSchemas(t *testing.T) {
 		t.Errorf("04-adapter.json starts %.60q, want %q", adapter, want)
 	}
 	res, err := checks.Check([]string{dir}, checks.DefaultOptions())
-	if err != nil || len(res.Findings) != 0 || len(res.Documents) != 4 {
-		t.Errorf("check of the starter set: %v, %d documents, findings %v; want 4 clean documents", err, len(res.Documents), res.Findings)
+	if err != nil || len(res.Findings) != 0 || len(res.Facts) != 4 {
+		t.Errorf("check of the starter set: %v, %d documents, findings %v; want 4 clean documents", err, len(res.Facts), res.Findings)
 	}
 }
 

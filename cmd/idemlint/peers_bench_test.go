@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,7 +56,9 @@ var redisPeers = []string{"powertools", "node-idempotency", "express-idempotency
 // besides requests per second it reports the CPU time each server, its
 // store (Redis or PostgreSQL, every process of the cluster) and the
 // client (this process) spent per request, figures that a busy machine
-// does not change much.
+// does not change much, and the commands Redis ran per request
+// (redis-commands/op, each command of a transaction or a script
+// counted), which it does not change at all.
 // Needs redis-server, node and the peers installed (cd
 // reference/redisstore/peers && npm ci); without node or the peers it
 // loads only serve, the baseline and $IDEMLINT_PEER_URL, and skips when
@@ -97,6 +100,30 @@ var redisPeers = []string{"powertools", "node-idempotency", "express-idempotency
 // rueidis' flush delay and a single pipeline connection changed nothing
 // measurable. At that load req/s varies by half between rounds: compare
 // CPU per request within a round.
+//
+// Serve on the memory store starts afresh each round, and every serve
+// loads benchPolicy, so that its store holds a round's records: with the
+// policy's defaults its one tenant filled its quarter of max_bytes in
+// round 1 and serve answered 503 to the rest, whose CPU was then measured
+// as if it were serve's work. A server answering non-2xx to a unique key
+// now fails the benchmark.
+//
+// Server CPU per request on unique keys, 3 rounds of -benchtime 20000x
+// against the previous main's build (b22de1e) in the same run, on this
+// 2-core machine shared with other work (load average 10-19): serve on
+// Redis 66.5-71.5 us (the previous build 80-85.5; Redis 20.5-22.5 us per
+// new key either way), on the memory store 44.5-49 (53-60), on
+// PostgreSQL 140.5-157 (159.5-179); node-idempotency 95-109, Powertools
+// 167.5-196, express-idempotency 292.5-341. An earlier run at load
+// average 15-25: serve on Redis 60.5-81.5 (77.5-82). What cut it:
+// the access log written per 64 KiB or 100 ms instead of once a request
+// (server.LogBuffer); the demo telling a JSON body by jcs instead of
+// json.Compact's scanner (about a tenth of serve's CPU); GOGC 300 with
+// Redis or PostgreSQL (server.ExternalStoreGCPercent); one callback of the
+// base context for every attempt instead of one each. Tried without a
+// gain beyond the noise of such a machine: rueidis' MaxFlushDelay (20 and
+// 100 us) and PipelineMultiplex (1 connection); DisableAutoPipelining cut
+// serve's CPU by about 2 us and raised Redis' by 3.
 func BenchmarkRedisPeers(b *testing.B) {
 	rounds, err := peerRounds()
 	if err != nil {
@@ -108,7 +135,7 @@ func BenchmarkRedisPeers(b *testing.B) {
 		b.Skipf("%s; skipping (or set %s to a running server or %s to another build of idemlint to compare)", missing, peerURLEnv, peerBaselineEnv)
 	}
 	redis := testserver.StartRedis(b)
-	redisCPU := storeCPU{"redis-cpu-us/op", redis.CPU}
+	redisCPU := storeCPU{"redis-cpu-us/op", redis.CPU, redis.Commands}
 	stores := []struct {
 		suffix, url string
 		cpu         storeCPU
@@ -117,20 +144,28 @@ func BenchmarkRedisPeers(b *testing.B) {
 		stores = append(stores, struct {
 			suffix, url string
 			cpu         storeCPU
-		}{"-postgres", pg.DatabaseURL(b), storeCPU{"postgres-cpu-us/op", pg.CPU}})
+		}{"-postgres", pg.DatabaseURL(b), storeCPU{"postgres-cpu-us/op", pg.CPU, nil}})
 	} else {
 		b.Logf("without PostgreSQL: %s", why)
 	}
+	policy := benchPolicy(b)
 	var targets []benchTarget
 	for _, build := range []struct{ name, bin string }{{"serve", "idemlint"}, {"baseline", baseline}} {
 		if build.bin == "" {
 			continue
 		}
 		for _, store := range stores {
-			t := startLogged(b, build.name+store.suffix, exec.Command(build.bin, "serve", "--addr", "127.0.0.1:0",
-				"--policy", servePolicy, "--store", store.url))
-			t.store = store.cpu
-			targets = append(targets, t)
+			var start func() benchTarget
+			start = func() benchTarget {
+				t := startLogged(b, build.name+store.suffix, exec.Command(build.bin, "serve", "--addr", "127.0.0.1:0",
+					"--policy", policy, "--store", store.url))
+				t.store = store.cpu
+				if store.url == "memory" {
+					t.restart = start
+				}
+				return t
+			}
+			targets = append(targets, start())
 		}
 	}
 	if missing != "" {
@@ -158,20 +193,28 @@ func BenchmarkRedisPeers(b *testing.B) {
 	}
 	for round := range rounds {
 		for ti, t := range targets {
+			if t.restart != nil && round > 0 {
+				t.stop()
+				t = t.restart()
+				targets[ti] = t
+			}
 			for li, load := range benchLoads {
 				b.Run(fmt.Sprintf("round%d/%s/%s", round+1, t.name, load.name), func(b *testing.B) {
 					if t.cmd == nil { // not ours: neither its CPU nor its store is known
-						perSecond[li][ti][round] = load.run(b, t.base).perSecond
+						perSecond[li][ti][round] = load.runUnique2xx(b, t.name, t.base).perSecond
 						return
 					}
 					before := t.cpu(b)
-					perSecond[li][ti][round] = load.run(b, t.base).perSecond
+					perSecond[li][ti][round] = load.runUnique2xx(b, t.name, t.base).perSecond
 					after := t.cpu(b)
 					perOp := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) }
 					b.ReportMetric(perOp(after.server-before.server), "server-cpu-us/op")
 					b.ReportMetric(perOp(after.client-before.client), "client-cpu-us/op")
 					if t.store.unit != "" {
 						b.ReportMetric(perOp(after.store-before.store), t.store.unit)
+					}
+					if t.store.commands != nil {
+						b.ReportMetric(float64(after.storeCommands-before.storeCommands)/float64(b.N), "redis-commands/op")
 					}
 				})
 			}
@@ -211,18 +254,34 @@ type benchTarget struct {
 	base  string
 	cmd   *exec.Cmd
 	store storeCPU
+	// restart, when set, starts the server afresh for each round: serve
+	// on the memory store, so that it holds one round's records, not
+	// every round's, and measures the same work each round.
+	restart func() benchTarget
+}
+
+// stop ends a server the benchmark started, as its cleanup would.
+func (t benchTarget) stop() {
+	_ = t.cmd.Process.Signal(syscall.SIGTERM)
+	_ = t.cmd.Wait()
 }
 
 // storeCPU reads the CPU time a store's server has used, reported per
-// request as unit; the zero value is no store of its own.
+// request as unit, and, for Redis, the commands it has run, each
+// command of a transaction or a script counted; the zero value is no
+// store of its own.
 type storeCPU struct {
-	unit string
-	read func() (time.Duration, error)
+	unit     string
+	read     func() (time.Duration, error)
+	commands func() (int64, error)
 }
 
 // cpuTimes are the CPU times used so far by a server, its store and
-// this process, the client.
-type cpuTimes struct{ server, store, client time.Duration }
+// this process, the client, and the commands the store has run.
+type cpuTimes struct {
+	server, store, client time.Duration
+	storeCommands         int64
+}
 
 func (t benchTarget) cpu(b *testing.B) cpuTimes {
 	b.Helper()
@@ -236,6 +295,11 @@ func (t benchTarget) cpu(b *testing.B) cpuTimes {
 	}
 	if t.store.read != nil {
 		if c.store, err = t.store.read(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if t.store.commands != nil {
+		if c.storeCommands, err = t.store.commands(); err != nil {
 			b.Fatal(err)
 		}
 	}
