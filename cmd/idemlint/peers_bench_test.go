@@ -95,11 +95,12 @@ var redisPeers = []string{"powertools", "node-idempotency", "express-idempotency
 // 109-117, serve's own CPU unchanged at 64-82 us. Serve's own CPU is mostly
 // the kernel (the connection's reads and writes, the access log's write,
 // two round trips to Redis and the scheduling around them: half of it in
-// a perf profile), then net/http. Batching the access log from a goroutine
-// of its own saved its write and spent as much waking that goroutine;
-// rueidis' flush delay and a single pipeline connection changed nothing
-// measurable. At that load req/s varies by half between rounds: compare
-// CPU per request within a round.
+// a perf profile), then net/http. A first try at batching the access log,
+// a goroutine woken for every line, saved the write and spent as much
+// waking it (server.LogBuffer now wakes once per LogFlushDelay); rueidis'
+// flush delay and a single pipeline connection changed nothing
+// measurable. Those rounds predate the LogBuffer, and at that load req/s
+// varies by half between rounds: compare CPU per request within a round.
 //
 // Serve on the memory store starts afresh each round, and every serve
 // loads benchPolicy, so that its store holds a round's records: with the
