@@ -59,6 +59,16 @@ above the owner's wait_timeout_ms.`,
 			}
 			return "the edge " + f.hop.Endpoints()
 		}
+		// The mesh's default retry of each edge: chains share edges.
+		meshDefault := map[*boundary.Document]*Retry{}
+		meshDefaults := func(doc *boundary.Document, b Binding) *Retry {
+			r, ok := meshDefault[doc]
+			if !ok {
+				r = d.meshDefault(doc, b)
+				meshDefault[doc] = r
+			}
+			return r
+		}
 		seen := map[string]bool{}
 		once := func(key string) bool {
 			if seen[key] {
@@ -77,8 +87,8 @@ above the owner's wait_timeout_ms.`,
 				method := h.Op.Method.Value
 				b := d.bind(h.Doc)
 				carried := b.Hops(method, h.Op.Path.Value)
-				if len(b.Resources) == 0 && len(b.Ambiguous) == 0 && d.Mesh == IstioMesh && h.Kind != boundary.BrowserToBFF {
-					carried = append(carried, Hop{Retry: d.Set.IstioDefaultRetry(d.meshAt(h.Doc.Path))})
+				if r := meshDefaults(h.Doc, b); r != nil {
+					carried = append(carried, Hop{Retry: *r})
 				}
 				if len(carried) == 0 {
 					if declared := h.Doc.Retry; retries(h.Doc, method) {

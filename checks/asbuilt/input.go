@@ -85,22 +85,28 @@ var hops = &checks.InputOf[[]edgeOp]{
 				continue
 			}
 			b := d.bind(doc)
+			meshDefault := d.meshDefault(doc, b)
 			for i := range doc.Operations.Items {
 				op := &doc.Operations.Items[i]
 				if !op.StateChanging || !op.Method.OK() || !op.Path.OK() {
 					continue
 				}
-				e := edgeOp{doc: doc, op: op, hops: b.Hops(op.Method.Value, op.Path.Value)}
-				if len(b.Resources) == 0 && len(b.Ambiguous) == 0 && d.Mesh == IstioMesh && doc.Kind != boundary.BrowserToBFF {
-					// Reported where the mesh is declared (spec 8.1).
-					r := d.Set.IstioDefaultRetry(d.meshAt(doc.Path))
-					e.meshDefault = &r
-				}
-				out = append(out, e)
+				out = append(out, edgeOp{doc: doc, op: op, hops: b.Hops(op.Method.Value, op.Path.Value), meshDefault: meshDefault})
 			}
 		}
 		return out, nil
 	},
+}
+
+// meshDefault is the mesh's default retry that carries the edge doc bound
+// by b, reported where the mesh is declared (spec 8.1); nil when a
+// resource binds the edge, or no mesh retries its hop.
+func (d *Deployment) meshDefault(doc *boundary.Document, b Binding) *Retry {
+	if len(b.Resources) > 0 || len(b.Ambiguous) > 0 || d.Mesh != IstioMesh || doc.Kind == boundary.BrowserToBFF {
+		return nil
+	}
+	r := d.Set.IstioDefaultRetry(d.meshAt(doc.Path))
+	return &r
 }
 
 // bind binds an edge document (spec 8.4): by its as_built entries when
