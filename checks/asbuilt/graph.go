@@ -18,6 +18,7 @@ func (d *Deployment) HopNote(c *chain.Chain, i int) string {
 	if !h.Kind.IsEdge() || h.Op == nil || !h.Op.Method.OK() || !h.Op.Path.OK() {
 		return ""
 	}
+	d.Wait()
 	method := h.Op.Method.Value
 	b := d.bind(h.Doc)
 	var parts []string

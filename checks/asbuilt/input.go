@@ -27,10 +27,13 @@ const (
 // Deployment is the as-built configuration a run holds the boundary sets
 // to: the resources read, and the mesh.
 type Deployment struct {
+	// Set is what the files hold; of a Deployment Open returns, once
+	// Wait returns (a run that Use hands it to waits).
 	Set  *Set
 	Mesh Mesh
 	// MeshAt is where the mesh is declared (Source.MeshAt).
 	MeshAt Pos
+	wait   func() // the wait for the files Open reads; nil once Load read them
 }
 
 // Config is the as-built configuration; without one the as-built rules
@@ -42,10 +45,14 @@ var Config = &checks.InputOf[*Deployment]{
 }
 
 // Use holds the runs of opts to d; the findings of its files that could
-// not be read join the run's (checks.Options.InputFindings).
+// not be read join the run's (checks.Options.Pending), which waits for
+// the files Open is still reading, if any.
 func Use(opts *checks.Options, d *Deployment) {
 	Config.Supply(opts, d)
-	opts.InputFindings = append(opts.InputFindings, d.Set.FileFindings()...)
+	opts.Pending = append(opts.Pending, func() []checks.Finding {
+		d.Wait()
+		return d.Set.FileFindings()
+	})
 }
 
 // edgeOp is a state-changing operation of an edge document with the hops
