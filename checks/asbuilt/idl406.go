@@ -62,6 +62,9 @@ above the owner's wait_timeout_ms.`,
 		// The mesh's default retry of each edge: chains share edges.
 		meshDefault := map[*boundary.Document]*Retry{}
 		meshDefaults := func(doc *boundary.Document, b Binding) *Retry {
+			if d.Mesh != IstioMesh {
+				return nil
+			}
 			r, ok := meshDefault[doc]
 			if !ok {
 				r = d.meshDefault(doc, b)
@@ -77,8 +80,9 @@ above the owner's wait_timeout_ms.`,
 			seen[key] = true
 			return true
 		}
+		var factors []factor // of one chain; reused
 		for _, c := range checks.ChainGraph.Of(p).Chains {
-			var factors []factor
+			factors = factors[:0]
 			var tightest *Retry
 			for _, h := range c.Hops {
 				if !h.Kind.IsEdge() || h.Op == nil || !h.Op.Method.OK() || !h.Op.Path.OK() {

@@ -2,7 +2,6 @@ package asbuilt
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/schemas/boundary"
@@ -135,12 +134,8 @@ func retries(doc *boundary.Document, method string) bool {
 	if !r.Present() || !r.Enabled.Value {
 		return false
 	}
-	for _, m := range r.Methods.Values() {
-		if strings.EqualFold(m, method) {
-			return true
-		}
-	}
-	return false
+	_, ok := r.Methods.FindFold(method)
+	return ok
 }
 
 // origin names where a value comes from, for messages: a default with
