@@ -30,9 +30,13 @@ const (
 // JSON, quotes, anchors, aliases, tags, merge keys, an indented or
 // non-mapping root) goes to the full parse, as do the kinds read, whatever
 // their apiVersion (one written wrongly is the file's error, IDL001), API
-// Gateway exports and the ConfigMaps a reader may read. FuzzTriage holds
-// it to the full parse.
+// Gateway exports, the ConfigMaps a reader may read, and a document with
+// a line break other than "\n" or "\r\n". FuzzTriage holds it to the
+// full parse.
 func triage(doc []byte) verdict {
+	if slices.ContainsFunc(otherBreaks, func(b []byte) bool { return bytes.Contains(doc, b) }) {
+		return parseIt // lines this reading does not split at
+	}
 	var kind []byte
 	var hasKind, content, sequence bool
 	// continued: the last key was kind or apiVersion, whose plain value
@@ -40,7 +44,10 @@ func triage(doc []byte) verdict {
 	continued := false
 	first := true
 	for line := range bytes.Lines(doc) {
-		line = bytes.TrimRight(line, "\r\n")
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if bytes.IndexByte(line, '\r') >= 0 {
+			return parseIt // a line break too
+		}
 		if first {
 			first = false
 			if marker(line, "---") || marker(line, "...") {
@@ -119,6 +126,10 @@ func triage(doc []byte) verdict {
 	}
 	return skipIt
 }
+
+// otherBreaks are the line breaks of the YAML parser (YAML 1.1) other
+// than "\n" and "\r": NEL, LS and PS.
+var otherBreaks = [][]byte{[]byte("\u0085"), []byte("\u2028"), []byte("\u2029")}
 
 // readKinds are the kinds a reader reads (document), List included.
 var readKinds = []string{"List", "VirtualService", "HTTPRoute", "Ingress", "ConfigMap"}

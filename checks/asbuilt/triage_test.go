@@ -44,6 +44,11 @@ var triageCases = []struct {
 	{"- kind: Deployment\n", parseIt},
 	{"--- kind: Deployment\n", parseIt},
 	{"\"kind\": Deployment\n", parseIt},
+	// Line breaks the YAML parser knows beside "\n".
+	{"apiVersion: networking.istio.io/v1\nmetadata: {name: a}\rkind: VirtualService\n", parseIt},
+	{"apiVersion: networking.istio.io/v1\nmetadata: {name: a}\u2028kind: VirtualService\n", parseIt},
+	{"apiVersion: networking.istio.io/v1\nmetadata: {name: a}\u0085kind: VirtualService\n", parseIt},
+	{"kind: Deployment\r\nmetadata: {name: a}\r\n", skipIt},
 	// No word of a kind read, but an escape spells one.
 	{"apiVersion: networking.istio.io/v1\nkind: \"Virtual\\x53ervice\"\nmetadata: {name: a}\n", parseIt},
 }
