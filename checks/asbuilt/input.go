@@ -75,8 +75,9 @@ func (e edgeOp) edge() string {
 	return fmt.Sprintf("%s %s -> %s", e.doc.Kind, e.doc.From.Value, e.doc.To.Value)
 }
 
-// hops are the state-changing operations of every edge of the set and the
-// hops that carry them as built.
+// hops are the state-changing operations of every edge of the set that
+// something carries as built, and the hops that do: the operations no
+// resource or mesh carries have nothing to judge.
 var hops = &checks.InputOf[[]edgeOp]{
 	Name:   "as-built hops",
 	PerSet: true,
@@ -97,7 +98,9 @@ var hops = &checks.InputOf[[]edgeOp]{
 				if !op.StateChanging || !op.Method.OK() || !op.Path.OK() {
 					continue
 				}
-				out = append(out, edgeOp{doc: doc, op: op, hops: b.Hops(op.Method.Value, op.Path.Value), meshDefault: meshDefault})
+				if e := (edgeOp{doc: doc, op: op, hops: b.Hops(op.Method.Value, op.Path.Value), meshDefault: meshDefault}); len(e.hops) > 0 || e.meshDefault != nil {
+					out = append(out, e)
+				}
 			}
 		}
 		return out, nil
