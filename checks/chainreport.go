@@ -21,7 +21,7 @@ type chainReporter struct {
 }
 
 type chainFinding struct {
-	doc    *boundary.Document
+	doc    *chain.Facts
 	at     boundary.Pos
 	member string
 	msg    string
@@ -42,7 +42,7 @@ func (r *chainReporter) first(f chainFinding) bool {
 
 // at reports msg at the value at `at` in doc as a finding of chain c, and
 // returns it (nil when already reported) for related locations.
-func (r *chainReporter) at(c *chain.Chain, doc *boundary.Document, at boundary.Pos, msg string) *Finding {
+func (r *chainReporter) at(c *chain.Chain, doc *chain.Facts, at boundary.Pos, msg string) *Finding {
 	if !r.first(chainFinding{doc, at, "", msg}) {
 		return nil
 	}
@@ -50,7 +50,7 @@ func (r *chainReporter) at(c *chain.Chain, doc *boundary.Document, at boundary.P
 }
 
 // missing reports msg where the member of the object at `in` belongs.
-func (r *chainReporter) missing(c *chain.Chain, doc *boundary.Document, in boundary.Pos, member, msg string) *Finding {
+func (r *chainReporter) missing(c *chain.Chain, doc *chain.Facts, in boundary.Pos, member, msg string) *Finding {
 	if !r.first(chainFinding{doc, in, member, msg}) {
 		return nil
 	}
@@ -72,7 +72,7 @@ func missingHopNote(g *chain.Graph) string {
 }
 
 // relate adds a related location to f when f was reported (not nil).
-func relate(f *Finding, doc *boundary.Document, at boundary.Pos, msg string) {
+func relate(f *Finding, doc *chain.Facts, at boundary.Pos, msg string) {
 	if f != nil {
 		f.Relate(doc, at, msg)
 	}

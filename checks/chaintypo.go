@@ -13,17 +13,17 @@ import (
 // let the chain go on: IDL201 reports it at the misspelt value, and the
 // findings the break causes (IDL201's stop, IDL210's orphans) name it.
 type linkTypo struct {
-	doc         *boundary.Document
+	doc         *chain.Facts
 	at          boundary.Pos // the misspelt value
 	field       string       // "to", "from", "service" or "operation_key"
 	value, want string
 	// match is the document whose value the misspelt one should equal,
 	// and where that value is.
-	match   *boundary.Document
+	match   *chain.Facts
 	matchAt boundary.Pos
 	// leftOut is the document the fix brings onto the chain; it and the
 	// documents that link on from it are the orphans the typo makes.
-	leftOut *boundary.Document
+	leftOut *chain.Facts
 	tie     bool // the set holds both spellings as often
 }
 
@@ -50,38 +50,70 @@ func (t *linkTypo) matchField() string {
 }
 
 // entryField is the field a chain enters d by.
-func entryField(d *boundary.Document) string {
+func entryField(d *chain.Facts) string {
 	if d.Kind == boundary.Adapter {
 		return "service"
 	}
 	return "from"
 }
 
-// linkTypos finds the typo behind each incomplete state-changing chain of
-// the set that has one, by chain.
-func linkTypos(g *chain.Graph, docs []*boundary.Document) map[*chain.Chain]*linkTypo {
-	var ix *typoIndex
-	out := map[*chain.Chain]*linkTypo{}
+// chainTypos are the typos behind the set's broken chains and the
+// documents each leaves out: IDL201 reports the typos, IDL210 names them
+// at the documents. Found once per set for both, as the chain graph is.
+var chainTypos = &InputOf[*typos]{
+	Name:   "link typos",
+	PerSet: true,
+	Build: func(p *InputPass) (*typos, error) {
+		g, err := ChainGraph.From(p)
+		if err != nil {
+			return nil, err
+		}
+		return findTypos(g, p.Docs), nil
+	},
+}
+
+// typos are the link typos of a set.
+type typos struct {
+	// byChain is the typo behind each incomplete state-changing chain
+	// that has one.
+	byChain map[*chain.Chain]*linkTypo
+	// leftOut is, for each document a typo leaves out of its chain, that
+	// typo (see leftOut).
+	leftOut map[*chain.Facts]*linkTypo
+}
+
+func findTypos(g *chain.Graph, docs []*chain.Facts) *typos {
+	var broken []*chain.Chain
 	for _, c := range g.Chains {
-		if !c.StateChanging || c.Complete() {
-			continue
-		}
-		if ix == nil {
-			ix = newTypoIndex(docs)
-		}
-		if t := ix.typoOf(c); t != nil {
-			out[c] = t
+		if c.StateChanging && !c.Complete() {
+			broken = append(broken, c)
 		}
 	}
-	return out
+	t := &typos{byChain: map[*chain.Chain]*linkTypo{}, leftOut: map[*chain.Facts]*linkTypo{}}
+	if len(broken) == 0 {
+		return t
+	}
+	ix := newTypoIndex(docs, broken)
+	for _, c := range broken {
+		if typo := ix.typoOf(c); typo != nil {
+			t.byChain[c] = typo
+		}
+	}
+	if len(t.byChain) > 0 {
+		t.leftOut = leftOut(g, t.byChain, ix)
+	}
+	return t
 }
 
 // typoIndex is what finding typos looks up, built once per set so that
 // the search stays linear in the set however many chains break.
 type typoIndex struct {
-	uses     map[string]int                   // how many linking fields of the set hold each id
-	carriers map[kindKey][]*boundary.Document // by kind and operation_key
-	entries  map[kindKey][]*boundary.Document // by kind and from (service for an adapter)
+	uses map[string]int // how many linking fields of the set hold each id
+	// carriers are the documents by kind and operation_key, for the keys
+	// the broken chains look up (wants) only: every operation of the set
+	// would be an entry, and few chains break.
+	carriers map[kindKey][]*chain.Facts
+	entries  map[kindKey][]*chain.Facts // by kind and from (service for an adapter)
 }
 
 type kindKey struct {
@@ -89,8 +121,24 @@ type kindKey struct {
 	key  string
 }
 
-func newTypoIndex(docs []*boundary.Document) *typoIndex {
-	ix := &typoIndex{uses: componentUses(docs), carriers: map[kindKey][]*boundary.Document{}, entries: map[kindKey][]*boundary.Document{}}
+// wants returns the carriers typoOf looks up for the broken chain c: those
+// of the kind it needed next with its operation, when no document of that
+// kind is where it stops. False when it looks up none.
+func wants(c *chain.Chain) (kindKey, bool) {
+	if len(c.Stop.Lacking) > 0 || c.Last().Doc.Policy != nil {
+		return kindKey{}, false
+	}
+	return kindKey{c.Stop.Next, c.Operation}, true
+}
+
+func newTypoIndex(docs []*chain.Facts, broken []*chain.Chain) *typoIndex {
+	ix := &typoIndex{uses: componentUses(docs), carriers: map[kindKey][]*chain.Facts{}, entries: map[kindKey][]*chain.Facts{}}
+	wanted := map[kindKey]bool{}
+	for _, c := range broken {
+		if k, ok := wants(c); ok {
+			wanted[k] = true
+		}
+	}
 	for _, d := range docs {
 		if !chain.Linkable(d) {
 			continue
@@ -99,6 +147,9 @@ func newTypoIndex(docs []*boundary.Document) *typoIndex {
 		ix.entries[e] = append(ix.entries[e], d)
 		for _, op := range d.Operations.Items {
 			k := kindKey{d.Kind, op.Key.Value}
+			if !wanted[k] {
+				continue
+			}
 			if n := len(ix.carriers[k]); n == 0 || ix.carriers[k][n-1] != d {
 				ix.carriers[k] = append(ix.carriers[k], d)
 			}
@@ -122,11 +173,12 @@ func (ix *typoIndex) typoOf(c *chain.Chain) *linkTypo {
 				match: last.Doc, matchAt: last.Op.Key.Pos, leftOut: d}
 		}
 	}
-	if len(s.Lacking) > 0 || last.Doc.Policy != nil {
+	want, ok := wants(c)
+	if !ok {
 		return nil // an embedded policy's service: IDL201's own message says which
 	}
 	// No next hop at all: one that carries the operation at a near id.
-	near := ix.carriers[kindKey{s.Next, c.Operation}]
+	near := ix.carriers[want]
 	ids := make([]string, len(near))
 	for i, d := range near {
 		ids[i] = entryValue(d).Value
@@ -150,18 +202,14 @@ func (ix *typoIndex) typoOf(c *chain.Chain) *linkTypo {
 // leftOut maps each document a typo leaves out of its chain to that typo,
 // the first by chain order: the document the fix brings on, and those that
 // link on from it.
-func leftOut(g *chain.Graph, typos map[*chain.Chain]*linkTypo, docs []*boundary.Document) map[*boundary.Document]*linkTypo {
-	out := map[*boundary.Document]*linkTypo{}
-	var ix *typoIndex
+func leftOut(g *chain.Graph, typos map[*chain.Chain]*linkTypo, ix *typoIndex) map[*chain.Facts]*linkTypo {
+	out := map[*chain.Facts]*linkTypo{}
 	for _, c := range g.Chains {
 		t := typos[c]
 		if t == nil {
 			continue
 		}
-		if ix == nil {
-			ix = newTypoIndex(docs)
-		}
-		reached := []*boundary.Document{t.leftOut}
+		reached := []*chain.Facts{t.leftOut}
 		for len(reached) > 0 {
 			d := reached[len(reached)-1]
 			reached = reached[:len(reached)-1]
@@ -180,7 +228,7 @@ func leftOut(g *chain.Graph, typos map[*chain.Chain]*linkTypo, docs []*boundary.
 
 // componentUses counts, for each component id, the linking fields of docs
 // that hold it.
-func componentUses(docs []*boundary.Document) map[string]int {
+func componentUses(docs []*chain.Facts) map[string]int {
 	uses := map[string]int{}
 	for _, d := range docs {
 		for _, v := range []boundary.String{d.From, d.To, d.Service} {
@@ -192,7 +240,7 @@ func componentUses(docs []*boundary.Document) map[string]int {
 	return uses
 }
 
-func entryValue(d *boundary.Document) boundary.String {
+func entryValue(d *chain.Facts) boundary.String {
 	if d.Kind == boundary.Adapter {
 		return d.Service
 	}

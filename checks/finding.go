@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/idemlint/idemlint/checks/chain"
 	"slices"
 	"strings"
 
@@ -39,7 +40,7 @@ type Location struct {
 
 // Relate adds the value at `at` of doc as a related location, with
 // message saying how it relates.
-func (f *Finding) Relate(doc *boundary.Document, at boundary.Pos, message string) {
+func (f *Finding) Relate(doc *chain.Facts, at boundary.Pos, message string) {
 	pl := doc.Place(at)
 	f.Related = append(f.Related, Location{File: doc.Path, Line: pl.Line, Column: pl.Column, Pointer: pl.Pointer, Message: message})
 }

@@ -1,9 +1,9 @@
 package checks
 
 import (
+	"github.com/idemlint/idemlint/checks/chain"
 	"strings"
 
-	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/suggest"
 )
 
@@ -16,7 +16,7 @@ import (
 // a typo of (as the schema stage's "did you mean" says); it becomes a
 // related location of IDL002's finding. It runs after the suppressions
 // and levels, so a suppressed or disabled IDL002 folds nothing.
-func foldTypos(findings []Finding, docs []*boundary.Document) []Finding {
+func foldTypos(findings []Finding, docs []*chain.Facts) []Finding {
 	// The IDL002 findings at an unknown member, by the file and object.
 	type object struct{ file, pointer string }
 	unknown := map[object][]int{}
@@ -69,7 +69,7 @@ func splitPointer(p string) (parent, name string) {
 var unescape = strings.NewReplacer("~1", "/", "~0", "~")
 
 // present reports whether the document at file holds a value at pointer.
-func present(docs []*boundary.Document, file, pointer string) bool {
+func present(docs []*chain.Facts, file, pointer string) bool {
 	for _, d := range docs {
 		if d.Path == file {
 			return d.Has(pointer)

@@ -1,12 +1,12 @@
 package checks
 
 import (
+	"github.com/idemlint/idemlint/checks/chain"
 	"testing"
 
 	"github.com/idemlint/idemlint/schemas"
 
 	"github.com/idemlint/idemlint/fixtures"
-	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
@@ -33,7 +33,7 @@ func FuzzCheckDocument(f *testing.F) {
 			}
 		}
 		if doc != nil {
-			CheckSet([]*boundary.Document{doc}, &opts)
+			CheckSet([]*chain.Facts{chain.FactsOf(doc)}, &opts)
 		}
 	})
 }

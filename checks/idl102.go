@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
@@ -31,7 +30,7 @@ honour "*" for requests with credentials, so list the key header explicitly.
 Fix: add the key header to the list the message names.`,
 	CheckDocument: func(p *DocumentPass) {
 		d := p.Doc
-		if !d.Kind.IsEdge() || !chain.StateChanging(d) {
+		if !d.Kind.IsEdge() || !d.Operations.StateChanging() {
 			return
 		}
 		header := d.Idempotency.KeyHeader()

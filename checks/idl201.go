@@ -38,12 +38,12 @@ say so) the finding says how many: one of them may be the missing hop.
 
 Fix: add the operation to the next hop's document, add the missing document,
 or correct the "from", "to" or "service" that does not match.`,
-	Requires: []Input{ChainGraph},
+	Requires: []Input{ChainGraph, chainTypos},
 	CheckSet: func(p *SetPass) {
 		graph := ChainGraph.Of(p)
 		r := newChainReporter(p)
 		note := missingHopNote(graph)
-		typos := linkTypos(graph, p.Docs)
+		typos := chainTypos.Of(p).byChain
 		for _, c := range graph.Chains {
 			if !c.StateChanging || c.Complete() {
 				continue

@@ -3,7 +3,6 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
@@ -49,7 +48,7 @@ Fix: set the adapter's http_idempotency.role to "owner".`,
 			idem := &h.Doc.Idempotency
 			switch {
 			case idem.State == boundary.Absent:
-				if !chain.StateChanging(h.Doc) { // else the schema requires it
+				if !h.Doc.StateChanging { // else the schema requires it
 					r.missing(c, h.Doc, h.Doc.Root.Pos, "http_idempotency", `add http_idempotency with role "owner": `+why)
 				}
 			case idem.Role.State == boundary.Absent:

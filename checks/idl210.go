@@ -29,11 +29,11 @@ at the typo as related.
 
 Fix: correct the linking fields so a chain reaches the document, or delete
 it.`,
-	Requires: []Input{ChainGraph},
+	Requires: []Input{ChainGraph, chainTypos},
 	CheckSet: func(p *SetPass) {
 		graph := ChainGraph.Of(p)
 		note := missingHopNote(graph)
-		causes := leftOut(graph, linkTypos(graph, p.Docs), p.Docs)
+		causes := chainTypos.Of(p).leftOut
 		for _, d := range p.Docs {
 			if d.Kind == boundary.BrowserToBFF || !chain.Linkable(d) || graph.OnChain(d) {
 				continue // a browser edge starts chains; an unlinkable one is the schema's finding

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"github.com/idemlint/idemlint/checks/chain"
 
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
@@ -44,7 +45,7 @@ components of a flow that is really different.`,
 
 // operationKeyPos is the place of the operation_key of doc's operation
 // key, or of the document when it has none by that key.
-func operationKeyPos(doc *boundary.Document, key string) boundary.Pos {
+func operationKeyPos(doc *chain.Facts, key string) boundary.Pos {
 	for _, op := range doc.Operations.Items {
 		if op.Key.OK() && op.Key.Value == key {
 			return op.Key.Pos

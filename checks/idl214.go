@@ -47,7 +47,8 @@ sets_headers of the hop that derives it.`,
 				continue
 			}
 			owner := c.Last().Doc
-			for _, s := range scopeHeaders(owner.Policy) {
+			var parts [2]scopeHeader
+			for _, s := range scopeHeaders(owner.Policy, &parts) {
 				from := scopeHeaderSource(c, s.header)
 				for i, h := range c.Hops[max(from, 0):] {
 					for _, l := range h.Drops(s.header) {
@@ -82,12 +83,12 @@ type scopeHeader struct {
 
 // scopeHeaders lists the headers pol reads the tenant_id and actor_id of
 // its scope from, for the parts its scope holds; one header read for both
-// is listed once.
-func scopeHeaders(pol *boundary.Policy) []scopeHeader {
+// is listed once. They go in buf: every chain asks.
+func scopeHeaders(pol *chain.Policy, buf *[2]scopeHeader) []scopeHeader {
 	if pol == nil {
 		return nil
 	}
-	var out []scopeHeader
+	out := buf[:0]
 	for _, part := range [...]scopeHeader{
 		{part: "tenant_id", who: "tenant", header: pol.ScopeSources.TenantHeader()},
 		{part: "actor_id", who: "actor", header: pol.ScopeSources.ActorHeader()},

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/fixtures"
-	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // TestRulesAreIndependent holds spec 6.1 on every fixture set: turning any
@@ -213,7 +213,7 @@ func TestStagesAfterTheRulesRunInOrder(t *testing.T) {
 		}
 		return slices.DeleteFunc(fs, func(f checks.Finding) bool { return f.Rule == "IDL105" })
 	}
-	opts.NewFromRev = func(fs []checks.Finding, docs []*boundary.Document) []checks.Finding {
+	opts.NewFromRev = func(fs []checks.Finding, docs []*chain.Facts) []checks.Finding {
 		stages = append(stages, fmt.Sprintf("new-from-rev: %d findings of %d documents", len(fs), len(docs)))
 		return fs
 	}

@@ -2,10 +2,9 @@ package checks
 
 import (
 	"fmt"
+	"github.com/idemlint/idemlint/checks/chain"
 	"slices"
 	"strings"
-
-	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // An Input is a value cross-document rules read that the run builds once,
@@ -114,9 +113,10 @@ func (in *InputOf[T]) Supply(opts *Options, v T) {
 
 // InputPass is what an input's Build receives.
 type InputPass struct {
-	// Docs are the documents the input is built from: one set's for a
-	// per-set input, every set's (sorted by path) otherwise.
-	Docs []*boundary.Document
+	// Docs are the facts of the documents the input is built from (see
+	// chain.Facts): one set's for a per-set input, every set's (sorted by
+	// path) otherwise.
+	Docs []*chain.Facts
 	// Unreadable counts the files of the set that could not be read or
 	// decoded (per-set inputs only): a chain may miss a hop.
 	Unreadable int
@@ -129,9 +129,9 @@ type InputPass struct {
 // inputRun holds the inputs built in one run, each once.
 type inputRun struct {
 	opts       *Options
-	sets       [][]*boundary.Document
+	sets       [][]*chain.Facts
 	unreadable []int // per set
-	all        []*boundary.Document
+	all        []*chain.Facts
 	perSet     []map[Input]built // by set
 	perRun     map[Input]built
 }
@@ -142,13 +142,13 @@ type built struct {
 	err   error
 }
 
-func newInputRun(sets [][]*boundary.Document, unreadable []int, opts *Options) *inputRun {
+func newInputRun(sets [][]*chain.Facts, unreadable []int, opts *Options) *inputRun {
 	r := &inputRun{opts: opts, sets: sets, unreadable: unreadable, perSet: make([]map[Input]built, len(sets)), perRun: map[Input]built{}}
 	for i := range sets {
 		r.perSet[i] = map[Input]built{}
 		r.all = append(r.all, sets[i]...)
 	}
-	slices.SortFunc(r.all, func(a, b *boundary.Document) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(r.all, func(a, b *chain.Facts) int { return strings.Compare(a.Path, b.Path) })
 	return r
 }
 

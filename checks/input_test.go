@@ -3,17 +3,16 @@ package checks
 import (
 	"errors"
 	"fmt"
+	"github.com/idemlint/idemlint/checks/chain"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // testSets are two sets of one and two documents, enough for inputs to
 // tell the sets apart.
-func testSets() [][]*boundary.Document {
-	return [][]*boundary.Document{
+func testSets() [][]*chain.Facts {
+	return [][]*chain.Facts{
 		{{Path: "a/1.json"}},
 		{{Path: "b/1.json"}, {Path: "b/2.json"}},
 	}

@@ -48,9 +48,15 @@ func TestLayers(t *testing.T) {
 	forbidden("../reference", func(d string) bool {
 		return library(d) || strings.Contains(d, "jsonschema") || strings.HasPrefix(d, "golang.org/x/text")
 	})
+	// The run every command sets up sits above the checks and their
+	// inputs, below the commands; the reference engine and conform never
+	// need it.
+	forbidden("./lint", func(d string) bool {
+		return strings.HasPrefix(d, module+"reference") || strings.HasPrefix(d, module+"cmd")
+	})
 	// conform probes an adapter policy; reading .idemlint.json (and so
 	// the as-built readers the configuration names) is its caller's.
 	forbidden("../reference/conform", func(d string) bool {
-		return library(d) || strings.Contains(d, "jsonschema") || d == module+"checks/config"
+		return library(d) || strings.Contains(d, "jsonschema") || d == module+"checks/config" || d == module+"checks/lint"
 	})
 }

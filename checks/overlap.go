@@ -1,6 +1,9 @@
 package checks
 
-import "github.com/idemlint/idemlint/schemas/boundary"
+import (
+	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/schemas/boundary"
+)
 
 // overlap is a finding that shares its cause with whatever finding a rule
 // reports at the same place, recorded by SetPass.Overlap.
@@ -49,7 +52,7 @@ func (p *SetPass) Overlap(f *Finding, other *Rule) {
 // IDL210's orphans follow from the misspelt link IDL201 reports. The
 // related-location stage names that finding, with its message, when it
 // survives, as Overlap does. A nil f is ignored.
-func (p *SetPass) CausedBy(f *Finding, cause *Rule, doc *boundary.Document, at boundary.Pos) {
+func (p *SetPass) CausedBy(f *Finding, cause *Rule, doc *chain.Facts, at boundary.Pos) {
 	if f == nil {
 		return
 	}

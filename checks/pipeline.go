@@ -34,7 +34,7 @@ func afterRules(findings []Finding, res *Result, sup *suppressions, overlaps []o
 		// The findings a misspelt member explains, folded into IDL002's
 		// "did you mean" at it; after the suppressions and levels, so
 		// only a finding the run keeps folds others.
-		func(fs []Finding) []Finding { return foldTypos(fs, res.Documents) },
+		func(fs []Finding) []Finding { return foldTypos(fs, res.Facts) },
 		// In output order, whatever the workers' scheduling: the stages
 		// below keep it, and which of two findings of one identity a
 		// baseline hides depends on it.
@@ -51,7 +51,7 @@ func afterRules(findings []Finding, res *Result, sup *suppressions, overlaps []o
 			if opts.NewFromRev == nil {
 				return fs
 			}
-			return opts.NewFromRev(fs, res.Documents)
+			return opts.NewFromRev(fs, res.Facts)
 		},
 		// The inputs' own findings (an as-built file that cannot be
 		// read), which no stage above narrows, in output order.

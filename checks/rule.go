@@ -179,12 +179,17 @@ func RuleHint(id string) string {
 // NearRules returns the rule ids id may be a typo of, sorted; none when
 // it names a rule as written.
 func NearRules(id string) []string {
+	// Rule ids differ in three digits: two edits reach most of them.
+	return suggest.Within(id, RuleIDs(), 1)
+}
+
+// RuleIDs returns the ids of every rule, sorted.
+func RuleIDs() []string {
 	ids := make([]string, 0, len(Rules()))
 	for _, r := range Rules() {
 		ids = append(ids, r.ID)
 	}
-	// Rule ids differ in three digits: two edits reach most of them.
-	return suggest.Within(id, ids, 1)
+	return ids
 }
 
 // Lookup finds a rule by id (case-insensitive).

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 	"github.com/idemlint/idemlint/schemas/jsontree"
@@ -46,8 +47,8 @@ type Options struct {
 	// (checks/baseline hides those a baseline records).
 	Baseline func(findings []Finding) []Finding
 	// NewFromRev, when set, keeps the findings a change touched, given
-	// the decoded documents (checks/changed).
-	NewFromRev func(findings []Finding, docs []*boundary.Document) []Finding
+	// the facts of the decoded documents (checks/changed).
+	NewFromRev func(findings []Finding, docs []*chain.Facts) []Finding
 	// InputFindings are the findings of inputs read outside the set,
 	// such as the as-built files that cannot be read and their values not
 	// understood (IDL001): they join
@@ -79,9 +80,15 @@ func DefaultOptions() Options { return Options{Limits: DefaultLimits()} }
 // Result is the outcome of checking boundary sets.
 type Result struct {
 	Findings []Finding // sorted
-	// Documents are the boundary documents that decoded, sorted by path.
+	// Documents are the boundary documents that decoded, sorted by path,
+	// when the run is Load's. Check keeps their Facts only: it releases
+	// each document once the document's own stages are done, so that a
+	// set of tens of thousands does not stay live until the end.
 	Documents []*boundary.Document
-	Files     int // files examined
+	// Facts are what the cross-document stage reads of each boundary
+	// document that decoded, sorted by path.
+	Facts []*chain.Facts
+	Files int // files examined
 	// Unreadable counts the files that could not be read or parsed:
 	// their IDL001 findings say why.
 	Unreadable int
@@ -91,9 +98,9 @@ type Result struct {
 	// object, and files met in a walked directory that are not JSON and
 	// name neither marker.
 	NotBoundary int
-	// Sets are the Documents by boundary set (Options.SetOf), in the order
-	// of the sets' names, which SetNames holds.
-	Sets     [][]*boundary.Document
+	// Sets are the Facts by boundary set (Options.SetOf), in the order of
+	// the sets' names, which SetNames holds.
+	Sets     [][]*chain.Facts
 	SetNames []string
 	// NotRun are the rules that did not run because an input they
 	// require could not be built (no OpenAPI description given), by id.
@@ -135,7 +142,8 @@ func Check(paths []string, opts Options) (*Result, error) {
 
 // loaded is one file after the per-document stages.
 type loaded struct {
-	doc          *boundary.Document // nil when the file is no boundary document
+	doc          *boundary.Document // Load's only
+	facts        *chain.Facts       // nil when the file is no boundary document
 	findings     []Finding
 	suppressions fileSuppressions
 	unreadable   bool
@@ -181,7 +189,7 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 	}
 	res := &Result{Files: len(files) + len(skipped), Unreadable: len(skipped)}
 	sup := &suppressions{entries: map[string][]*suppression{}}
-	sets := map[string][]*boundary.Document{}
+	sets := map[string][]*chain.Facts{}
 	var setNames []string
 	// A file that could not be read may be a missing hop of its own set.
 	lost := map[string]int{}
@@ -197,19 +205,22 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 			lost[setOf(files[i])]++
 		case r.notBoundary:
 			res.NotBoundary++
-		case r.doc != nil:
-			res.Documents = append(res.Documents, r.doc)
-			sup.add(r.doc.Path, r.suppressions)
-			name := setOf(r.doc.Path)
+		case r.facts != nil:
+			if r.doc != nil {
+				res.Documents = append(res.Documents, r.doc)
+			}
+			res.Facts = append(res.Facts, r.facts)
+			sup.add(r.facts.Path, r.suppressions)
+			name := setOf(r.facts.Path)
 			if _, ok := sets[name]; !ok {
 				setNames = append(setNames, name)
 			}
-			sets[name] = append(sets[name], r.doc)
+			sets[name] = append(sets[name], r.facts)
 		}
 	}
 	slices.Sort(setNames)
 	res.SetNames = setNames
-	res.Sets = make([][]*boundary.Document, len(setNames))
+	res.Sets = make([][]*chain.Facts, len(setNames))
 	unreadable := make([]int, len(setNames))
 	for i, name := range setNames {
 		res.Sets[i], unreadable[i] = sets[name], lost[name]
@@ -234,7 +245,8 @@ type worker struct {
 
 // load reads one file and takes it through the per-document stages:
 // parse and decode (IDL001), the schema (IDL002), the per-document rules
-// and its suppressions.
+// and its suppressions. What it keeps of a boundary document is its facts
+// (and, for Load, the document).
 func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
 	var src []byte
 	var err error
@@ -257,11 +269,11 @@ func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
 		return loaded{notBoundary: true}
 	}
 	if opts.decodeOnly {
-		return loaded{doc: doc}
+		return loaded{doc: doc, facts: chain.FactsOf(doc)}
 	}
 	var fs fileSuppressions
 	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed})
-	return loaded{doc: doc, findings: findings, suppressions: fs}
+	return loaded{facts: chain.FactsOf(doc), findings: findings, suppressions: fs}
 }
 
 // notBoundaryText reports whether src, which did not parse as a boundary
@@ -321,15 +333,16 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, stage Schem
 	return doc, findings
 }
 
-// CheckSet runs the cross-document rules over one set of documents.
-func CheckSet(docs []*boundary.Document, opts *Options) []Finding {
-	return CheckSets([][]*boundary.Document{docs}, opts)
+// CheckSet runs the cross-document rules over one set of documents, given
+// their facts (chain.FactsOf).
+func CheckSet(docs []*chain.Facts, opts *Options) []Finding {
+	return CheckSets([][]*chain.Facts{docs}, opts)
 }
 
-// CheckSets runs the cross-document rules over sets of documents, as a
-// check of their files would: each per-set rule over each set, then each
-// rule that runs across sets once over all of them.
-func CheckSets(sets [][]*boundary.Document, opts *Options) []Finding {
+// CheckSets runs the cross-document rules over sets of documents, given
+// their facts, as a check of their files would: each per-set rule over
+// each set, then each rule that runs across sets once over all of them.
+func CheckSets(sets [][]*chain.Facts, opts *Options) []Finding {
 	findings, overlaps, _ := checkSets(Rules(), sets, make([]int, len(sets)), opts)
 	return linkOverlaps(findings, overlaps)
 }
@@ -340,12 +353,12 @@ func CheckSets(sets [][]*boundary.Document, opts *Options) []Finding {
 // requires it; a rule whose input cannot be built does not run and is
 // returned as not run. The overlaps the rules recorded are for the
 // related-location stage, once the findings are final.
-func checkSets(rules []*Rule, sets [][]*boundary.Document, unreadable []int, opts *Options) ([]Finding, []overlap, []NotRun) {
+func checkSets(rules []*Rule, sets [][]*chain.Facts, unreadable []int, opts *Options) ([]Finding, []overlap, []NotRun) {
 	var findings []Finding
 	var overlaps []overlap
 	run := newInputRun(sets, unreadable, opts)
 	notRun := map[string]string{}
-	pass := func(r *Rule, set int, docs []*boundary.Document) {
+	pass := func(r *Rule, set int, docs []*chain.Facts) {
 		inputs := make(map[Input]any, len(r.Requires))
 		for _, in := range r.Requires {
 			v, err := run.value(in, set)

@@ -76,9 +76,9 @@ func TestWalkedNonBoundaryJSONIsSkippedAndCounted(t *testing.T) {
 		t.Errorf("findings on a repository with a clean set: %v", got)
 	}
 	// tsconfig.json, package.json and data/*.json; .vscode is a dot-directory.
-	if res.Files != 9 || res.Documents == nil || len(res.Documents) != 4 || res.NotBoundary != 5 || res.Unreadable != 0 {
+	if res.Files != 9 || res.Facts == nil || len(res.Facts) != 4 || res.NotBoundary != 5 || res.Unreadable != 0 {
 		t.Errorf("files %d, documents %d, not boundary %d, unreadable %d; want 9, 4, 5, 0",
-			res.Files, len(res.Documents), res.NotBoundary, res.Unreadable)
+			res.Files, len(res.Facts), res.NotBoundary, res.Unreadable)
 	}
 }
 

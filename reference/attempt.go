@@ -20,9 +20,8 @@ type attempt struct {
 	// ctx is the handler's context: the request's values, not cancelled
 	// with the request, ended by the engine's base context or by a lost
 	// lease.
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	stopBase func() bool
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 	// storeCtx carries the request's values to the store calls, which
 	// must outlive the client.
 	storeCtx context.Context
@@ -100,10 +99,13 @@ func (e *Engine) startAttempt(ctx context.Context, id, token string, asked time.
 		detached = b.BindAttempt(detached, id, token)
 	}
 	a.storeCtx = detached
-	e.attempts.add(a)
 	a.ctx, a.cancel = context.WithCancelCause(detached)
-	if e.base != nil {
-		a.stopBase = context.AfterFunc(e.base, func() { a.cancel(context.Cause(e.base)) })
+	e.attempts.add(a)
+	// The end of the base context cancels the attempts the set holds
+	// (New), which from here on holds this one; one that ended before is
+	// cancelled here.
+	if e.base != nil && e.base.Err() != nil {
+		a.cancel(context.Cause(e.base))
 	}
 	a.mu.Lock()
 	a.renewal = time.AfterFunc(e.lease/3, a.renew)
@@ -174,9 +176,6 @@ func (a *attempt) end(state State, res Result) error {
 	a.renewal.Stop()
 	leaseEnd := a.leaseEnd
 	a.mu.Unlock()
-	if a.stopBase != nil {
-		a.stopBase()
-	}
 	a.cancel(nil)
 	err := a.write(state, res)
 	if retryable(err) {

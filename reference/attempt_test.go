@@ -3,6 +3,7 @@ package reference
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -270,40 +271,74 @@ func TestStoreFullByBytes(t *testing.T) {
 	}
 }
 
-// TestTenantShare: one tenant holds at most a quarter of max_records;
-// beyond it only that tenant's new keys are refused, with the time its
-// own first record frees as Retry-After.
+// TestTenantShare: one tenant holds at most max_tenant_percent (default
+// 25) of max_records; beyond it only that tenant's new keys are refused,
+// with the time its own first record frees as Retry-After.
 func TestTenantShare(t *testing.T) {
-	clock := newFakeClock()
-	e := newEngine(t, map[string]any{"/idempotency_storage/max_records": 8, "/idempotency_storage/ttl": "24h"}, WithClock(clock.Now))
+	for _, c := range []struct {
+		percent any // nil: not declared
+		share   int // of max_records 8
+	}{{nil, 2}, {25, 2}, {50, 4}} {
+		t.Run(fmt.Sprint("max_tenant_percent=", c.percent), func(t *testing.T) {
+			clock := newFakeClock()
+			storage := map[string]any{"/idempotency_storage/max_records": 8, "/idempotency_storage/ttl": "24h"}
+			if c.percent != nil {
+				storage["/idempotency_storage/max_tenant_percent"] = c.percent
+			}
+			e := newEngine(t, storage, WithClock(clock.Now))
+			a := &app{}
+			greedy := http.Header{"X-Tenant-Id": {"greedy"}}
+			for i := range c.share {
+				if w := do(e.Middleware(a), call{key: "k" + strconv.Itoa(i), body: `{}`, header: greedy}); w.Code != http.StatusCreated {
+					t.Fatalf("the greedy tenant's key %d: %d", i, w.Code)
+				}
+			}
+			next := "k" + strconv.Itoa(c.share)
+			e.store.(*MemoryStore).sweep() // notes when the greedy tenant's records end
+			w := do(e.Middleware(a), call{key: next, body: `{}`, header: greedy})
+			wantProblem(t, w, http.StatusServiceUnavailable, CodeStoreFull)
+			if !strings.Contains(w.Body.String(), "this tenant holds its share") {
+				t.Errorf("the refusal does not say the tenant's share is taken: %s", w.Body)
+			}
+			if got := w.Header().Get("Retry-After"); got != strconv.Itoa(86400+15) {
+				t.Errorf("Retry-After %q, want %d (its first record's ttl, then the sweep)", got, 86400+15)
+			}
+			for _, tenant := range []string{"other", ""} {
+				if w := do(e.Middleware(a), call{key: next, body: `{}`, header: http.Header{"X-Tenant-Id": {tenant}}}); w.Code != http.StatusCreated {
+					t.Errorf("tenant %q while the greedy one is at its share: %d", tenant, w.Code)
+				}
+			}
+			if want := int64(c.share + 2); a.runs.Load() != want {
+				t.Errorf("%d runs, want %d", a.runs.Load(), want)
+			}
+			// Once the greedy tenant's records expire and are swept, it has room.
+			clock.Advance(24 * time.Hour)
+			e.store.(*MemoryStore).sweep()
+			if w := do(e.Middleware(a), call{key: next, body: `{}`, header: greedy}); w.Code != http.StatusCreated {
+				t.Errorf("the greedy tenant after its records expired: %d", w.Code)
+			}
+		})
+	}
+}
+
+// TestTenantShareOff: with max_tenant_percent 100 one tenant may fill
+// the whole store, as a deployment with a single tenant needs; the store's
+// own cap still holds.
+func TestTenantShareOff(t *testing.T) {
+	e := newEngine(t, map[string]any{"/idempotency_storage/max_records": 8, "/idempotency_storage/max_tenant_percent": 100})
 	a := &app{}
-	greedy := http.Header{"X-Tenant-Id": {"greedy"}}
-	for i := range 2 {
-		if w := do(e.Middleware(a), call{key: "k" + strconv.Itoa(i), body: `{}`, header: greedy}); w.Code != http.StatusCreated {
-			t.Fatalf("the greedy tenant's key %d: %d", i, w.Code)
+	only := http.Header{"X-Tenant-Id": {"only"}}
+	for i := range 8 {
+		if w := do(e.Middleware(a), call{key: "k" + strconv.Itoa(i), body: `{}`, header: only}); w.Code != http.StatusCreated {
+			t.Fatalf("the only tenant's key %d of 8: %d", i, w.Code)
 		}
 	}
-	e.store.(*MemoryStore).sweep() // notes when the greedy tenant's records end
-	w := do(e.Middleware(a), call{key: "k2", body: `{}`, header: greedy})
+	w := do(e.Middleware(a), call{key: "k8", body: `{}`, header: only})
 	wantProblem(t, w, http.StatusServiceUnavailable, CodeStoreFull)
-	if !strings.Contains(w.Body.String(), "this tenant holds its share") {
-		t.Errorf("the refusal does not say the tenant's share is taken: %s", w.Body)
+	if strings.Contains(w.Body.String(), "this tenant holds its share") {
+		t.Errorf("refused for a tenant's share that is turned off: %s", w.Body)
 	}
-	if got := w.Header().Get("Retry-After"); got != strconv.Itoa(86400+15) {
-		t.Errorf("Retry-After %q, want %d (its first record's ttl, then the sweep)", got, 86400+15)
-	}
-	for _, tenant := range []string{"other", ""} {
-		if w := do(e.Middleware(a), call{key: "k2", body: `{}`, header: http.Header{"X-Tenant-Id": {tenant}}}); w.Code != http.StatusCreated {
-			t.Errorf("tenant %q while the greedy one is at its share: %d", tenant, w.Code)
-		}
-	}
-	if a.runs.Load() != 4 {
-		t.Errorf("%d runs, want 4", a.runs.Load())
-	}
-	// Once the greedy tenant's records expire and are swept, it has room.
-	clock.Advance(24 * time.Hour)
-	e.store.(*MemoryStore).sweep()
-	if w := do(e.Middleware(a), call{key: "k2", body: `{}`, header: greedy}); w.Code != http.StatusCreated {
-		t.Errorf("the greedy tenant after its records expired: %d", w.Code)
+	if a.runs.Load() != 8 {
+		t.Errorf("%d runs, want 8", a.runs.Load())
 	}
 }

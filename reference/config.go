@@ -149,6 +149,9 @@ func (e *Engine) configureConflict(p *boundary.Policy) {
 func (e *Engine) configureStorage(p *boundary.Policy) {
 	e.maxRecords = int(p.Storage.RecordLimit())
 	e.maxBytes = p.Storage.ByteLimit()
+	if e.tenantHeader != "" {
+		e.tenantPercent = p.Storage.TenantPercent()
+	}
 	e.ttl = defaultTTL
 	if ttl, err := boundary.ParseTTL(p.Storage.TTL.Value); err == nil && ttl > 0 {
 		e.ttl = ttl

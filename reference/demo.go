@@ -5,13 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
+	"github.com/idemlint/idemlint/reference/jcs"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
@@ -169,7 +170,13 @@ func intParam(v string, def int) (int, error) {
 }
 
 func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, DefaultMaxBodyBytes))
+	// Sized for the announced length, so that a body is read into one
+	// allocation (io.ReadAll starts at 512 bytes and grows), up to what
+	// the engine takes for a body before any of it arrived.
+	var buf bytes.Buffer
+	buf.Grow(int(min(max(r.ContentLength, 0), bodyFirstChunk)) + bytes.MinRead)
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, DefaultMaxBodyBytes))
+	body := buf.Bytes()
 	if err != nil {
 		writeResponse(w, problem(http.StatusBadRequest, CodeBodyUnreadable, "the request body could not be read: "+err.Error()))
 		return
@@ -208,34 +215,106 @@ func (d *Demo) create(w http.ResponseWriter, r *http.Request, opKey string) {
 //	}
 //
 // with Request nil for an empty body, the body as a json.RawMessage when
-// it is JSON, else as a string: the body, JSON, is compacted and checked
-// in one pass instead of json.Valid's and then Marshal's.
+// it is JSON, else as a string. json.Compact (or json.Valid) runs every
+// byte through a scanner, 10 us for a 1 KB body, most of the demo's
+// cost: a body is known to be JSON when our canonicaliser, six times as
+// fast, accepts it (it accepts only I-JSON, a part of JSON), and only a
+// body it refuses goes through json.Valid. A valid body then has its
+// whitespace cut between strings (appendCompact) and HTML escaped only
+// where there is some.
 func createdJSON(id, opKey string, body []byte) []byte {
-	var res bytes.Buffer
-	res.Grow(len(body) + len(id) + len(opKey) + 48)
-	res.WriteString(`{"id":`)
-	writeJSONString(&res, id)
-	res.WriteString(`,"operation":`)
-	writeJSONString(&res, opKey)
-	res.WriteString(`,"request":`)
-	var compact bytes.Buffer
+	res := make([]byte, 0, len(body)+len(id)+len(opKey)+48)
+	res = append(res, `{"id":`...)
+	res = appendJSONString(res, id)
+	res = append(res, `,"operation":`...)
+	res = appendJSONString(res, opKey)
+	res = append(res, `,"request":`...)
 	switch {
 	case len(body) == 0:
-		res.WriteString("null")
-	case json.Compact(&compact, body) == nil:
-		// Marshal escapes HTML in a RawMessage as it compacts it.
-		json.HTMLEscape(&res, compact.Bytes())
+		res = append(res, "null"...)
+	case isJSON(body):
+		start := len(res)
+		res = appendCompact(res, body)
+		if needsHTMLEscape(res[start:]) {
+			// Marshal escapes HTML in a RawMessage as it compacts it.
+			var escaped bytes.Buffer
+			json.HTMLEscape(&escaped, res[start:])
+			res = append(res[:start], escaped.Bytes()...)
+		}
 	default:
-		writeJSONString(&res, string(body))
+		res = appendJSONString(res, string(body))
 	}
-	res.WriteByte('}')
-	return res.Bytes()
+	return append(res, '}')
 }
 
-// writeJSONString writes s as json.Marshal does.
-func writeJSONString(b *bytes.Buffer, s string) {
+// isJSON reports whether body is valid JSON, as json.Valid does.
+func isJSON(body []byte) bool {
+	scratch := getBuffer()
+	defer putBuffer(scratch)
+	var err error
+	if *scratch, err = jcs.AppendExactWithout((*scratch)[:0], body, nil); err == nil {
+		return true
+	}
+	return json.Valid(body)
+}
+
+// appendCompact appends src, valid JSON, without the whitespace between
+// its tokens, as json.Compact does.
+func appendCompact(dst, src []byte) []byte {
+	for len(src) > 0 {
+		// Up to the next string or whitespace, then past it.
+		i := bytes.IndexAny(src, "\" \t\n\r")
+		if i < 0 {
+			return append(dst, src...)
+		}
+		dst = append(dst, src[:i]...)
+		if src[i] != '"' {
+			src = src[i+1:]
+			continue
+		}
+		end := stringEnd(src[i+1:]) + i + 1
+		dst = append(dst, src[i:end+1]...)
+		src = src[end+1:]
+	}
+	return dst
+}
+
+// stringEnd returns the index of the quote that ends the valid JSON
+// string whose content s starts with.
+func stringEnd(s []byte) int {
+	for i := 0; ; {
+		j := bytes.IndexByte(s[i:], '"') + i
+		if k := bytes.IndexByte(s[i:j], '\\'); k >= 0 {
+			i += k + 2 // an escape: its next byte never ends the string
+			continue
+		}
+		return j
+	}
+}
+
+// needsHTMLEscape reports whether json.HTMLEscape would change b.
+func needsHTMLEscape(b []byte) bool {
+	return bytes.ContainsAny(b, "<>&") || bytes.Contains(b, []byte("\u2028")) || bytes.Contains(b, []byte("\u2029"))
+}
+
+// appendJSONString appends s as json.Marshal writes it; a string of
+// letters, digits and punctuation Marshal leaves alone (an id, an
+// operation key) is quoted as it is, without Marshal's reflection.
+func appendJSONString(dst []byte, s string) []byte {
+	plain := true
+	for i := range len(s) {
+		if c := s[i]; c < ' ' || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
 	enc, _ := json.Marshal(s) // cannot fail: a string
-	b.Write(enc)
+	return append(dst, enc...)
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

@@ -181,7 +181,8 @@ func marshalCreated(id, opKey string, body []byte) []byte {
 // FuzzCreatedJSON: the demo's answer is byte for byte what json.Marshal
 // makes of it, whatever the body.
 func FuzzCreatedJSON(f *testing.F) {
-	for _, body := range []string{"", `{"a": [1, 2.50, "x"]}`, " \t{ \"<b>&</b>\" : \"\u2028\u2029\" } ", `"just a string"`, "not JSON <&>", "{\"a\":", "\xff\xfe", `{"a":"\ud800"}`, "null", "  "} {
+	for _, body := range []string{"", `{"a": [1, 2.50, "x"]}`, " \t{ \"<b>&</b>\" : \"\u2028\u2029\" } ", `"just a string"`, "not JSON <&>", "{\"a\":", "\xff\xfe", `{"a":"\ud800"}`, "null", "  ",
+		"\ufeff{}", `{"a": 1, "a": 2}`, `[1e400]`, `{"a\"\\": " x \\\" y "}`, strings.Repeat("[", 1001) + strings.Repeat("]", 1001)} {
 		f.Add("ID26CHARACTERSOFBASE32TEXT", "orders.create", []byte(body))
 	}
 	f.Add("<id>", "op\"&\u2028", []byte(`[]`))

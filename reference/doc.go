@@ -126,7 +126,7 @@
 // records, or max_bytes bytes of them (their keys, fingerprints and
 // stored responses, estimated), refuses a new identity with 503
 // idempotency_store_full and Retry-After, rather than evict a live
-// record; when the scope holds tenant_id, so does a tenant holding a
-// quarter of either, so that one tenant cannot refuse every other's new
-// keys. The memory store's clock is injectable (WithClock).
+// record; when the scope holds tenant_id, so does a tenant holding
+// max_tenant_percent (default 25) of either, so that one tenant cannot
+// refuse every other's new keys. The memory store's clock is injectable (WithClock).
 package reference

@@ -28,6 +28,15 @@ func (s *attemptSet) add(a *attempt) {
 	s.mu.Unlock()
 }
 
+// cancel cancels the handlers of the attempts s holds with cause.
+func (s *attemptSet) cancel(cause error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for a := range s.m {
+		a.cancel(cause)
+	}
+}
+
 // settle removes a, whose end was recorded or given up on.
 func (s *attemptSet) settle(a *attempt, recorded bool) {
 	s.mu.Lock()

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
@@ -49,6 +50,7 @@ type Engine struct {
 	ttl            time.Duration
 	maxRecords     int             // of the default MemoryStore
 	maxBytes       int64           // of the default MemoryStore
+	tenantPercent  int             // of the default MemoryStore; 0 when tenant_id is not in the scope
 	base           context.Context // ends the handlers' contexts; nil: never
 	waiters        waiters
 	attempts       attemptSet // until the end of each is settled, for Drain
@@ -140,26 +142,42 @@ func Load(path string, opts ...Option) (*Engine, error) {
 // document goes through every per-document check first (CheckPolicy,
 // strict); any error finding refuses it with an *InvalidPolicyError.
 func New(path string, src []byte, opts ...Option) (*Engine, error) {
-	doc, findings, err := CheckPolicy(path, src, true)
+	e, findings, err := NewWithFindings(path, src, opts...)
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range findings {
+		e.log.Warn("policy warning", "finding", f.String())
+	}
+	return e, nil
+}
+
+// NewWithFindings is New for a caller that shows the policy's findings
+// itself ("conform --reference" prints them as notes): it returns them,
+// warnings only, instead of logging them.
+func NewWithFindings(path string, src []byte, opts ...Option) (*Engine, []checks.Finding, error) {
+	doc, findings, err := CheckPolicy(path, src, true)
+	if err != nil {
+		return nil, nil, err
 	}
 	e := &Engine{now: time.Now, log: slog.Default(), maxBody: DefaultMaxBodyBytes, maxBodyMemory: DefaultMaxBodyMemory, waiters: waiters{m: map[string]*waiter{}}, attempts: attemptSet{m: map[*attempt]struct{}{}}}
 	for _, o := range opts {
 		o(e)
 	}
 	e.bodyMemory = newBodyMemory(e.maxBodyMemory, e.maxBody)
+	if e.base != nil {
+		// One callback for every attempt rather than one each: see
+		// startAttempt.
+		context.AfterFunc(e.base, func() { e.attempts.cancel(context.Cause(e.base)) })
+	}
 	e.configure(doc)
 	if e.store == nil {
-		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords, MaxBytes: e.maxBytes, PerTenant: e.tenantHeader != ""})
+		e.store = NewMemoryStore(MemoryOptions{Clock: e.now, MaxRecords: e.maxRecords, MaxBytes: e.maxBytes, TenantPercent: e.tenantPercent})
 	}
 	if cf, ok := e.store.(CreateFirstStore); ok {
 		e.createFirst = cf.CreateFirst()
 	}
-	for _, f := range findings {
-		e.log.Warn("policy warning", "finding", f.String())
-	}
-	return e, nil
+	return e, findings, nil
 }
 
 // MaxWait returns how long a request may wait for an attempt in flight

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,6 +85,28 @@ func TestNewLogsWarnings(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `level=WARN msg="policy warning" finding="policy.json:`) || !strings.Contains(logs.String(), "warning IDL106") {
 		t.Errorf("logs %q lack the IDL106 warning", logs.String())
+	}
+}
+
+// NewWithFindings hands the caller the warnings New would log, and logs
+// none of them.
+func TestNewWithFindingsReturnsWarnings(t *testing.T) {
+	var logs bytes.Buffer
+	src := policySource(t, "adapter.json", map[string]any{"/idempotency_fingerprint/canonicalization": "raw_bytes"})
+	e, findings, err := NewWithFindings("policy.json", src, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules []string
+	for _, f := range findings {
+		rules = append(rules, f.Rule+" "+f.Severity.String())
+	}
+	// The memory store of the test policy is IDL113's warning.
+	if want := []string{"IDL106 warning", "IDL113 warning"}; !slices.Equal(rules, want) || e.Policy() == nil {
+		t.Errorf("NewWithFindings gave %v, want the engine and %v", rules, want)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("NewWithFindings logged %q, want nothing", logs.String())
 	}
 }
 

@@ -36,7 +36,7 @@ type MemoryStore struct {
 	held       atomic.Int64 // records in the maps, live or not yet swept
 	heldBytes  atomic.Int64 // their size, as recordSize estimates it
 	// tenants is what each tenant holds, when the store bounds their
-	// shares (MemoryOptions.PerTenant); nil otherwise.
+	// shares (MemoryOptions.TenantPercent); nil otherwise.
 	tenants *tenantShares
 	// nextFree is when, as the last sweep saw it, the first held record
 	// stops being live (Unix nanoseconds; 0 before any sweep).
@@ -64,19 +64,16 @@ type MemoryOptions struct {
 	// are kept, so the store may exceed it by what they answer. 0 means
 	// no cap.
 	MaxBytes int64
-	// PerTenant bounds each tenant (Record.Tenant) to one
-	// TenantShareDenominator-th of MaxRecords and of MaxBytes, so that
-	// one tenant filling the store cannot refuse every other tenant's new
-	// keys. The engine sets it when the policy's scope holds tenant_id.
-	PerTenant bool
+	// TenantPercent, from 1 to 99, bounds each tenant (Record.Tenant) to
+	// that percentage of MaxRecords and of MaxBytes, so that one tenant
+	// filling the store cannot refuse every other tenant's new keys; 0 or
+	// 100 bounds the store alone. The engine sets it to the policy's
+	// max_tenant_percent when the scope holds tenant_id.
+	TenantPercent int
 	// SweepEvery is how often expired records are removed;
 	// 0 means DefaultSweepEvery.
 	SweepEvery time.Duration
 }
-
-// TenantShareDenominator: with MemoryOptions.PerTenant, no tenant holds
-// more than a quarter of the records or bytes a MemoryStore may hold.
-const TenantShareDenominator = 4
 
 // DefaultSweepEvery keeps an expired record in memory for at most this
 // long, at the cost of one visit per held record per sweep.
@@ -92,9 +89,9 @@ type memShard struct {
 // NewMemoryStore returns an empty store.
 func NewMemoryStore(o MemoryOptions) *MemoryStore {
 	s := &MemoryStore{now: o.Clock, seed: maphash.MakeSeed(), maxRecords: int64(o.MaxRecords), maxBytes: o.MaxBytes, sweepEvery: o.SweepEvery}
-	if o.PerTenant {
+	if o.TenantPercent > 0 && o.TenantPercent < 100 {
 		s.tenants = &tenantShares{
-			maxRecords: shareOf(s.maxRecords), maxBytes: shareOf(s.maxBytes),
+			maxRecords: shareOf(s.maxRecords, o.TenantPercent), maxBytes: shareOf(s.maxBytes, o.TenantPercent),
 			use: map[string]*tenantUse{},
 		}
 	}
@@ -308,12 +305,12 @@ type tenantUse struct {
 	nextFree int64
 }
 
-// shareOf is one tenant's share of a cap (0: no cap).
-func shareOf(limit int64) int64 {
+// shareOf is one tenant's share, percent of a cap (0: no cap).
+func shareOf(limit int64, percent int) int64 {
 	if limit <= 0 {
 		return 0
 	}
-	return max(limit/TenantShareDenominator, 1)
+	return max(limit*int64(percent)/100, 1)
 }
 
 // reserve counts one more record of size bytes for tenant unless it holds

@@ -212,7 +212,7 @@ func TestMemoryStoreSharesEqualHeaders(t *testing.T) {
 func TestMemoryStoreCountsBytes(t *testing.T) {
 	ctx := context.Background()
 	clock := newFakeClock()
-	s := NewMemoryStore(MemoryOptions{Clock: clock.Now, MaxBytes: 1 << 20, PerTenant: true})
+	s := NewMemoryStore(MemoryOptions{Clock: clock.Now, MaxBytes: 1 << 20, TenantPercent: 25})
 	create := func(id, tenant string) Record {
 		t.Helper()
 		rec, created, err := s.Create(ctx, id, Record{Key: "k", Fingerprint: "fp", Tenant: tenant}, time.Minute)

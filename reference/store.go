@@ -66,7 +66,7 @@ type Record struct {
 	RawDigest [sha256.Size]byte
 	// Tenant is the request's tenant_id when the scope names it. It is
 	// already part of the identity; a store that bounds each tenant's
-	// share (MemoryOptions.PerTenant) counts by it, others need not keep
+	// share (MemoryOptions.TenantPercent) counts by it, others need not keep
 	// it.
 	Tenant string
 	State  State
@@ -177,7 +177,7 @@ var (
 type FullError struct {
 	RetryAfter time.Duration
 	// Tenant is true when the store has room but the request's tenant
-	// holds its share (MemoryOptions.PerTenant).
+	// holds its share (MemoryOptions.TenantPercent).
 	Tenant bool
 }
 

@@ -3,6 +3,11 @@ package schemas
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 )
 
 // commonRef starts every reference into the shared definitions.
@@ -43,4 +48,55 @@ func FileName(name string) string { return name + ".schema.json" }
 // shared definitions, the envelope and the project configuration.
 func Names() []string {
 	return append(Kinds(), "common", "envelope", "config")
+}
+
+// Show is "idemlint schema [KIND] [--out DIR]": with dir, it writes the
+// schema kind, or every schema when kind is "", into dir (WriteFiles);
+// without, it prints kind's self-contained schema on w, or the names of
+// the schemas when kind is "".
+func Show(w io.Writer, kind, dir string) error {
+	names := Names()
+	if kind != "" {
+		names = []string{kind}
+	}
+	if dir != "" {
+		return WriteFiles(w, dir, names)
+	}
+	if kind == "" {
+		_, err := fmt.Fprintln(w, strings.Join(names, "\n"))
+		return err
+	}
+	src, ok := SelfContained(kind)
+	if !ok {
+		return unknownError(kind)
+	}
+	_, err := w.Write(src)
+	return err
+}
+
+// WriteFiles writes the self-contained schemas names into dir, created if
+// needed, each as FileName(name) replacing a file of that name, and says
+// on w which files it wrote. An unknown name writes nothing.
+func WriteFiles(w io.Writer, dir string, names []string) error {
+	for _, name := range names {
+		if _, ok := SelfContained(name); !ok {
+			return unknownError(name)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, name := range names {
+		src, _ := SelfContained(name)
+		target := filepath.Join(dir, FileName(name))
+		if err := os.WriteFile(target, src, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "wrote %s\n", target)
+	}
+	return nil
+}
+
+func unknownError(name string) error {
+	return fmt.Errorf("unknown schema %q (want one of %s)", name, strings.Join(Names(), ", "))
 }

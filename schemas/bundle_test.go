@@ -88,3 +88,55 @@ func TestSelfContainedValidatesLikeTheEmbeddedSchemas(t *testing.T) {
 		}
 	}
 }
+
+// WriteFiles writes each schema as SelfContained returns it, creating the
+// directory, and names each file it wrote.
+func TestWriteFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nested", "schemas")
+	var out strings.Builder
+	names := []string{"adapter", "config"}
+	if err := WriteFiles(&out, dir, names); err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for _, name := range names {
+		path := filepath.Join(dir, name+".schema.json")
+		fmt.Fprintf(&want, "wrote %s\n", path)
+		got, err := os.ReadFile(path)
+		src, _ := SelfContained(name)
+		if err != nil || !bytes.Equal(got, src) {
+			t.Errorf("%s: %v; want the self-contained schema", path, err)
+		}
+	}
+	if out.String() != want.String() {
+		t.Errorf("WriteFiles said %q, want %q", out.String(), want.String())
+	}
+	empty := filepath.Join(t.TempDir(), "empty")
+	want.Reset()
+	fmt.Fprintf(&want, "unknown schema %q (want one of %s)", "nope", strings.Join(Names(), ", "))
+	if err := WriteFiles(&out, empty, []string{"adapter", "nope"}); err == nil || err.Error() != want.String() {
+		t.Errorf("WriteFiles(nope) = %v, want %s", err, want.String())
+	}
+	if _, err := os.Stat(empty); err == nil {
+		t.Errorf("WriteFiles(nope) created %s", empty)
+	}
+}
+
+// Show lists the names, prints one schema, or writes them.
+func TestShow(t *testing.T) {
+	var list, one, written strings.Builder
+	if err := Show(&list, "", ""); err != nil || list.String() != strings.Join(Names(), "\n")+"\n" {
+		t.Errorf("Show() = %v, %q; want the names, one a line", err, list.String())
+	}
+	src, _ := SelfContained("adapter")
+	if err := Show(&one, "adapter", ""); err != nil || one.String() != string(src) {
+		t.Errorf("Show(adapter) = %v; want the self-contained schema", err)
+	}
+	dir := t.TempDir()
+	if err := Show(&written, "", dir); err != nil || strings.Count(written.String(), "wrote ") != len(Names()) {
+		t.Errorf("Show(--out) = %v, %q; want every schema written", err, written.String())
+	}
+	if err := Show(&one, "nope", ""); err == nil || !strings.HasPrefix(err.Error(), `unknown schema "nope" (want one of adapter, `) {
+		t.Errorf("Show(nope) = %v", err)
+	}
+}

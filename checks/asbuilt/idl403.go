@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/checks/chain"
 )
 
 // IDL403 catches a proxy that resends writes no hop before it has made
@@ -34,7 +34,7 @@ After: require the key at the browser edge:
 	CheckSet: func(p *checks.SetPass) {
 		// Only the operations some bound route resends: every other one
 		// has nothing to report, and a set has thousands of them.
-		byOp := map[*boundary.Operation]edgeOp{}
+		byOp := map[*chain.Operation]edgeOp{}
 		for _, e := range hops.Of(p) {
 			if slices.ContainsFunc(e.hops, func(h Hop) bool { return h.Retry.ResendsAfterReceipt() }) {
 				byOp[e.op] = e
@@ -45,7 +45,7 @@ After: require the key at the browser edge:
 		}
 		type reported struct {
 			route *Route
-			op    *boundary.Operation
+			op    *chain.Operation
 		}
 		seen := map[reported]bool{}
 		for _, c := range checks.ChainGraph.Of(p).Chains {
@@ -58,7 +58,7 @@ After: require the key at the browser edge:
 					continue
 				}
 				id := h.Doc.Idempotency
-				gated = gated || id.Requires(h.Op) && id.OnMissing.Action.Value == "reject"
+				gated = gated || h.Doc.Requires(h.Op) && id.OnMissing.Action.Value == "reject"
 				e, ok := byOp[h.Op]
 				if gated || !ok {
 					continue

@@ -35,7 +35,7 @@ After:
 	CheckSet: func(p *checks.SetPass) {
 		seen := map[*CORS]bool{}
 		for _, e := range hops.Of(p) {
-			if e.doc.Kind != boundary.BrowserToBFF || !e.doc.Idempotency.Requires(e.op) {
+			if e.doc.Kind != boundary.BrowserToBFF || !e.doc.Requires(e.op) {
 				continue
 			}
 			key := e.doc.Idempotency.KeyHeader()

@@ -6,7 +6,6 @@ import (
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL406 recomputes the chain's timing rules with what the proxies do.
@@ -60,8 +59,8 @@ above the owner's wait_timeout_ms.`,
 			return "the edge " + f.hop.Endpoints()
 		}
 		// The mesh's default retry of each edge: chains share edges.
-		meshDefault := map[*boundary.Document]*Retry{}
-		meshDefaults := func(doc *boundary.Document, b Binding) *Retry {
+		meshDefault := map[*chain.Facts]*Retry{}
+		meshDefaults := func(doc *chain.Facts, b Binding) *Retry {
 			if d.Mesh != IstioMesh {
 				return nil
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
@@ -57,8 +58,8 @@ func Use(opts *checks.Options, d *Deployment) {
 // edgeOp is a state-changing operation of an edge document with the hops
 // that carry it as built.
 type edgeOp struct {
-	doc  *boundary.Document
-	op   *boundary.Operation
+	doc  *chain.Facts
+	op   *chain.Operation
 	hops []Hop
 	// meshDefault is set when no resource binds the edge and the mesh's
 	// default retry carries the hop instead (mesh: istio).
@@ -110,7 +111,7 @@ var hops = &checks.InputOf[[]edgeOp]{
 // meshDefault is the mesh's default retry that carries the edge doc bound
 // by b, reported where the mesh is declared (spec 8.1); nil when a
 // resource binds the edge, or no mesh retries its hop.
-func (d *Deployment) meshDefault(doc *boundary.Document, b Binding) *Retry {
+func (d *Deployment) meshDefault(doc *chain.Facts, b Binding) *Retry {
 	if len(b.Resources) > 0 || len(b.Ambiguous) > 0 || d.Mesh != IstioMesh || doc.Kind == boundary.BrowserToBFF {
 		return nil
 	}
@@ -120,7 +121,7 @@ func (d *Deployment) meshDefault(doc *boundary.Document, b Binding) *Retry {
 
 // bind binds an edge document (spec 8.4): by its as_built entries when
 // it has the member, else by its "to".
-func (d *Deployment) bind(doc *boundary.Document) Binding {
+func (d *Deployment) bind(doc *chain.Facts) Binding {
 	if !doc.AsBuilt.Present() {
 		return d.Set.Bind(doc.To.Value, nil)
 	}
@@ -132,7 +133,7 @@ func (d *Deployment) bind(doc *boundary.Document) Binding {
 }
 
 // retries reports whether the edge document declares a retry of method.
-func retries(doc *boundary.Document, method string) bool {
+func retries(doc *chain.Facts, method string) bool {
 	r := doc.Retry
 	if !r.Present() || !r.Enabled.Value {
 		return false

@@ -12,30 +12,37 @@ type List struct {
 	Headers boundary.StringList
 }
 
-// Lists returns the allowlists the key crosses at h, in the order it meets
-// them: the browser's CORS preflight and the BFF's inbound list on the
-// browser edge; the sender's outbound and the receiver's inbound list on
-// the other edges; and the adapter's own inbound list when its document
-// declares one (it is optional there, so an absent one filters nothing).
-// A policy embedded in an edge has no lists of its own: the edge's apply.
-func (h Hop) Lists() []List {
+// lists returns, in buf, the allowlists the key crosses at h, in the
+// order it meets them: the browser's CORS preflight and the BFF's inbound
+// list on the browser edge; the sender's outbound and the receiver's
+// inbound list on the other edges; and the adapter's own inbound list when
+// its document declares one (it is optional there, so an absent one
+// filters nothing). A policy embedded in an edge has no lists of its own:
+// the edge's apply. The chain rules ask every hop of every chain: a slice
+// per question was most of what they allocated.
+func (h Hop) lists(buf *[2]List) []List {
 	d := h.Doc
 	switch {
 	case h.Kind == boundary.BrowserToBFF:
-		return []List{{"cors_allowed_headers", d.CORSAllowedHeaders}, {"header_to_allow_inbound", d.HeaderAllowInbound}}
+		*buf = [2]List{{"cors_allowed_headers", d.CORSAllowedHeaders}, {"header_to_allow_inbound", d.HeaderAllowInbound}}
+		return buf[:]
 	case h.Kind != boundary.Adapter:
-		return []List{{"header_to_allow_outbound", d.HeaderAllowOutbound}, {"header_to_allow_inbound", d.HeaderAllowInbound}}
+		*buf = [2]List{{"header_to_allow_outbound", d.HeaderAllowOutbound}, {"header_to_allow_inbound", d.HeaderAllowInbound}}
+		return buf[:]
 	case !h.Embedded() && d.HeaderAllowInbound.OK():
-		return []List{{"header_to_allow_inbound", d.HeaderAllowInbound}}
+		buf[0] = List{"header_to_allow_inbound", d.HeaderAllowInbound}
+		return buf[:1]
 	}
 	return nil
 }
 
-// Drops returns the lists of h that do not let header through. An edge
-// list that is absent drops it: the spec requires the key to appear there.
+// Drops returns the lists of h that do not let header through, nil when
+// all do. An edge list that is absent drops it: the spec requires the key
+// to appear there.
 func (h Hop) Drops(header string) []List {
+	var lists [2]List
 	var drops []List
-	for _, l := range h.Lists() {
+	for _, l := range h.lists(&lists) {
 		if !Allows(l.Headers, header) {
 			drops = append(drops, l)
 		}
@@ -55,7 +62,7 @@ func (h Hop) Owner() bool {
 // RequiresKey reports whether the hop rejects its operation without a key.
 // An embedded policy's requirement is the enclosing edge's, which is the
 // same document's http_idempotency.
-func (h Hop) RequiresKey() bool { return h.Doc.Idempotency.Requires(h.Op) }
+func (h Hop) RequiresKey() bool { return h.Doc.Requires(h.Op) }
 
 // Allows reports whether an allowlist lets header through: names compare
 // case-insensitively and "*" allows everything.

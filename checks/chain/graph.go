@@ -1,6 +1,8 @@
 // Package chain links the documents of a boundary set into chains: the
 // paths one operation takes from a browser through the BFF and the gateway
 // to the adapter policy that owns its idempotency key (spec section 1).
+// It reads each document's Facts, what the cross-document stage needs of
+// it, so that the documents themselves need not stay live.
 //
 // The graph is built once per set, in time linear in the documents,
 // operations and paths; every cross-document rule (IDL201-IDL210) and the
@@ -37,7 +39,7 @@ type Graph struct {
 	// first and never reach a duplicate.
 	Duplicates []Duplicate
 
-	onChain  map[*boundary.Document]bool
+	onChain  map[*Facts]bool
 	arrivals map[link]int // edges per (kind, to)
 }
 
@@ -67,8 +69,8 @@ type Hop struct {
 	// hop, also when the policy is embedded in a gateway_to_adapter
 	// document (then Doc is that edge, the hop before this one).
 	Kind boundary.Kind
-	Doc  *boundary.Document
-	Op   *boundary.Operation
+	Doc  *Facts
+	Op   *Operation
 }
 
 // Stop is where an incomplete chain ends.
@@ -77,7 +79,7 @@ type Stop struct {
 	At   string        // the component it needed one at: the last edge's to
 	// Lacking are the documents of kind Next at At; none of them carries
 	// the operation. Empty when no document of kind Next is at At.
-	Lacking []*boundary.Document
+	Lacking []*Facts
 }
 
 // Complete reports whether the chain reaches an adapter policy.
@@ -110,7 +112,7 @@ func (h Hop) String() string { return string(h.Kind) + " " + h.Endpoints() }
 
 // DeclaredHeader is the key header doc works with: its http_idempotency
 // header, or the default when it declares none.
-func DeclaredHeader(doc *boundary.Document) string { return doc.Idempotency.KeyHeader() }
+func DeclaredHeader(doc *Facts) string { return doc.Idempotency.KeyHeader() }
 
 // Missing counts the files that might hold a missing hop: unreadable or
 // unlinkable ones.
@@ -120,7 +122,7 @@ func (g *Graph) Missing() int { return g.Unlinkable + g.Unreadable }
 // the same operation: an edge with the same boundary, from and to, or an
 // owner policy (standalone or embedded) for the same service.
 type Duplicate struct {
-	Doc, First *boundary.Document
+	Doc, First *Facts
 	Operation  string // the operation both declare
 	// Policy is true for two owner policies of one service, false for
 	// two edges with the same boundary, from and to.
@@ -128,14 +130,14 @@ type Duplicate struct {
 }
 
 // OnChain reports whether doc is a hop of some chain, complete or not.
-func (g *Graph) OnChain(doc *boundary.Document) bool { return g.onChain[doc] }
+func (g *Graph) OnChain(doc *Facts) bool { return g.onChain[doc] }
 
 // Upstream counts the documents of the kind before doc's in a chain that
 // end where doc starts: edges whose to is doc's from (or, for an adapter,
 // gateway_to_adapter edges whose to is its service), whatever their
 // operations. It tells a document that has no predecessor at all from one
 // that only lacks a matching operation or a reachable predecessor.
-func (g *Graph) Upstream(doc *boundary.Document) (prev boundary.Kind, n int) {
+func (g *Graph) Upstream(doc *Facts) (prev boundary.Kind, n int) {
 	id := doc.From.Value
 	if doc.Kind == boundary.Adapter {
 		id = doc.Service.Value
@@ -146,17 +148,6 @@ func (g *Graph) Upstream(doc *boundary.Document) (prev boundary.Kind, n int) {
 		}
 	}
 	return "", 0
-}
-
-// StateChanging reports whether doc carries a state-changing operation; its
-// schema then requires http_idempotency, so rules need not ask for it.
-func StateChanging(doc *boundary.Document) bool {
-	for _, op := range doc.Operations.Items {
-		if op.StateChanging {
-			return true
-		}
-	}
-	return false
 }
 
 // next returns the kind of document that follows an edge kind in a chain.
@@ -213,8 +204,8 @@ func (b *builder) entryOf(kind rank, component, op string) entry {
 
 // carrier is a document and the operation of it that a chain follows.
 type carrier struct {
-	doc  *boundary.Document
-	op   *boundary.Operation
+	doc  *Facts
+	op   *Operation
 	next int32 // the carrier indexed before it under the same entry, or -1
 	di   int32 // doc's index in Build's docs
 	kind rank
@@ -230,7 +221,7 @@ func (c *carrier) is(kind rank, at, op string) bool {
 
 // entryID is the component a chain enters d at: an edge's from, an
 // adapter's service.
-func entryID(d *boundary.Document) string {
+func entryID(d *Facts) string {
 	if d.Kind == boundary.Adapter {
 		return d.Service.Value
 	}
@@ -248,7 +239,7 @@ type builder struct {
 	carriers []carrier
 	// starts lists the documents at each component whatever their
 	// operations: what Stop.Lacking reports.
-	starts   map[link][]*boundary.Document
+	starts   map[link][]*Facts
 	browsers []int32 // carriers that are browser_to_bff operations
 	slab     []Chain // chains are carved from it: one allocation per chunk
 	// onChain marks, by index in Build's docs, the documents some path
@@ -265,18 +256,18 @@ type builder struct {
 // Documents whose linking fields are missing (no from or to on an edge, no
 // service on an adapter) take part in no chain: the schema check reports
 // them.
-func Build(docs []*boundary.Document) *Graph {
+func Build(docs []*Facts) *Graph {
 	ops := 0
 	for _, d := range docs {
 		ops += len(d.Operations.Items)
 	}
 	b := builder{
-		g:        &Graph{onChain: make(map[*boundary.Document]bool, len(docs)), arrivals: make(map[link]int, len(docs))},
+		g:        &Graph{onChain: make(map[*Facts]bool, len(docs)), arrivals: make(map[link]int, len(docs))},
 		onChain:  make([]bool, len(docs)),
 		heads:    make(map[entry]int32, ops),
 		seed:     maphash.MakeSeed(),
 		carriers: make([]carrier, 0, ops),
-		starts:   make(map[link][]*boundary.Document, len(docs)),
+		starts:   make(map[link][]*Facts, len(docs)),
 	}
 	first := firsts{byEntry: make(map[entry]firstHop, ops), seed: b.seed}
 	for di, d := range docs {
@@ -344,7 +335,7 @@ type hopKey struct {
 	op       string
 }
 
-func hopOf(d *boundary.Document, op string) hopKey {
+func hopOf(d *Facts, op string) hopKey {
 	if d.Kind == boundary.Adapter {
 		return hopKey{boundary.Adapter, d.Service.Value, "", op}
 	}
@@ -360,14 +351,14 @@ func hopOf(d *boundary.Document, op string) hopKey {
 // from its document; the rare losers go to a map by full key.
 type firsts struct {
 	byEntry  map[entry]firstHop
-	collided map[hopKey]*boundary.Document
+	collided map[hopKey]*Facts
 	seed     maphash.Seed
 }
 
 // firstHop is a hop by where its key comes from: the document, the index
 // of the operation in it, and whether the hop is its embedded policy.
 type firstHop struct {
-	doc    *boundary.Document
+	doc    *Facts
 	op     int32
 	policy bool
 }
@@ -395,7 +386,7 @@ func (f *firsts) entryOf(k hopKey) entry {
 
 // claim returns the document that defines k first; when none does yet,
 // it records hop, whose key is k, as that definition and returns nil.
-func (f *firsts) claim(k hopKey, hop firstHop) *boundary.Document {
+func (f *firsts) claim(k hopKey, hop firstHop) *Facts {
 	e := f.entryOf(k)
 	held, taken := f.byEntry[e]
 	switch {
@@ -409,7 +400,7 @@ func (f *firsts) claim(k hopKey, hop firstHop) *boundary.Document {
 		return prev
 	}
 	if f.collided == nil {
-		f.collided = map[hopKey]*boundary.Document{}
+		f.collided = map[hopKey]*Facts{}
 	}
 	f.collided[k] = hop.doc
 	return nil
@@ -420,7 +411,7 @@ func (f *firsts) claim(k hopKey, hop firstHop) *boundary.Document {
 // of the document already first for it (IDL211). It returns, by operation
 // index, whether d is the first to define its own hop for the operation:
 // whether chains may use it there.
-func (b *builder) duplicates(d *boundary.Document, first *firsts) []bool {
+func (b *builder) duplicates(d *Facts, first *firsts) []bool {
 	embedded := d.Policy != nil && d.Policy.Embedded && d.Policy.Service.OK()
 	b.defines = slices.Grow(b.defines[:0], len(d.Operations.Items))[:len(d.Operations.Items)]
 	for i, op := range d.Operations.Items {
@@ -451,7 +442,7 @@ func (b *builder) duplicates(d *boundary.Document, first *firsts) []bool {
 // Linkable reports whether d has the fields chains link by: from and to on
 // an edge, service on an adapter. Without them it can be in no chain, and
 // the schema check already says why.
-func Linkable(d *boundary.Document) bool {
+func Linkable(d *Facts) bool {
 	switch {
 	case d.Kind.IsEdge():
 		return d.From.Value != "" && d.To.Value != ""

@@ -12,15 +12,16 @@ import (
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
-// doc parses one document; the graph needs no schema-valid input, so the
-// documents below hold only what linking and fates read.
-func doc(t testing.TB, path, src string) *boundary.Document {
+// doc parses one document and returns its facts; the graph needs no
+// schema-valid input, so the documents below hold only what linking and
+// fates read.
+func doc(t testing.TB, path, src string) *Facts {
 	t.Helper()
 	d, _, problems := boundary.Parse(path, []byte(src))
 	if d == nil || len(problems) > 0 {
 		t.Fatalf("%s: %v", path, problems)
 	}
-	return d
+	return FactsOf(d)
 }
 
 const keyLists = `"cors_allowed_headers": ["x-idempotency-key"], "header_to_allow_inbound": ["x-idempotency-key"], "header_to_allow_outbound": ["x-idempotency-key"]`
@@ -45,9 +46,9 @@ func operations(keys []string) string {
 }
 
 // set parses path/source pairs.
-func set(t testing.TB, pairs ...string) []*boundary.Document {
+func set(t testing.TB, pairs ...string) []*Facts {
 	t.Helper()
-	var docs []*boundary.Document
+	var docs []*Facts
 	for i := 0; i < len(pairs); i += 2 {
 		docs = append(docs, doc(t, pairs[i], pairs[i+1]))
 	}
@@ -127,7 +128,7 @@ func TestBuildRecordsWherePathsStop(t *testing.T) {
 		t.Error("2c.json and 4.json carry no chain's operation, but are on a chain")
 	}
 	for _, tc := range []struct {
-		doc  *boundary.Document
+		doc  *Facts
 		prev boundary.Kind
 		n    int
 	}{{docs[3], boundary.BrowserToBFF, 1}, {docs[4], boundary.BFFToGateway, 1}, {docs[5], boundary.GatewayToAdapter, 0}, {docs[0], "", 0}} {
@@ -316,7 +317,7 @@ func TestAdapterFates(t *testing.T) {
 // operation per flow.
 func BenchmarkBuild(b *testing.B) {
 	for _, flows := range []int{1000, 2500} {
-		var docs []*boundary.Document
+		var docs []*Facts
 		for i := range flows {
 			op, read := fmt.Sprintf("svc%d.create", i), fmt.Sprintf("svc%d.get", i)
 			bff, gw, svc := fmt.Sprintf("bff-%d", i), fmt.Sprintf("gw-%d", i/10), fmt.Sprintf("svc-%d", i)
@@ -341,10 +342,10 @@ func BenchmarkBuild(b *testing.B) {
 // TestFirstsTellCollidingHopsApart makes two hops share an entry, as a
 // hash collision would, and checks neither is taken for the other.
 func TestFirstsTellCollidingHopsApart(t *testing.T) {
-	edge := func(path, from, to string) *boundary.Document {
-		d := &boundary.Document{Path: path, Kind: boundary.BFFToGateway}
+	edge := func(path, from, to string) *Facts {
+		d := &Facts{Path: path, Kind: boundary.BFFToGateway}
 		d.From.Value, d.To.Value = from, to
-		d.Operations.Items = []boundary.Operation{{}}
+		d.Operations.Items = []Operation{{}}
 		d.Operations.Items[0].Key = boundary.String{Field: boundary.Field{State: boundary.Valid}, Value: "orders.create"}
 		return d
 	}

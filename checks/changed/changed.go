@@ -13,7 +13,6 @@ import (
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // Set is the files changed since a revision, by resolved absolute path.
@@ -69,9 +68,9 @@ func git(dir string, args ...string) (string, error) {
 
 // Filter keeps the findings located in a changed file, and the
 // cross-document findings whose chain passes through one: a change to one
-// hop can break a chain at another. docs are the documents of the checked
-// set (released or not).
-func Filter(findings []checks.Finding, docs []*boundary.Document, changed Set) []checks.Finding {
+// hop can break a chain at another. docs are the facts of the checked
+// set's documents.
+func Filter(findings []checks.Finding, docs []*chain.Facts, changed Set) []checks.Finding {
 	chainFiles := map[string][]string{}
 	for _, c := range chain.Build(docs).Chains {
 		for _, h := range c.Hops {

@@ -35,16 +35,16 @@ func TestFilterKeepsChainsThroughChangedFiles(t *testing.T) {
 	}
 
 	browser := Set{resolve(filepath.Join(dir, "01-browser-to-bff.json")): true}
-	got := Filter(findings, res.Documents, browser)
+	got := Filter(findings, res.Facts, browser)
 	if len(got) != 1 || got[0].Rule != "IDL202" {
 		t.Errorf("with the browser edge changed: got %+v, want only the IDL202 chain finding", got)
 	}
 
-	if got := Filter(findings, res.Documents, Set{resolve(adapter): true}); len(got) != 2 {
+	if got := Filter(findings, res.Facts, Set{resolve(adapter): true}); len(got) != 2 {
 		t.Errorf("with the adapter changed: got %d findings, want both", len(got))
 	}
 	unrelated := Set{resolve(filepath.Join(dir, "..", "elsewhere.json")): true}
-	if got := Filter(findings, res.Documents, unrelated); len(got) != 0 {
+	if got := Filter(findings, res.Facts, unrelated); len(got) != 0 {
 		t.Errorf("with no file of the set changed: got %+v, want none", got)
 	}
 }

@@ -2,13 +2,13 @@ package changed
 
 import (
 	"fmt"
+	"github.com/idemlint/idemlint/checks/chain"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/report"
-	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // Stage is the --new-from-rev stage of a run's pipeline
@@ -36,7 +36,7 @@ func NewStage(start, rev string) (*Stage, error) {
 }
 
 // Filter is the stage (see the package's Filter).
-func (s *Stage) Filter(findings []checks.Finding, docs []*boundary.Document) []checks.Finding {
+func (s *Stage) Filter(findings []checks.Finding, docs []*chain.Facts) []checks.Finding {
 	kept := Filter(findings, docs, s.changed)
 	s.hidden = len(findings) - len(kept)
 	return kept

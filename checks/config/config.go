@@ -98,7 +98,8 @@ func Find(start string) (string, error) {
 }
 
 // Discover returns the configuration of a run, found the one way every
-// command and the language server find it: the file explicit names
+// command and the language server find it (through checks/lint): the
+// file explicit names
 // (--config) when set, else the file Find finds from start (the first
 // checked path, or the workspace); nil with none (--no-config) or when
 // there is no file.
@@ -114,18 +115,6 @@ func Discover(explicit string, none bool, start string) (*Config, error) {
 		return nil, err
 	}
 	return Load(path)
-}
-
-// Discovered returns the options of a run: the configuration Discover
-// finds (explicit, none, start as there) merged with flags by Options.
-// Every command that reads a boundary set (check, openapi check, graph,
-// conform --policy DIR) and the language server set up their run here.
-func Discovered(explicit string, none bool, start string, flags Flags) (checks.Options, error) {
-	c, err := Discover(explicit, none, start)
-	if err != nil {
-		return checks.Options{}, err
-	}
-	return Options(c, flags), nil
 }
 
 // Load reads and validates the configuration file at path. Every problem

@@ -83,19 +83,6 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
-func TestDiscoveredMergesFileAndFlags(t *testing.T) {
-	root := t.TempDir()
-	write(t, filepath.Join(root, FileName), `{"rules": {"IDL112": "off"}, "max_retry_amplification": 4}`)
-	six := 6
-	opts, err := Discovered("", false, root, Flags{MaxRetryAmplification: &six})
-	if err != nil || !opts.Disabled["IDL112"] || opts.Limits.MaxRetryAmplification != 6 {
-		t.Errorf("Discovered = %v, %v, %d; want IDL112 off from the file, the limit 6 from the flag", err, opts.Disabled, opts.Limits.MaxRetryAmplification)
-	}
-	if _, err := Discovered(filepath.Join(root, "missing.json"), false, root, Flags{}); err == nil {
-		t.Error("Discovered with a --config that does not exist: no error")
-	}
-}
-
 func TestParse(t *testing.T) {
 	c, err := Parse("cfg/.idemlint.json", []byte(`{
   "$schema": "https://github.com/idemlint/idemlint/schemas/v1/config.schema.json",

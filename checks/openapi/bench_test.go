@@ -54,6 +54,14 @@ func bigAPI(b *testing.B, paths int, asJSON bool) string {
 	return path
 }
 
+// BenchmarkLoad loads a description of 1,000 path items and 2,000
+// operations, as 1.5 MB of YAML (0.21-0.29 s, 71 MB allocated) and as
+// 1.7 MB of JSON (0.45-0.65 s, 269 MB: kin-openapi reads JSON as YAML
+// flow style). Loading with positions (IncludeOrigin) takes about 55
+// times a YAML file's size and 95 times a JSON file's, so the 8 MiB limit
+// on a description is also its memory bound; positions cost about 40%
+// more time than loading without them, what a second parse of our own to
+// locate the operations would cost too, so we use the library's.
 func BenchmarkLoad(b *testing.B) {
 	for _, asJSON := range []bool{false, true} {
 		path := bigAPI(b, 1000, asJSON)

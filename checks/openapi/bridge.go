@@ -10,8 +10,8 @@ import (
 
 // This file is what the OpenAPI rules (IDL301-IDL304, spec section 7) read:
 // the description (Description) and, of the boundary sets, only what the
-// input browserEdges derives from them, so a change of the typed model
-// touches this file alone.
+// input browserEdges derives from their facts, so a change of the typed
+// model touches this file alone.
 
 // Description is the OpenAPI description the rules hold the boundary sets
 // to. The caller loads it (Load) and hands it to a run with Use; without
@@ -35,7 +35,7 @@ func Use(opts *checks.Options, api *API) {
 // browserOp is an operation of a browser_to_bff edge: what the browser
 // calls, and so what the OpenAPI description describes.
 type browserOp struct {
-	doc    *boundary.Document
+	doc    *chain.Facts
 	at     boundary.Pos // the operation in doc
 	key    string       // operation_key
 	method string
@@ -77,7 +77,7 @@ var browserEdges = &checks.InputOf[*bridge]{
 				op := &d.Operations.Items[i]
 				bo := browserOp{doc: d, at: op.Pos, key: op.Key.Value, method: op.Method.Value, path: op.Path.Value,
 					described: api.Find(op.Method.Value, op.Path.Value)}
-				if d.Idempotency.Requires(op) {
+				if d.Requires(op) {
 					bo.header = chain.DeclaredHeader(d)
 				}
 				b.ops = append(b.ops, bo)
@@ -111,7 +111,7 @@ type refusal struct {
 
 // chainStart is where chains enter a set: a browser edge and an operation.
 type chainStart struct {
-	doc *boundary.Document
+	doc *chain.Facts
 	key string
 }
 

@@ -280,7 +280,7 @@ func (p *picture) component(name string) string {
 
 // policy is the node of the owner policy in doc; one per document, as one
 // service may have several policy documents.
-func (p *picture) policy(doc *boundary.Document) string {
+func (p *picture) policy(doc *chain.Facts) string {
 	label := doc.Policy.Service.Value + " policy"
 	if doc.Policy.Embedded {
 		label += " (embedded in " + doc.From.Value + " -> " + doc.To.Value + ")"

@@ -26,7 +26,7 @@ func SelectOutputs(format string, formatSet bool, specs []string, o Options) ([]
 func Of(res *checks.Result, version string, failOn checks.Severity) *Report {
 	r := &Report{Findings: res.Findings, Files: res.Files, Unreadable: res.Unreadable, NotBoundary: res.NotBoundary,
 		Rules: checks.Rules(), Version: version, FailOn: failOn}
-	for _, d := range res.Documents {
+	for _, d := range res.Facts {
 		r.Paths = append(r.Paths, d.Path)
 	}
 	return r

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -154,4 +155,35 @@ func (s *Set) Write(dir string) ([]string, error) {
 		return nil, err
 	}
 	return files, nil
+}
+
+// Init writes the starter set into dir ("idemlint init DIR"): the base
+// flow, or one flow per tag of api when it is not nil. It says on stderr
+// which operations of the description it skipped, and on stdout the files
+// it created, the operations "openapi check" will report until the
+// description declares their key header, and what to run next.
+func Init(dir string, api *openapi.API, stdout, stderr io.Writer) error {
+	set, err := New(api)
+	if err != nil {
+		return err
+	}
+	for _, s := range set.Skipped {
+		fmt.Fprintf(stderr, "idemlint: skipped %s: boundary documents carry GET, HEAD, OPTIONS, POST, PUT, PATCH and DELETE\n", s)
+	}
+	files, err := set.Write(dir)
+	if err != nil {
+		return err
+	}
+	for _, target := range files {
+		fmt.Fprintf(stdout, "created %s\n", target)
+	}
+	for _, op := range set.KeyGaps {
+		fmt.Fprintf(stdout, "note: openapi check will report IDL302 at %s until the description declares the key header as a required header parameter: the browser edge requires the key for it (IDL101), so the description is what to fix\n", op)
+	}
+	if api != nil {
+		fmt.Fprintf(stdout, "next: adapt each flow's components and policy, then run: idemlint openapi check --spec %s %s\n", api.Path, dir)
+		return nil
+	}
+	fmt.Fprintf(stdout, "next: rename the components and operations, then run: idemlint check %s\n", dir)
+	return nil
 }

@@ -33,8 +33,8 @@ func TestNewIsACleanSetWithItsSchemas(t *testing.T) {
 		t.Errorf("04-adapter.json starts %.60q, want %q", adapter, want)
 	}
 	res, err := checks.Check([]string{dir}, checks.DefaultOptions())
-	if err != nil || len(res.Findings) != 0 || len(res.Documents) != 4 {
-		t.Errorf("check of the starter set: %v, %d documents, findings %v; want 4 clean documents", err, len(res.Documents), res.Findings)
+	if err != nil || len(res.Findings) != 0 || len(res.Facts) != 4 {
+		t.Errorf("check of the starter set: %v, %d documents, findings %v; want 4 clean documents", err, len(res.Facts), res.Findings)
 	}
 }
 
@@ -88,6 +88,27 @@ paths:
 	// The description declares no key header for its one write.
 	if len(set.KeyGaps) != 1 {
 		t.Errorf("KeyGaps = %v, want the one operation", set.KeyGaps)
+	}
+}
+
+// Init says what it created and what to run next; into a directory that
+// holds the set already it writes and says nothing.
+func TestInit(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr strings.Builder
+	if err := Init(dir, nil, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != 9 || lines[4] != "created "+filepath.Join(dir, "01-browser-to-bff.json") || stderr.Len() != 0 {
+		t.Errorf("Init said %q on stdout, %q on stderr; want eight files created", lines, stderr.String())
+	}
+	if want := "next: rename the components and operations, then run: idemlint check " + dir; lines[len(lines)-1] != want {
+		t.Errorf("Init ends %q, want %q", lines[len(lines)-1], want)
+	}
+	stdout.Reset()
+	if err := Init(dir, nil, &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), "refusing to overwrite ") || stdout.Len() != 0 {
+		t.Errorf("Init again = %v, said %q; want the refusal alone", err, stdout.String())
 	}
 }
 

@@ -1,23 +1,16 @@
 package main
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
-	"io"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/asbuilt"
-	"github.com/idemlint/idemlint/checks/baseline"
-	"github.com/idemlint/idemlint/checks/changed"
 	"github.com/idemlint/idemlint/checks/config"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
-	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
 func newCheckCmd() *cobra.Command {
@@ -68,17 +61,13 @@ named path that does not exist.`,
 
 // checkFlags are the flags of "check", which "openapi check" shares.
 type checkFlags struct {
-	format, configPath, failOn  string
-	outputs                     []string
-	baselinePath, writeBaseline string
-	newFromRev, stdinName       string
-	noConfig, allowEmpty        bool
-	snippet, verbose            bool
-	maxAmplification            int
-	maxWarnings                 int
-	config                      config.Flags
-	asBuilt                     []string
-	mesh                        string
+	lint.Settings
+	format, failOn   string
+	outputs          []string
+	snippet          bool
+	maxAmplification int
+	maxWarnings      int
+	mesh             string
 }
 
 func (c *checkFlags) register(cmd *cobra.Command) {
@@ -86,20 +75,20 @@ func (c *checkFlags) register(cmd *cobra.Command) {
 	fl.StringVarP(&c.format, "format", "f", "text", "output format on standard output: "+joinNames(report.Names()))
 	fl.StringArrayVarP(&c.outputs, "output", "o", nil, "FORMAT or FORMAT=PATH: write FORMAT to standard output or to PATH; repeatable")
 	fl.IntVar(&c.maxAmplification, "max-retry-amplification", checks.DefaultLimits().MaxRetryAmplification, "IDL208: largest allowed product of max_attempts along a chain")
-	fl.StringVar(&c.configPath, "config", "", "configuration file (default: the nearest "+config.FileName+")")
-	fl.BoolVar(&c.noConfig, "no-config", false, "use no configuration file")
-	fl.BoolVar(&c.config.FollowSymlinks, "follow-symlinks", false, "follow symbolic links that lead outside the checked paths and the configuration's directory")
-	fl.BoolVar(&c.allowEmpty, "allow-empty", false, "exit 0 when no boundary document is found (by default that is a usage error, exit 2)")
+	fl.StringVar(&c.ConfigPath, "config", "", "configuration file (default: the nearest "+config.FileName+")")
+	fl.BoolVar(&c.NoConfig, "no-config", false, "use no configuration file")
+	fl.BoolVar(&c.Flags.FollowSymlinks, "follow-symlinks", false, "follow symbolic links that lead outside the checked paths and the configuration's directory")
+	fl.BoolVar(&c.AllowEmpty, "allow-empty", false, "exit 0 when no boundary document is found (by default that is a usage error, exit 2)")
 	fl.StringVar(&c.failOn, "fail-on", "error", "least severity that fails the check: error or warning")
 	fl.IntVar(&c.maxWarnings, "max-warnings", -1, "fail when there are more warnings than this (-1: no limit)")
-	fl.StringVar(&c.baselinePath, "baseline", "", "hide the findings recorded in this baseline file; report only new ones")
-	fl.StringVar(&c.writeBaseline, "write-baseline", "", "record every finding of this run in this baseline file")
-	fl.StringVar(&c.newFromRev, "new-from-rev", "", "report only findings in files changed since this git revision, and chains through them")
+	fl.StringVar(&c.Baseline, "baseline", "", "hide the findings recorded in this baseline file; report only new ones")
+	fl.StringVar(&c.WriteBaseline, "write-baseline", "", "record every finding of this run in this baseline file")
+	fl.StringVar(&c.NewFromRev, "new-from-rev", "", "report only findings in files changed since this git revision, and chains through them")
 	fl.BoolVar(&c.snippet, "snippet", false, "show the source line under each finding of the text format (default: when standard output is a terminal)")
-	fl.BoolVarP(&c.verbose, "verbose", "v", false, "say on standard error which rules did not run, and why")
-	fl.StringArrayVar(&c.asBuilt, "as-built", nil, "proxy and mesh configuration to hold the set to (YAML or JSON; a directory is walked for *.yaml, *.yml, *.json); repeatable")
+	fl.BoolVarP(&c.Verbose, "verbose", "v", false, "say on standard error which rules did not run, and why")
+	fl.StringArrayVar(&c.Flags.AsBuilt, "as-built", nil, "proxy and mesh configuration to hold the set to (YAML or JSON; a directory is walked for *.yaml, *.yml, *.json); repeatable")
 	fl.StringVar(&c.mesh, "mesh", string(asbuilt.NoMesh), "the mesh that carries hops no --as-built resource routes: none or istio")
-	fl.StringVar(&c.stdinName, "stdin-filename", "", `with "-": the path the document on standard input has, for positions and the configuration`)
+	fl.StringVar(&c.StdinName, "stdin-filename", "", `with "-": the path the document on standard input has, for positions and the configuration`)
 	cmd.MarkFlagsMutuallyExclusive("config", "no-config")
 	completeFlag(cmd, "format", report.Names()...)
 	completeFlag(cmd, "fail-on", "error", "warning")
@@ -121,146 +110,32 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 	if err != nil {
 		return err
 	}
-	threshold, err := checks.ParseSeverity(c.failOn)
-	if err != nil {
+	if c.FailOn, err = checks.ParseSeverity(c.failOn); err != nil {
 		return fmt.Errorf("--fail-on: %w", err)
 	}
 	if cmd.Flags().Changed("max-retry-amplification") {
 		if c.maxAmplification < 1 {
 			return fmt.Errorf("--max-retry-amplification must be at least 1, got %d", c.maxAmplification)
 		}
-		c.config.MaxRetryAmplification = &c.maxAmplification
+		c.Flags.MaxRetryAmplification = &c.maxAmplification
 	}
-	fromStdin := slices.Contains(paths, "-")
-	switch {
-	case fromStdin && len(paths) > 1:
-		return errors.New(`"-" (standard input) must be the only PATH`)
-	case c.stdinName != "" && !fromStdin:
-		return errors.New(`--stdin-filename needs "-" as the PATH`)
-	case c.baselinePath != "" && c.writeBaseline != "":
-		return errors.New("--baseline and --write-baseline: give one (--write-baseline records the findings a later --baseline hides)")
-	}
-	start := paths[0]
-	if fromStdin {
-		start = cmp.Or(c.stdinName, ".")
-	}
-	var base *baseline.Stage
-	if path := cmp.Or(c.baselinePath, c.writeBaseline); path != "" {
-		if base, err = baseline.NewStage(path, c.writeBaseline != ""); err != nil {
-			return err
-		}
-	}
-	var sinceRev *changed.Stage
-	if c.newFromRev != "" {
-		if sinceRev, err = changed.NewStage(start, c.newFromRev); err != nil {
-			return err
-		}
-	}
-	cfg, err := config.Discover(c.configPath, c.noConfig, start)
-	if err != nil {
-		return err
-	}
-	opts := config.Options(cfg, c.config)
-	opts.FailOn = threshold
 	if c.maxWarnings >= 0 {
-		opts.MaxWarnings = &c.maxWarnings
+		c.MaxWarnings = &c.maxWarnings
 	}
-	if base != nil {
-		opts.Baseline = base.Filter
-	}
-	if sinceRev != nil {
-		opts.NewFromRev = sinceRev.Filter
-	}
-	if api != nil {
-		openapi.Use(&opts, api)
-	}
-	asBuiltFlags := c.config
-	asBuiltFlags.AsBuilt = c.asBuilt
 	if cmd.Flags().Changed("mesh") {
-		asBuiltFlags.Mesh = c.mesh
+		c.Flags.Mesh = c.mesh
 	}
-	src, given, err := config.AsBuilt(cfg, asBuiltFlags)
+	c.API, c.Stdin, c.Notes = api, cmd.InOrStdin(), cmd.ErrOrStderr()
+	run, err := lint.Check(paths, c.Settings)
 	if err != nil {
 		return err
 	}
-	var deployment *asbuilt.Deployment
-	if given {
-		deployment, err = asbuilt.Open(src, cmd.ErrOrStderr())
-	}
-	if err != nil {
+	stdinSrc = run.Stdin
+	if err := report.WriteAll(outs, cmd.OutOrStdout(), run.Report(buildVersion())); err != nil {
 		return err
 	}
-	if deployment != nil {
-		asbuilt.Use(&opts, deployment)
-	}
-	if !fromStdin {
-		cfg.NoteIgnored(cmd.ErrOrStderr(), paths)
-	}
-	var res *checks.Result
-	if fromStdin {
-		res, stdinSrc, err = checkStdin(cmd.InOrStdin(), cmp.Or(c.stdinName, "<stdin>"), opts)
-	} else {
-		res, err = checks.Check(paths, opts)
-	}
-	if err != nil {
-		return err
-	}
-	if c.verbose {
-		report.NotRun(cmd.ErrOrStderr(), res.NotRun)
-	}
-	switch {
-	case len(res.Documents) > 0 || c.allowEmpty:
-	case res.Unreadable > 0:
-		// Files that are not JSON may be broken boundary documents: their
-		// IDL001 findings say why, and they fail the check.
-	case fromStdin:
-		return fmt.Errorf("standard input is not a boundary document (a JSON object with spec_version or boundary)")
-	default:
-		return errNoDocuments(paths)
-	}
-	// What the narrowing stages did, which no finding shows.
-	if base != nil {
-		if err := base.Finish(cmd.ErrOrStderr()); err != nil {
-			return err
-		}
-	}
-	if sinceRev != nil {
-		sinceRev.Report(cmd.ErrOrStderr())
-	}
-	rep := report.Of(res, buildVersion(), threshold)
-	if api != nil {
-		rep.Files++
-		rep.Paths = append(rep.Paths, api.Path)
-	}
-	if err := report.WriteAll(outs, cmd.OutOrStdout(), rep); err != nil {
-		return err
-	}
-	if res.Verdict.TooManyWarnings {
-		fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: too many warnings: %d, --max-warnings is %d\n", res.Verdict.Warnings, c.maxWarnings)
-	}
-	if res.Verdict.Failed {
+	if run.Failed() {
 		return exitCode(exitFindings)
 	}
 	return nil
-}
-
-// checkStdin checks the one document on r as the file name, and returns
-// it.
-func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, []byte, error) {
-	src, err := fileset.ReadAll(r)
-	// An oversized document is the document's finding (IDL001), as it is
-	// for a named file; only a failing read is the run's.
-	var tooLarge *fileset.TooLargeError
-	if err != nil && !errors.As(err, &tooLarge) {
-		return nil, nil, fmt.Errorf("standard input: %w", err)
-	}
-	opts.ReadFile = func(string) ([]byte, error) { return src, err }
-	return checks.CheckFiles([]string{name}, opts), src, nil
-}
-
-// errNoDocuments is the usage error of a run that found no boundary
-// document: a wrong path or an ignore-everything configuration must not
-// pass as a clean check.
-func errNoDocuments(paths []string) error {
-	return fmt.Errorf("no boundary documents found under %s (a boundary document is a JSON object with spec_version or boundary)", strings.Join(paths, " "))
 }

@@ -1,32 +1,25 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"os/signal"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/config"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/reference/conform"
 )
 
 func newConformCmd() *cobra.Command {
-	var f conformFlags
+	var in conform.Invocation
 	cmd := &cobra.Command{
 		Use:   "conform --policy FILE|DIR (--target URL | --reference)",
 		Short: "Probe a running service, or the reference engine, against its idempotency policy",
 		Long: `Conform proves that a live endpoint honours the adapter policy it declares. It
-sends the probes CF01-CF19 of the spec (a keyless request, a fresh key, a
-replay, a reused key with another payload, a re-serialised payload, a burst of
-concurrent duplicates, another operation, a read-only request, a type change,
-two integers a float64 confuses, a quoted key, another tenant, the problem+json
-shape of refusals, malformed keys, the replay marker, another actor,
-replicas, and the browser's CORS preflight) and reports each as PASS, FAIL
-(with what was expected, what came back, a hint and a diff of JSON values) or
-SKIP (with the reason).
+sends the probes CF01-CF19 of the spec ("idemlint probes" lists them,
+"idemlint explain CF07" says what one sends and when it passes) and reports
+each as PASS, FAIL (with what was expected, what came back, a hint and a
+diff of JSON values) or SKIP (with the reason).
 
 --policy is an adapter document, a gateway_to_adapter document embedding the
 adapter policy, or a boundary set directory holding one policy (or one that
@@ -39,13 +32,11 @@ or --body FILE (a JSON object). Path parameters such as {id} are filled with
 the "id" of CF02's answer.
 
 Every fresh probe adds "idemlint_probe_nonce": "<uuidv4>" to the body, so no
-two probes ever send one payload; CF06 adds "idemlint_probe_n" (1, then 1.0)
-when the body has no integer, CF10 "idemlint_probe_amount" (100, then "100")
-and CF11 "idemlint_probe_big" (9007199254740993, then 9007199254740992).
-Every request carries the policy's tenant and actor headers, with the values
-idemlint-probe-tenant-a and idemlint-probe-actor-a (CF13's second request:
-idemlint-probe-tenant-b; CF17's: idemlint-probe-actor-b). Keys are fresh
-UUIDv4s.
+two probes ever send one payload (CF06, CF10 and CF11 add the members their
+"explain" names). Every request carries the policy's tenant and actor
+headers, with the values idemlint-probe-tenant-a and idemlint-probe-actor-a
+(CF13's second request: idemlint-probe-tenant-b; CF17's:
+idemlint-probe-actor-b). Keys are fresh UUIDv4s.
 
 --target may be given once per replica: duplicates then go to another
 replica than their first request, and CF18 checks the replicas share one
@@ -86,92 +77,38 @@ on a usage error, a policy that cannot be read, or a target that does not
 answer.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			err := runConform(cmd, f)
-			if code := exitCode(0); err != nil && !errors.As(err, &code) && f.format == "json" {
-				// A script reading stdout gets a JSON object whatever happens.
-				_ = conform.WriteJSONError(cmd.OutOrStdout(), err) // stderr says it too
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			in.Color = colorEnabled(cmd.OutOrStdout())
+			in.SetOptions = lint.SetOptions
+			rep, err := in.Execute(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
 			}
-			return err
+			if rep.Count(conform.Fail) > 0 {
+				return exitCode(exitFindings)
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.policy, "policy", "", "adapter policy file, or a boundary set directory (required)")
-	fl.StringArrayVar(&f.targets, "target", nil, "base URL of the service to probe, http or https (repeatable: replicas behind no balancer)")
-	fl.BoolVar(&f.inProcess, "reference", false, "probe the reference engine configured from the policy, in process, instead of --target")
-	fl.StringVar(&f.operation, "operation", "", "operation_key of the state-changing operation to probe (default: the first key-required one)")
-	fl.StringVar(&f.bodyFile, "body", "", "JSON object file to use as the request body instead of the operation's example body")
-	fl.StringVar(&f.effectsURL, "effects-url", "", `URL answering {"count": N}, the number of real executions, to check that each probe executed exactly as often as it should`)
-	fl.StringVar(&f.origin, "origin", "", "origin of the browser front end, scheme://host[:port]: CF19 preflights the first --target from it")
-	fl.StringArrayVar(&f.headers, "header", nil, `extra request header "Name: value" (repeatable; the value, at least 8 characters, is redacted in all output)`)
-	fl.StringArrayVar(&f.headerEnvs, "header-env", nil, `environment variable holding an extra header "Name: value" (repeatable)`)
-	fl.IntVar(&f.concurrency, "concurrency", conform.DefaultConcurrency, "simultaneous duplicates of CF07 and CF18, and the most connections to one host (2-256)")
-	fl.DurationVar(&f.timeout, "timeout", conform.DefaultTimeout, "timeout of one request (one that may wait on an attempt in flight gets at least the policy's wait_timeout_ms + 2s)")
-	fl.DurationVar(&f.maxDuration, "max-duration", conform.DefaultMaxDuration, "deadline of the whole run")
-	fl.BoolVar(&f.insecure, "insecure", false, "do not verify the target's TLS certificate")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log every request (method, path, headers, body) and its answer to stderr")
-	fl.StringVarP(&f.format, "format", "f", "text", "output format: "+joinNames(conform.Formats))
+	fl.StringVar(&in.PolicyPath, "policy", "", "adapter policy file, or a boundary set directory (required)")
+	fl.StringArrayVar(&in.Targets, "target", nil, "base URL of the service to probe, http or https (repeatable: replicas behind no balancer)")
+	fl.BoolVar(&in.Reference, "reference", false, "probe the reference engine configured from the policy, in process, instead of --target")
+	fl.StringVar(&in.Operation, "operation", "", "operation_key of the state-changing operation to probe (default: the first key-required one)")
+	fl.StringVar(&in.BodyFile, "body", "", "JSON object file to use as the request body instead of the operation's example body")
+	fl.StringVar(&in.EffectsURL, "effects-url", "", `URL answering {"count": N}, the number of real executions, to check that each probe executed exactly as often as it should`)
+	fl.StringVar(&in.Origin, "origin", "", "origin of the browser front end, scheme://host[:port]: CF19 preflights the first --target from it")
+	fl.StringArrayVar(&in.HeaderFlags, "header", nil, `extra request header "Name: value" (repeatable; the value, at least 8 characters, is redacted in all output)`)
+	fl.StringArrayVar(&in.HeaderEnvs, "header-env", nil, `environment variable holding an extra header "Name: value" (repeatable)`)
+	fl.IntVar(&in.Concurrency, "concurrency", conform.DefaultConcurrency, "simultaneous duplicates of CF07 and CF18, and the most connections to one host (2-256)")
+	fl.DurationVar(&in.Timeout, "timeout", conform.DefaultTimeout, "timeout of one request (one that may wait on an attempt in flight gets at least the policy's wait_timeout_ms + 2s)")
+	fl.DurationVar(&in.MaxDuration, "max-duration", conform.DefaultMaxDuration, "deadline of the whole run")
+	fl.BoolVar(&in.Insecure, "insecure", false, "do not verify the target's TLS certificate")
+	fl.BoolVarP(&in.LogRequests, "verbose", "v", false, "log every request (method, path, headers, body) and its answer to stderr")
+	fl.StringVarP(&in.Format, "format", "f", "text", "output format: "+joinNames(conform.Formats))
 	completeFlag(cmd, "format", conform.Formats...)
 	_ = cmd.MarkFlagFilename("policy", "json")
 	_ = cmd.MarkFlagFilename("body", "json")
 	return cmd
-}
-
-// conformFlags are the values of conform's flags.
-type conformFlags struct {
-	policy, operation, bodyFile, effectsURL, origin, format string
-	targets, headers, headerEnvs                            []string
-	inProcess, insecure, verbose                            bool
-	concurrency                                             int
-	timeout, maxDuration                                    time.Duration
-}
-
-func runConform(cmd *cobra.Command, f conformFlags) error {
-	switch {
-	case f.policy == "":
-		return errors.New("give the policy to probe with --policy FILE|DIR")
-	case len(f.targets) == 0 && !f.inProcess:
-		return errors.New("give the service to probe with --target URL, or --reference")
-	case len(f.targets) > 0 && f.inProcess:
-		return errors.New("--target and --reference exclude each other: --reference probes the engine in process")
-	case f.inProcess && (f.effectsURL != "" || f.insecure):
-		return errors.New("--effects-url and --insecure concern a --target; --reference counts executions itself")
-	}
-	out, err := conform.NewWriter(f.format, cmd.OutOrStdout(), cmd.ErrOrStderr(), colorEnabled(cmd.OutOrStdout()))
-	if err != nil {
-		return err
-	}
-	extra, err := conform.ParseHeaders(f.headers, f.headerEnvs)
-	if err != nil {
-		return err
-	}
-	body, err := conform.ReadBody(f.bodyFile)
-	if err != nil {
-		return err
-	}
-	cfg := conform.Config{
-		Operation: f.operation, Body: body, Targets: f.targets, EffectsURL: f.effectsURL, Origin: f.origin, Headers: extra,
-		Concurrency: f.concurrency, Timeout: f.timeout, MaxDuration: f.maxDuration, Insecure: f.insecure,
-	}
-	if err := cfg.UsePolicy(f.policy, f.inProcess, func(dir string) (checks.Options, error) {
-		return config.Discovered("", false, dir, config.Flags{})
-	}); err != nil {
-		return err
-	}
-	if f.verbose {
-		cfg.Verbose = cmd.ErrOrStderr()
-	}
-	runner, err := conform.New(cfg)
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-	defer stop()
-	rep, err := runner.Run(ctx, out)
-	if err != nil {
-		return err
-	}
-	if rep.Count(conform.Fail) > 0 {
-		return exitCode(exitFindings)
-	}
-	return nil
 }

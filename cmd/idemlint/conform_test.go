@@ -14,7 +14,6 @@ import (
 
 // conformDoc is the part of conform's json document the tests read.
 type conformDoc struct {
-	Error          string
 	Origin         string
 	PolicyFindings []struct{ Rule, Severity string } `json:"policy_findings"`
 	Probes         []struct {
@@ -171,22 +170,5 @@ func TestConformProbesPolicyAsWritten(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"CF08", "CF18", "CF19"}, statuses(doc, "skip")); diff != "" {
 		t.Errorf("skipped probes (-want +got):\n%s", diff)
-	}
-}
-
-// A run that cannot start still writes a JSON object in the json format.
-func TestConformJSONError(t *testing.T) {
-	for _, tt := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--policy", servePolicy, "--target", "http://127.0.0.1:1"}, "the target http://127.0.0.1:1 does not answer: no answer: dial tcp 127.0.0.1:1: connect: connection refused"},
-		{[]string{"--policy", "nope.json", "--reference"}, "--policy nope.json: no such file or directory"},
-		{[]string{"--policy", servePolicy}, "give the service to probe with --target URL, or --reference"},
-	} {
-		doc, code, stderr := runConformJSON(t, tt.args...)
-		if code != exitUsage || doc.Error != tt.want || stderr != "idemlint: "+tt.want+"\n" {
-			t.Errorf("%v: exit %d, error %q, stderr %q; want exit 2 and %q", tt.args, code, doc.Error, stderr, tt.want)
-		}
 	}
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks"
@@ -34,7 +31,7 @@ how many requests it sends and how much it lets the effects counter grow.
 		ValidArgsFunction: completeRuleID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return errNoRule()
+				return explain.NoIDError()
 			}
 			if r, ok := checks.Lookup(args[0]); ok {
 				return explain.Write(cmd.OutOrStdout(), r)
@@ -42,24 +39,7 @@ how many requests it sends and how much it lets the effects counter grow.
 			if p, ok := conform.LookupProbe(args[0]); ok {
 				return p.Explain(cmd.OutOrStdout())
 			}
-			if near := conform.SuggestProbe(args[0]); near != "" {
-				return fmt.Errorf(`unknown rule or probe %q; did you mean %s? "idemlint probes" lists the probe ids`, args[0], near)
-			}
-			if len(checks.NearRules(args[0])) > 0 {
-				return fmt.Errorf("unknown rule %q; %s", args[0], checks.RuleHint(args[0]))
-			}
-			return fmt.Errorf(`unknown rule or probe %q; "idemlint rules" and "idemlint probes" list the ids`, args[0])
+			return explain.UnknownIDError(args[0], conform.SuggestProbe(args[0]))
 		},
 	}
-}
-
-// errNoRule is the usage error of "explain" without an id: it names the
-// rule ids, since that is what the user was most likely looking for.
-func errNoRule() error {
-	var ids []string
-	for _, r := range checks.Rules() {
-		ids = append(ids, r.ID)
-	}
-	return fmt.Errorf("explain needs a rule or probe id, e.g. \"idemlint explain IDL102\"; the rules are %s (\"idemlint rules\" and \"idemlint probes\" list them with their summaries)",
-		strings.Join(ids, ", "))
 }

@@ -6,10 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/asbuilt"
-	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/checks/config"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/checks/report"
 )
 
@@ -40,38 +37,9 @@ Graph draws; it does not judge. It exits 0 whatever the chains look like
 			if !slices.Contains(report.GraphFormats, format) {
 				return fmt.Errorf("unknown format %q (want %s)", format, joinNames(report.GraphFormats))
 			}
-			cfg, err := config.Discover("", false, args[0])
+			graphs, err := lint.Graphs(args, lint.Settings{Notes: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
-			}
-			set, err := checks.Load(args, config.Options(cfg, config.Flags{}))
-			if err != nil {
-				return err
-			}
-			if set.Unreadable > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: cannot read %d of %d files (idemlint check says why); chains that need them are drawn as stopping\n", set.Unreadable, set.Files)
-			}
-			if len(set.Documents) == 0 {
-				return errNoDocuments(args)
-			}
-			var hopNote func(*chain.Chain, int) string
-			src, given, err := config.AsBuilt(cfg, config.Flags{})
-			if err != nil {
-				return err
-			}
-			if given {
-				d, err := asbuilt.Open(src, cmd.ErrOrStderr())
-				if err != nil {
-					return err
-				}
-				d.SayUnread(cmd.ErrOrStderr())
-				hopNote = d.HopNote
-			}
-			graphs := make([]report.SetGraph, len(set.Sets))
-			for i, docs := range set.Sets {
-				g := chain.Build(docs)
-				g.Unreadable = set.Unreadable
-				graphs[i] = report.SetGraph{Name: set.SetNames[i], Graph: g, HopNote: hopNote}
 			}
 			return report.Graphs(cmd.OutOrStdout(), graphs, format)
 		},

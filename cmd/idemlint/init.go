@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks/openapi"
@@ -54,30 +52,7 @@ with status 2, naming them.`,
 					return err
 				}
 			}
-			set, err := starter.New(api)
-			if err != nil {
-				return err
-			}
-			for _, s := range set.Skipped {
-				fmt.Fprintf(cmd.ErrOrStderr(), "idemlint: skipped %s: boundary documents carry GET, HEAD, OPTIONS, POST, PUT, PATCH and DELETE\n", s)
-			}
-			files, err := set.Write(dir)
-			if err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			for _, target := range files {
-				fmt.Fprintf(w, "created %s\n", target)
-			}
-			for _, op := range set.KeyGaps {
-				fmt.Fprintf(w, "note: openapi check will report IDL302 at %s until the description declares the key header as a required header parameter: the browser edge requires the key for it (IDL101), so the description is what to fix\n", op)
-			}
-			if fromOpenAPI != "" {
-				fmt.Fprintf(w, "next: adapt each flow's components and policy, then run: idemlint openapi check --spec %s %s\n", fromOpenAPI, dir)
-				return nil
-			}
-			fmt.Fprintf(w, "next: rename the components and operations, then run: idemlint check %s\n", dir)
-			return nil
+			return starter.Init(dir, api, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&fromOpenAPI, "from-openapi", "", "write one flow per tag of this OpenAPI 3.x description (YAML or JSON)")

@@ -23,6 +23,8 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(serversStopped{m}, map[string]func(){
 		"idemlint": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+		// README's go commands, for TestREADMEWalkthrough.
+		"walkthrough-go": func() { os.Exit(walkthroughGo(os.Args[1:])) },
 		"status": func() {
 			want, err := strconv.Atoi(os.Args[1])
 			if err != nil || len(os.Args) < 3 || os.Args[2] != "idemlint" {

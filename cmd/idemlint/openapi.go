@@ -36,14 +36,8 @@ func newOpenAPICheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check --spec FILE PATH...",
 		Short: "Check a boundary set, and hold it to an OpenAPI description (IDL301-IDL304)",
-		Long: `Check runs everything "idemlint check PATH..." runs, plus the OpenAPI rules:
-
-  IDL301  every state-changing operation of the description has a
-          browser_to_bff operation with the same method and path
-  IDL302  the description declares the key header as a required header
-          parameter wherever the browser edge requires the key
-  IDL303  it declares the refusals of the chain's owner policy as responses
-  IDL304  every browser_to_bff operation is in the description
+		Long: `Check runs everything "idemlint check PATH..." runs, plus the OpenAPI rules
+IDL301-IDL304 ("idemlint rules" lists them with their summaries).
 
 Findings point into the OpenAPI file or the boundary document with line and
 column. Formats, configuration, suppressions and exit status are those of

@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks/asbuilt"
 )
@@ -110,5 +114,81 @@ func TestREADMEAsBuiltExample(t *testing.T) {
 	}
 	if !seen["fixed"] || !seen["broken"] {
 		t.Errorf("README.md's example should check both the fixed and the broken manifests; it runs %q", commands)
+	}
+}
+
+// TestRepositoryChecksClean runs "idemlint check ." at the top of this
+// repository, as a newcomer would on a fresh clone: the repository's
+// .idemlint.json leaves out testdata, where the engine's tests keep
+// policies each read alone (two define one adapter), so the run is green.
+func TestRepositoryChecksClean(t *testing.T) {
+	t.Chdir("../..")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"check", "."}, &stdout, &stderr)
+	if code != 0 || !regexp.MustCompile(`(?m)^\d+ files checked, 0 errors, 0 warnings`).MatchString(stdout.String()) {
+		t.Errorf("idemlint check . exited %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// readmeInlineCommand is an idemlint command line or a flag written in
+// README's prose as a code span: "idemlint check --baseline FILE",
+// "go run ./cmd/idemlint explain IDL202", "--new-from-rev REV".
+var readmeInlineCommand = regexp.MustCompile("`((?:go run ./cmd/)?idemlint [^`]+|--[a-z][^`]*)`")
+
+// TestREADMEInlineCommands holds the commands and flags README names in
+// its prose (the code blocks run in TestREADMEWalkthrough) to the
+// command tree: each command line names a command of idemlint and only
+// flags that command takes, each flag one that some command takes, so
+// that a renamed command or flag cannot linger in the text.
+func TestREADMEInlineCommands(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := newRootCmd(io.Discard, io.Discard)
+	var commands []*cobra.Command
+	var collect func(*cobra.Command)
+	collect = func(c *cobra.Command) {
+		commands = append(commands, c)
+		for _, sub := range c.Commands() {
+			collect(sub)
+		}
+	}
+	collect(root)
+	// The completion command is cobra's, added when the root runs.
+	root.InitDefaultCompletionCmd()
+	spans := readmeInlineCommand.FindAllStringSubmatch(string(readme), -1)
+	if len(spans) == 0 {
+		t.Fatal("README.md names no idemlint command in its prose")
+	}
+	for _, span := range spans {
+		text := strings.ReplaceAll(span[1], `\|`, "|") // escaped in tables
+		if flag, ok := strings.CutPrefix(text, "--"); ok {
+			name, _, _ := strings.Cut(strings.Fields(flag)[0], "=")
+			if !slices.ContainsFunc(commands, func(c *cobra.Command) bool { return c.Flags().Lookup(name) != nil }) {
+				t.Errorf("README.md names the flag --%s, which no idemlint command takes", name)
+			}
+			continue
+		}
+		args := strings.Fields(strings.TrimPrefix(text, "go run ./cmd/"))[1:]
+		cmd, rest, err := root.Find(args)
+		if err != nil || cmd == root && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+			t.Errorf("README.md names %q, but idemlint has no such command", text)
+			continue
+		}
+		for _, arg := range rest {
+			arg = strings.Trim(arg, "[]") // "[--out DIR]": optional
+			if !strings.HasPrefix(arg, "-") || arg == "-" {
+				continue // an argument or a placeholder
+			}
+			name, _, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+			found := cmd.Flags().Lookup(name) != nil || cmd.InheritedFlags().Lookup(name) != nil
+			if !strings.HasPrefix(arg, "--") {
+				found = cmd.Flags().ShorthandLookup(name) != nil
+			}
+			if !found {
+				t.Errorf("README.md names %q, but %q takes no flag %s", text, cmd.CommandPath(), arg)
+			}
+		}
 	}
 }

@@ -1,10 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,45 +25,16 @@ replacing files of those names.`,
 		Args:      cobra.MaximumNArgs(1),
 		ValidArgs: schemas.Names(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			names := schemas.Names()
+			kind := ""
 			if len(args) == 1 {
-				if _, ok := schemas.SelfContained(args[0]); !ok {
-					return fmt.Errorf("unknown schema %q (want one of %s)", args[0], joinNames(names))
-				}
-				names = args
+				kind = args[0]
 			}
-			switch {
-			case outDir != "":
-				if err := os.MkdirAll(outDir, 0o755); err != nil {
-					return err
-				}
-				return writeSchemas(cmd.OutOrStdout(), outDir, names)
-			case len(args) == 0:
-				fmt.Fprintln(cmd.OutOrStdout(), strings.Join(names, "\n"))
-				return nil
-			}
-			src, _ := schemas.SelfContained(args[0])
-			_, err := cmd.OutOrStdout().Write(src)
-			return err
+			return schemas.Show(cmd.OutOrStdout(), kind, outDir)
 		},
 	}
 	cmd.Flags().StringVar(&outDir, "out", "", "write the schemas to this directory instead of printing")
 	_ = cmd.MarkFlagDirname("out")
 	return cmd
-}
-
-// writeSchemas writes the self-contained schemas names to dir, saying so
-// on w.
-func writeSchemas(w io.Writer, dir string, names []string) error {
-	for _, name := range names {
-		src, _ := schemas.SelfContained(name)
-		target := filepath.Join(dir, schemas.FileName(name))
-		if err := os.WriteFile(target, src, 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "wrote %s\n", target)
-	}
-	return nil
 }
 
 func joinNames(names []string) string { return strings.Join(names, ", ") }

@@ -64,14 +64,9 @@ run again once its lease lapses).`,
 	return cmd
 }
 
-// serve checks the flags and runs the adapter (server.Run).
+// serve runs the adapter (server.Run) and gives its ends their exit
+// statuses.
 func serve(ctx context.Context, o server.Config, stdout, stderr io.Writer) error {
-	if o.MaxConnections < 1 || o.MaxBodyMemoryMiB < 1 || o.ReadTimeout <= 0 || o.DemoDelay < 0 || o.ShutdownTimeout <= 0 {
-		return errors.New("--max-connections, --max-body-memory, --read-timeout and --shutdown-timeout must be positive, --demo-delay not negative")
-	}
-	if o.MinBodyRate < 0 {
-		return errors.New("--min-body-rate must not be negative")
-	}
 	err := server.Run(ctx, o, stdout, stderr)
 	var invalid *reference.InvalidPolicyError
 	switch {

@@ -300,7 +300,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{nil, `required flag(s) "policy" not set`},
 		{[]string{"--policy", "absent.json"}, "absent.json: no such file or directory"},
 		{[]string{"--policy", servePolicy, "--addr", "127.0.0.1:http-alt-x"}, "listen tcp: lookup tcp/http-alt-x: unknown port"},
-		{[]string{"--policy", servePolicy, "--max-body-memory", "0"}, "--max-connections, --max-body-memory, --read-timeout and --shutdown-timeout must be positive, --demo-delay not negative"},
+		// The flags' ranges are server.Run's (TestRunRefusesSettingsOutOfRange).
 		{[]string{"--policy", servePolicy, "--read-timeout", "0s"}, "--max-connections, --max-body-memory, --read-timeout and --shutdown-timeout must be positive, --demo-delay not negative"},
 	} {
 		stdout, _, err := execServe(tt.args...)

@@ -54,29 +54,29 @@ func readmeBlocks(t *testing.T) map[string]string {
 	return blocks
 }
 
-// walkthroughScript is the shell script a scenario runs: its blocks in
-// order, each command run as README writes it but for two rewrites.
-// "go run ./cmd/idemlint" is the idemlint under test (TestMain puts it
-// on PATH), which the reader's go run would build from this checkout; and
-// "go test" lines are left out (they are this test suite). Every command
-// that fails outside a condition prints "walkthrough: status N: COMMAND"
-// to stderr, so a failure in the middle of a block cannot go unseen.
-func walkthroughScript(t *testing.T, blocks map[string]string, names []string) string {
+// walkthroughScript is the shell script a scenario runs: its prelude,
+// its blocks in order as README writes them, with the scenario's bounds
+// substituted, then its after part. Every command that fails outside a
+// condition prints "walkthrough: status N: COMMAND" to stderr, so a
+// failure in the middle of a block cannot go unseen.
+func walkthroughScript(t *testing.T, blocks map[string]string, sc walkthroughScenario) string {
 	t.Helper()
-	script := []string{`trap 'echo "walkthrough: status $?: $BASH_COMMAND" >&2' ERR`}
-	for _, name := range names {
+	script := []string{`trap 'echo "walkthrough: status $?: $BASH_COMMAND" >&2' ERR`, sc.prelude}
+	for _, name := range sc.blocks {
 		block, ok := blocks[name]
 		if !ok {
 			t.Fatalf("README.md has no block marked <!-- walkthrough: %s -->", name)
 		}
-		for _, line := range strings.Split(block, "\n") {
-			if strings.HasPrefix(line, "go test ") {
-				continue
-			}
-			script = append(script, strings.ReplaceAll(line, "go run ./cmd/idemlint ", "idemlint "))
-		}
+		script = append(script, block)
 	}
-	return strings.Join(script, "\n")
+	text := strings.Join(append(script, sc.after), "\n")
+	for _, b := range sc.bound {
+		if !strings.Contains(text, b[0]) {
+			t.Fatalf("README.md's blocks %q no longer hold %q, which the scenario bounds: update the scenario", sc.blocks, b[0])
+		}
+		text = strings.ReplaceAll(text, b[0], b[1])
+	}
+	return text
 }
 
 // walkthroughScenario is a reader's path through README: the blocks run
@@ -90,6 +90,19 @@ type walkthroughScenario struct {
 	want   []string // regular expressions the output (stdout and stderr) must match
 	fails  []string // regular expressions, one per "walkthrough: status" line expected, in order
 	files  []string // files the blocks must leave, below dir
+	// prelude runs before the blocks: what README asks the reader to
+	// have (a directory D, a shell's completion directories).
+	prelude string
+	// after runs after the blocks: checks of what they did.
+	after string
+	// bound are literal substitutions {README's text, the test's} that
+	// keep a long block short (a smaller corpus) or stand in for a
+	// placeholder; each must occur in the blocks.
+	bound [][2]string
+	// clone runs the scenario in a copy of the repository's files
+	// committed to a new git repository, as a fresh clone is, instead of
+	// links to them: for blocks that run git.
+	clone bool
 }
 
 var walkthroughScenarios = []walkthroughScenario{
@@ -167,7 +180,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			runScenario(t, repo, walkthroughScript(t, blocks, sc.blocks), sc, user)
+			runScenario(t, repo, walkthroughScript(t, blocks, sc), sc, user)
 		})
 	}
 }
@@ -202,9 +215,22 @@ func storeInstalled(t *testing.T, store string) {
 // runScenario runs script as sc says, as user when it is not nil.
 func runScenario(t *testing.T, repo, script string, sc walkthroughScenario, user *syscall.Credential) {
 	top := t.TempDir()
-	for _, entry := range []string{"go.mod", "go.sum", "LICENSE", "README.md", "cmd", "checks", "fixtures", "reference", "schemas"} {
-		if err := os.Symlink(filepath.Join(repo, entry), filepath.Join(top, entry)); err != nil {
-			t.Fatal(err)
+	files, listed := repositoryFiles(t, repo)
+	if sc.clone {
+		if !listed {
+			t.Skip("not a git checkout with git installed: the scenario needs a clone")
+		}
+		cloneInto(t, repo, files, top)
+	} else {
+		linked := map[string]bool{}
+		for _, file := range files {
+			entry, _, _ := strings.Cut(file, "/")
+			if !linked[entry] {
+				linked[entry] = true
+				if err := os.Symlink(filepath.Join(repo, entry), filepath.Join(top, entry)); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 	}
 	if strings.HasPrefix(sc.dir, "sets/") {
@@ -222,15 +248,28 @@ func runScenario(t *testing.T, repo, script string, sc walkthroughScenario, user
 	// are found and stopped however the script ended.
 	tmp := t.TempDir()
 	t.Cleanup(func() { stopDaemons(t, tmp) })
-	path := os.Getenv("PATH")
+	path := walkthroughGoDir(t) + string(filepath.ListSeparator) + os.Getenv("PATH")
 	if user != nil {
 		path = shareWith(t, user, top, tmp) + string(filepath.ListSeparator) + path
 	}
+	realGo, err := exec.LookPath("go")
+	if err != nil {
+		realGo = "go" // a go command then fails, and says so
+	}
+	// The reader's environment holds none of the variables README sets
+	// for the tests, so that the walkthrough's go test sees only those.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "IDEMLINT_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "TMPDIR="+tmp, "NO_COLOR=1", "PATH="+path, walkthroughRealGo+"="+realGo)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir = filepath.Join(top, filepath.FromSlash(sc.dir))
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "NO_COLOR=1", "PATH="+path)
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: user}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	out, err := cmd.CombinedOutput()
@@ -301,6 +340,77 @@ func checkReplicaDemo(t *testing.T, output string) {
 	if len(counts) != 3 || executions != 1 {
 		t.Errorf("execution counts %q: want three that sum to 1", counts)
 	}
+}
+
+// repositoryFiles lists the files of the repository at repo that a clone
+// holds: tracked or new and not ignored, and true, with git; without it
+// (a source archive), every entry of repo but .git, and false.
+func repositoryFiles(t *testing.T, repo string) ([]string, bool) {
+	t.Helper()
+	out, err := exec.Command("git", "-C", repo, "ls-files", "-z", "--cached", "--others", "--exclude-standard").Output()
+	if err == nil {
+		var files []string
+		for _, file := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+			// A file deleted in the work tree is still listed as cached.
+			if _, err := os.Lstat(filepath.Join(repo, file)); err == nil {
+				files = append(files, file)
+			}
+		}
+		return files, true
+	}
+	entries, err := os.ReadDir(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, e := range entries {
+		if e.Name() != ".git" {
+			files = append(files, e.Name())
+		}
+	}
+	return files, false
+}
+
+// cloneInto copies files of repo to top and commits them there to a new
+// git repository: a fresh clone of the work tree under test.
+func cloneInto(t *testing.T, repo string, files []string, top string) {
+	t.Helper()
+	for _, file := range files {
+		from, to := filepath.Join(repo, file), filepath.Join(top, file)
+		info, err := os.Stat(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, info.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"},
+		{"-c", "user.name=walkthrough", "-c", "user.email=walkthrough@example.com", "commit", "-q", "-m", "clone"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = top
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
+
+// walkthroughGoDir returns a directory holding the walkthrough's "go",
+// which runs walkthrough-go (see walkthroughGo).
+func walkthroughGoDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go"), []byte("#!/bin/sh\nexec walkthrough-go \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // shareWith gives user the scenario's directories and a copy of idemlint

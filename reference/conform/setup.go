@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 
 	"github.com/idemlint/idemlint/checks"
@@ -30,17 +29,20 @@ func (c *Config) UsePolicy(path string, inProcess bool, setOptions SetOptions) e
 	if err != nil {
 		return fmt.Errorf("--policy %s: %w", path, err)
 	}
-	doc, findings, err := reference.CheckPolicy(path, src, inProcess)
-	if err != nil {
-		return fmt.Errorf("refusing to probe: %w", err)
-	}
 	if inProcess {
-		// Warnings are shown as notes, not logged.
-		engine, err := reference.New(path, src, reference.WithLogger(slog.New(slog.DiscardHandler)))
+		// The engine checks the policy as it is configured (once), and
+		// refuses what it cannot run; its warnings are shown as notes.
+		engine, findings, err := reference.NewWithFindings(path, src)
 		if err != nil {
 			return fmt.Errorf("refusing to probe: %w", err)
 		}
 		c.Handler, c.Effects = InProcess(engine)
+		c.Policy, c.PolicyFindings = engine.Policy(), findings
+		return nil
+	}
+	doc, findings, err := reference.CheckPolicy(path, src, false)
+	if err != nil {
+		return fmt.Errorf("refusing to probe: %w", err)
 	}
 	c.Policy, c.PolicyFindings = doc.Policy, findings
 	return nil

@@ -37,22 +37,33 @@ var ErrUnfinished = errors.New("serve: requests were cut or not recorded at shut
 
 // Run serves the reference engine configured from c.Policy in front of a
 // reference.Demo until ctx ends or SIGINT or SIGTERM arrives, logging to
-// stderr. It prints "listening on http://ADDR" to stdout once it accepts
-// connections. A policy the engine refuses is an
+// stderr (the access log within LogFlushDelay, all of it by the time Run
+// returns). It prints "listening on http://ADDR" to stdout once it accepts
+// connections. Settings out of range are an error naming their flags; a
+// policy the engine refuses is an
 // *reference.InvalidPolicyError; a shutdown that left work unfinished,
 // ErrUnfinished.
 func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
+	if err := c.validate(); err != nil {
+		return err
+	}
 	minBodyRate := c.MinBodyRate
 	if minBodyRate == 0 {
 		minBodyRate = -1 // off
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	// The access log, a line per request, is buffered; every other line
+	// goes out at once. Closed last, so that no line is lost at exit.
+	logs := NewLogBuffer(stderr)
+	defer logs.Close()
+	logger := slog.New(slog.NewTextHandler(logs.Direct(), nil))
 	store, closeStore, err := OpenStore(ctx, c.Store)
 	if err != nil {
 		return err
 	}
 	if store == nil { // only the memory store keeps its records in this heap
 		defer CollectForMemoryStore()()
+	} else {
+		defer CollectForExternalStore()()
 	}
 	defer closeStore()
 
@@ -60,7 +71,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	// waiting for them.
 	handlers, cutHandlers := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cutHandlers(nil)
-	opts := []reference.Option{reference.WithLogger(logger), reference.WithAccessLog(logger), reference.WithBaseContext(handlers), reference.WithMaxBodyMemory(min(c.MaxBodyMemoryMiB, math.MaxInt64>>20) << 20)}
+	opts := []reference.Option{reference.WithLogger(logger), reference.WithAccessLog(slog.New(slog.NewTextHandler(logs, nil))), reference.WithBaseContext(handlers), reference.WithMaxBodyMemory(min(c.MaxBodyMemoryMiB, math.MaxInt64>>20) << 20)}
 	if store != nil {
 		opts = append(opts, reference.WithStore(store))
 	}

@@ -506,7 +506,7 @@ func (d *decoder) policy(n *jsontree.Node, self Field) *Policy {
 		s, in := &p.Storage, p.Storage.Pos
 		s.Tier, s.TTL = d.str(o, in, "tier"), d.str(o, in, "ttl")
 		s.Backend, s.MaxRecords = d.str(o, in, "backend"), d.integer(o, in, "max_records")
-		s.MaxBytes = d.integer(o, in, "max_bytes")
+		s.MaxBytes, s.MaxTenantPercent = d.integer(o, in, "max_bytes"), d.integer(o, in, "max_tenant_percent")
 		red := &s.TTLReduction
 		if red.Field, o = d.object(o, in, "ttl_reduction"); o != nil {
 			red.Declared, red.Reason = d.boolean(o, red.Pos, "declared"), d.str(o, red.Pos, "reason")

@@ -81,8 +81,8 @@ type Document struct {
 	// nil when absent (most documents), so it costs them one word.
 	Suppressions *Suppressions
 
-	places []place // indexed by Pos; places[0] is unused
-	extra  *extra  // nil unless a name or a place needs it
+	// Places resolve the document's Pos values: Place, Pointer, Member.
+	Places
 }
 
 // Operations is the "operations" array; items that are not objects are
@@ -90,6 +90,18 @@ type Document struct {
 type Operations struct {
 	Field
 	Items []Operation
+}
+
+// StateChanging reports whether some operation is state-changing; the
+// document's schema then requires http_idempotency, so rules need not ask
+// for it.
+func (o *Operations) StateChanging() bool {
+	for _, op := range o.Items {
+		if op.StateChanging {
+			return true
+		}
+	}
+	return false
 }
 
 // Operation is one entry of "operations".
@@ -151,8 +163,12 @@ func (h *HTTPIdempotency) KeyHeader() string {
 }
 
 // Requires reports whether op must carry the key under this section.
-func (h *HTTPIdempotency) Requires(op *Operation) bool {
-	return h.OK() && h.RequireKey.Requires(op)
+func (h *HTTPIdempotency) Requires(op *Operation) bool { return h.Covers(op.Method, op.Key) }
+
+// Covers reports whether a request with method to the operation whose
+// operation_key is key must carry the key under this section.
+func (h *HTTPIdempotency) Covers(method, key String) bool {
+	return h.OK() && h.RequireKey.Covers(method, key)
 }
 
 // RequireKey says which requests must carry the key.
@@ -162,17 +178,18 @@ type RequireKey struct {
 	Operations StringList
 }
 
-// Requires reports whether op must carry the key.
-func (r *RequireKey) Requires(op *Operation) bool {
+// Covers reports whether a request with method to the operation whose
+// operation_key is key must carry the key.
+func (r *RequireKey) Covers(method, key String) bool {
 	if !r.OK() {
 		return false
 	}
 	for _, m := range r.Methods.Items {
-		if m.OK() && strings.EqualFold(m.Value, op.Method.Value) {
+		if m.OK() && strings.EqualFold(m.Value, method.Value) {
 			return true
 		}
 	}
-	return r.Operations.Contains(op.Key.Value) && op.Key.OK()
+	return r.Operations.Contains(key.Value) && key.OK()
 }
 
 // Readable reports whether the coverage of require_key is known: absent,
@@ -356,12 +373,13 @@ type PayloadMismatch struct {
 // Storage is idempotency_storage.
 type Storage struct {
 	Field
-	Tier         String
-	TTL          String // as written; see ParseTTL
-	TTLReduction TTLReduction
-	Backend      String
-	MaxRecords   Int
-	MaxBytes     Int
+	Tier             String
+	TTL              String // as written; see ParseTTL
+	TTLReduction     TTLReduction
+	Backend          String
+	MaxRecords       Int
+	MaxBytes         Int
+	MaxTenantPercent Int
 }
 
 // TTLReduction is idempotency_storage.ttl_reduction.
@@ -398,6 +416,20 @@ func (s *Storage) ByteLimit() int64 {
 		return s.MaxBytes.Value
 	}
 	return DefaultMaxBytes
+}
+
+// DefaultMaxTenantPercent is idempotency_storage.max_tenant_percent when
+// not declared: a tenant may hold a quarter of the store, so that one
+// tenant filling it cannot refuse every other tenant's new keys.
+const DefaultMaxTenantPercent = 25
+
+// TenantPercent is the declared max_tenant_percent, or
+// DefaultMaxTenantPercent; 100 means no share.
+func (s *Storage) TenantPercent() int {
+	if s.MaxTenantPercent.OK() && s.MaxTenantPercent.Value > 0 {
+		return int(s.MaxTenantPercent.Value)
+	}
+	return DefaultMaxTenantPercent
 }
 
 // Observability is the observability section.

@@ -147,7 +147,7 @@ func (w wide) pack(self Pos) (place, bool) {
 }
 
 // placeAt returns the place at p unpacked.
-func (d *Document) placeAt(p Pos) wide {
+func (d Places) placeAt(p Pos) wide {
 	pl := d.places[p]
 	if pl.lineCol == 0 {
 		return d.extra.wide[pl.link]
@@ -159,6 +159,16 @@ func (d *Document) placeAt(p Pos) wide {
 		w.ref = -int32(ref) - 1
 	}
 	return w
+}
+
+// Places resolve the Pos values of one document to where they were
+// written. A document holds its own (Document.Place and the rest come from
+// here); a value derived from it, such as the facts the cross-document
+// rules read (checks/chain), keeps them to point into the document once
+// the document itself is gone.
+type Places struct {
+	places []place // indexed by Pos; places[0] is unused
+	extra  *extra  // nil unless a name or a place needs it
 }
 
 // extra is what few documents need beside their places, kept behind one
@@ -177,7 +187,7 @@ var memberNames = []string{
 	"header_to_allow_outbound", "headers", "http_idempotency", "http_retry",
 	"idempotency_conflict", "idempotency_fingerprint", "idempotency_inflight",
 	"idempotency_replay", "idempotency_scope", "idempotency_storage", "inputs", "key_format", "kind",
-	"lease_ms", "log_fields", "max_attempts", "max_bytes", "max_length", "max_records", "method", "methods",
+	"lease_ms", "log_fields", "max_attempts", "max_bytes", "max_length", "max_records", "max_tenant_percent", "method", "methods",
 	"mode", "name", "namespace", "observability", "on_completed", "on_failed", "on_missing", "on_payload_mismatch",
 	"operation_key", "operations", "path", "pattern", "per_try_timeout_ms", "policy", "reason",
 	"replayed_header", "request_id_header", "require_key", "requires_idempotency_key",
@@ -195,7 +205,7 @@ var memberIndex = func() map[string]int32 {
 }()
 
 // name returns the member name a negative ref stands for.
-func (d *Document) name(ref int32) string {
+func (d Places) name(ref int32) string {
 	i := int(-ref - 1)
 	if i < len(memberNames) {
 		return memberNames[i]
@@ -211,7 +221,7 @@ type Place struct {
 }
 
 // Place resolves p. The zero Pos resolves to the document itself, at 1:1.
-func (d *Document) Place(p Pos) Place {
+func (d Places) Place(p Pos) Place {
 	if p <= 0 || int(p) >= len(d.places) {
 		return Place{Line: 1, Column: 1}
 	}
@@ -220,7 +230,7 @@ func (d *Document) Place(p Pos) Place {
 }
 
 // Pointer returns the JSON Pointer of the value at p.
-func (d *Document) Pointer(p Pos) string {
+func (d Places) Pointer(p Pos) string {
 	if p <= 1 || int(p) >= len(d.places) {
 		return ""
 	}
@@ -244,14 +254,14 @@ func (d *Document) Pointer(p Pos) string {
 
 // Member returns the pointer of the member name of the object at p:
 // where a missing field belongs.
-func (d *Document) Member(p Pos, name string) string {
+func (d Places) Member(p Pos, name string) string {
 	return d.Pointer(p) + "/" + jsontree.EscapePointer(name)
 }
 
 // Has reports whether the document holds a value at pointer, among the
 // values the decoder placed (every member its kind's schema declares). It
 // walks every place: for the rare question, not for every finding.
-func (d *Document) Has(pointer string) bool {
+func (d Places) Has(pointer string) bool {
 	for p := Pos(2); int(p) < len(d.places); p++ {
 		if d.Pointer(p) == pointer {
 			return true

@@ -20,9 +20,8 @@ import (
 	"strings"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/asbuilt"
-	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/explain"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/checks/report"
 	"github.com/idemlint/idemlint/schemas/fileset"
 	"github.com/idemlint/idemlint/schemas/jsontree"
@@ -318,19 +317,14 @@ func texts(open map[string]*buffer) map[string]string {
 // configuration that does not load is shown to the user once, and the
 // defaults apply meanwhile.
 func (s *server) options() checks.Options {
-	cfg, err := config.Discover("", false, s.root)
+	opts, cfg, err := lint.Options(s.root, lint.Settings{})
 	if err != nil {
 		_ = s.showError(err.Error())
 		return checks.DefaultOptions()
 	}
-	opts := config.Options(cfg, config.Flags{})
-	if src, given, _ := config.AsBuilt(cfg, config.Flags{}); given {
-		d, _, err := asbuilt.Load(src)
-		if err != nil {
-			_ = s.showError("as-built configuration: " + err.Error())
-			return opts
-		}
-		asbuilt.Use(&opts, d)
+	if err := lint.Inputs(&opts, cfg, lint.Settings{}); err != nil {
+		_ = s.showError(err.Error())
+		return opts
 	}
 	s.shown = ""
 	return opts

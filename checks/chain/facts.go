@@ -1,0 +1,104 @@
+package chain
+
+import "github.com/idemlint/idemlint/schemas/boundary"
+
+// Facts are what the cross-document stage reads of one boundary document:
+// the chain graph, the chain rules, and the OpenAPI and as-built rules
+// that read the graph. Like the facts an analyzer of
+// golang.org/x/tools/go/analysis exports about a package for the packages
+// that import it, they are derived from the typed model once the
+// document's own stages are done (FactsOf), so that the document need not
+// stay live until its set is checked: a set of tens of thousands of files
+// keeps its facts, not its documents. They are the model's values with
+// their places, not a second reading of the text; what only the
+// per-document rules and conform read (examples, key formats, the
+// fingerprint, replay, storage and observability sections, suppressions)
+// stays behind with the document.
+type Facts struct {
+	Path string
+	Root boundary.Field
+	Kind boundary.Kind
+
+	KindField, From, To, Service, ContractVersion boundary.String
+	Operations                                    Operations
+	// StateChanging is whether some operation is state-changing: the
+	// document's schema then requires http_idempotency.
+	StateChanging bool
+
+	CORSAllowedHeaders, HeaderAllowInbound, HeaderAllowOutbound, SetsHeaders boundary.StringList
+
+	Idempotency boundary.HTTPIdempotency
+	Retry       boundary.HTTPRetry
+	AsBuilt     boundary.AsBuiltRefs
+	// Policy is the owner policy: the document's own for an adapter, the
+	// embedded "adapter" object of a gateway_to_adapter edge, else nil.
+	Policy *Policy
+
+	// Places resolve the Pos of every value above: Place, Pointer,
+	// Member, Has.
+	boundary.Places
+}
+
+// Operations is the "operations" array of a document.
+type Operations struct {
+	boundary.Field
+	Items []Operation
+}
+
+// Operation is what chains read of an operation: the key they follow, and
+// the method and path its hops judge.
+type Operation struct {
+	boundary.Field
+	Key, Method, Path boundary.String
+	StateChanging     bool
+}
+
+// Policy is what the cross-document rules read of an owner policy.
+type Policy struct {
+	boundary.Field
+	Embedded bool // inside a gateway_to_adapter document
+	Service  boundary.String
+	// Idempotency is the section governing the key: the Idempotency of the
+	// same facts (the adapter's own, or for an embedded policy the
+	// enclosing edge's).
+	Idempotency  *boundary.HTTPIdempotency
+	Scope        boundary.StringList
+	ScopeSources boundary.ScopeSources
+	Inflight     boundary.Inflight
+	Conflict     boundary.Conflict
+}
+
+// FactsOf derives the facts of doc. They share the model's strings and
+// lists, so deriving them copies no text.
+func FactsOf(doc *boundary.Document) *Facts {
+	f := &Facts{
+		Path: doc.Path, Root: doc.Root, Kind: doc.Kind,
+		KindField: doc.KindField, From: doc.From, To: doc.To, Service: doc.Service, ContractVersion: doc.ContractVersion,
+		Operations:         Operations{Field: doc.Operations.Field, Items: make([]Operation, len(doc.Operations.Items))},
+		CORSAllowedHeaders: doc.CORSAllowedHeaders, HeaderAllowInbound: doc.HeaderAllowInbound,
+		HeaderAllowOutbound: doc.HeaderAllowOutbound, SetsHeaders: doc.SetsHeaders,
+		Idempotency: doc.Idempotency, Retry: doc.Retry, AsBuilt: doc.AsBuilt,
+		StateChanging: doc.Operations.StateChanging(), Places: doc.Places,
+	}
+	for i, op := range doc.Operations.Items {
+		f.Operations.Items[i] = Operation{Field: op.Field, Key: op.Key, Method: op.Method, Path: op.Path, StateChanging: op.StateChanging}
+	}
+	if p := doc.Policy; p != nil {
+		f.Policy = &Policy{Field: p.Field, Embedded: p.Embedded, Service: p.Service, Idempotency: &f.Idempotency,
+			Scope: p.Scope, ScopeSources: p.ScopeSources, Inflight: p.Inflight, Conflict: p.Conflict}
+	}
+	return f
+}
+
+// FactsOfAll derives the facts of every document of docs, in order.
+func FactsOfAll(docs []*boundary.Document) []*Facts {
+	out := make([]*Facts, len(docs))
+	for i, d := range docs {
+		out[i] = FactsOf(d)
+	}
+	return out
+}
+
+// Requires reports whether op, one of f's operations, must carry the key
+// under f's http_idempotency.
+func (f *Facts) Requires(op *Operation) bool { return f.Idempotency.Covers(op.Method, op.Key) }
