@@ -184,7 +184,8 @@ func BenchmarkRead1000(b *testing.B) {
 }
 
 // BenchmarkAsBuiltCost measures, in one run, what reading the 1,000
-// manifests of writeManifests and running the as-built rules add to a
+// manifests of writeManifests (--as-built naming their directory) and
+// running the as-built rules add to a
 // whole check of the corpus named by IDEMLINT_BENCH_CORPUS (go run
 // ./fixtures/gen -flows 2500 -out DIR: 10,000 documents), beside the
 // floor that check is held to (corpus.Floor). "+istio" adds the mesh,
@@ -197,6 +198,8 @@ func BenchmarkAsBuiltCost(b *testing.B) {
 		b.Skip("IDEMLINT_BENCH_CORPUS names no corpus (go run ./fixtures/gen -flows 2500 -out DIR)")
 	}
 	paths, _ := writeManifests(b)
+	// Given as a platform team gives them: their directory.
+	manifests := filepath.Dir(paths[0])
 	b.Run("floor", func(b *testing.B) {
 		defer corpus.ReportCPU(b)()
 		for b.Loop() {
@@ -224,6 +227,6 @@ func BenchmarkAsBuiltCost(b *testing.B) {
 		}
 	}
 	b.Run("check", func(b *testing.B) { check(b, nil) })
-	b.Run("check+as-built", func(b *testing.B) { check(b, &Source{Paths: paths, Mesh: NoMesh}) })
-	b.Run("check+as-built+istio", func(b *testing.B) { check(b, &Source{Paths: paths, Mesh: IstioMesh}) })
+	b.Run("check+as-built", func(b *testing.B) { check(b, &Source{Paths: []string{manifests}, Mesh: NoMesh}) })
+	b.Run("check+as-built+istio", func(b *testing.B) { check(b, &Source{Paths: []string{manifests}, Mesh: IstioMesh}) })
 }
