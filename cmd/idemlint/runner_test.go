@@ -171,6 +171,12 @@ func TestActionAndHooksAsRunner(t *testing.T) {
 		goDir := r.path("temp", "idemlint-go")
 		preCommit := []string{"PRE_COMMIT_HOME=" + r.path("home", "pre-commit"),
 			"GOMODCACHE=" + filepath.Join(goDir, "mod"), "GOCACHE=" + filepath.Join(goDir, "build")}
+		// The hook's defaults (the repository, "."), as pre-commit try-repo
+		// tries them: the ordinary JSON is skipped.
+		out, err = r.run("workspace", preCommit, "pre-commit", "try-repo", r.path("idemlint"), "idemlint", "--all-files")
+		if err != nil || !regexp.MustCompile(`(?m)^idemlint\.+Passed$`).MatchString(out) {
+			t.Fatalf("pre-commit try-repo with the hook's defaults: %v\n%s", err, out)
+		}
 		out, err = r.run("workspace", preCommit, "pre-commit", "run", "--all-files")
 		if err != nil || !regexp.MustCompile(`(?m)^idemlint\.+Passed$`).MatchString(out) {
 			t.Fatalf("pre-commit run with README's configuration: %v\n%s", err, out)
