@@ -1,6 +1,11 @@
 package chain
 
-import "github.com/idemlint/idemlint/schemas/boundary"
+import (
+	"slices"
+	"strings"
+
+	"github.com/idemlint/idemlint/schemas/boundary"
+)
 
 // Facts are what the cross-document stage reads of one boundary document:
 // the chain graph, the chain rules, and the OpenAPI and as-built rules
@@ -25,7 +30,7 @@ type Facts struct {
 	// document's schema then requires http_idempotency.
 	StateChanging bool
 
-	CORSAllowedHeaders, HeaderAllowInbound, HeaderAllowOutbound, SetsHeaders boundary.StringList
+	CORSAllowedHeaders, HeaderAllowInbound, HeaderAllowOutbound, SetsHeaders Names
 
 	Idempotency boundary.HTTPIdempotency
 	Retry       boundary.HTTPRetry
@@ -37,6 +42,23 @@ type Facts struct {
 	// Places resolve the Pos of every value above: Place, Pointer,
 	// Member, Has.
 	boundary.Places
+}
+
+// Names is a header list as the chain rules read it: the list itself
+// and the names it holds. A rule reports the list (add a header to it),
+// never one name of it, so the names keep no place of their own: 16 bytes
+// a name rather than the model's 32 (and its place).
+type Names struct {
+	boundary.Field
+	Values []string // the items that are strings, in order
+}
+
+// namesOf returns the header list l for the facts.
+func namesOf(l boundary.StringList) Names { return Names{Field: l.Field, Values: l.Values()} }
+
+// ContainsFold reports whether the list holds name, case-insensitively.
+func (n Names) ContainsFold(name string) bool {
+	return slices.ContainsFunc(n.Values, func(v string) bool { return strings.EqualFold(v, name) })
 }
 
 // Operations is the "operations" array of a document.
@@ -75,8 +97,8 @@ func FactsOf(doc *boundary.Document) *Facts {
 		Path: doc.Path, Root: doc.Root, Kind: doc.Kind,
 		KindField: doc.KindField, From: doc.From, To: doc.To, Service: doc.Service, ContractVersion: doc.ContractVersion,
 		Operations:         Operations{Field: doc.Operations.Field, Items: make([]Operation, len(doc.Operations.Items))},
-		CORSAllowedHeaders: doc.CORSAllowedHeaders, HeaderAllowInbound: doc.HeaderAllowInbound,
-		HeaderAllowOutbound: doc.HeaderAllowOutbound, SetsHeaders: doc.SetsHeaders,
+		CORSAllowedHeaders: namesOf(doc.CORSAllowedHeaders), HeaderAllowInbound: namesOf(doc.HeaderAllowInbound),
+		HeaderAllowOutbound: namesOf(doc.HeaderAllowOutbound), SetsHeaders: namesOf(doc.SetsHeaders),
 		Idempotency: doc.Idempotency, Retry: doc.Retry, AsBuilt: doc.AsBuilt,
 		StateChanging: doc.Operations.StateChanging(), Places: doc.Places,
 	}
