@@ -32,8 +32,8 @@ type Facts struct {
 
 	CORSAllowedHeaders, HeaderAllowInbound, HeaderAllowOutbound, SetsHeaders Names
 
-	Idempotency boundary.HTTPIdempotency
-	Retry       boundary.HTTPRetry
+	Idempotency Idempotency
+	Retry       Retry
 	AsBuilt     boundary.AsBuiltRefs
 	// Policy is the owner policy: the document's own for an adapter, the
 	// embedded "adapter" object of a gateway_to_adapter edge, else nil.
@@ -83,11 +83,61 @@ type Policy struct {
 	// Idempotency is the section governing the key: the Idempotency of the
 	// same facts (the adapter's own, or for an embedded policy the
 	// enclosing edge's).
-	Idempotency  *boundary.HTTPIdempotency
+	Idempotency  *Idempotency
 	Scope        boundary.StringList
 	ScopeSources boundary.ScopeSources
-	Inflight     boundary.Inflight
-	Conflict     boundary.Conflict
+	Inflight     Inflight
+	Conflict     Conflict
+}
+
+// The sections below are the model's, cut to the fields the
+// cross-document rules read: what only the per-document rules read
+// (key_format, the error codes, retry's mode and requires_idempotency_key,
+// lease_ms) stays behind with the document.
+
+// Idempotency is what the cross-document rules read of http_idempotency.
+type Idempotency struct {
+	boundary.Field
+	Header, Role  boundary.String
+	RequireKey    boundary.RequireKey
+	OnMissing     OnMissing
+	EchoKeyHeader boundary.Bool
+}
+
+// OnMissing is what a keyless key-required request gets.
+type OnMissing struct {
+	Action boundary.String
+	Status boundary.Int
+}
+
+// KeyHeader is the declared header, or boundary.DefaultKeyHeader.
+func (i *Idempotency) KeyHeader() string { return boundary.KeyHeaderOf(i.Header) }
+
+// Covers reports whether a request with method to the operation whose
+// operation_key is key must carry the key under this section.
+func (i *Idempotency) Covers(method, key boundary.String) bool {
+	return i.OK() && i.RequireKey.Covers(method, key)
+}
+
+// Retry is what the cross-document rules read of http_retry.
+type Retry struct {
+	boundary.Field
+	Enabled         boundary.Bool
+	MaxAttempts     boundary.Int
+	Methods         boundary.StringList
+	RetryOn         boundary.RetryOn
+	PerTryTimeoutMS boundary.Int
+}
+
+// Inflight is what the cross-document rules read of idempotency_inflight.
+type Inflight struct {
+	Policy                boundary.String
+	Status, WaitTimeoutMS boundary.Int
+}
+
+// Conflict is what the cross-document rules read of idempotency_conflict.
+type Conflict struct {
+	OnPayloadMismatch struct{ Status boundary.Int }
 }
 
 // FactsOf derives the facts of doc. They share the model's strings and
@@ -99,15 +149,22 @@ func FactsOf(doc *boundary.Document) *Facts {
 		Operations:         Operations{Field: doc.Operations.Field, Items: make([]Operation, len(doc.Operations.Items))},
 		CORSAllowedHeaders: namesOf(doc.CORSAllowedHeaders), HeaderAllowInbound: namesOf(doc.HeaderAllowInbound),
 		HeaderAllowOutbound: namesOf(doc.HeaderAllowOutbound), SetsHeaders: namesOf(doc.SetsHeaders),
-		Idempotency: doc.Idempotency, Retry: doc.Retry, AsBuilt: doc.AsBuilt,
+		AsBuilt:       doc.AsBuilt,
 		StateChanging: doc.Operations.StateChanging(), Places: doc.Places,
 	}
+	id, r := &doc.Idempotency, &doc.Retry
+	f.Idempotency = Idempotency{Field: id.Field, Header: id.Header, Role: id.Role, RequireKey: id.RequireKey,
+		OnMissing: OnMissing{Action: id.OnMissing.Action, Status: id.OnMissing.Status}, EchoKeyHeader: id.EchoKeyHeader}
+	f.Retry = Retry{Field: r.Field, Enabled: r.Enabled, MaxAttempts: r.MaxAttempts, Methods: r.Methods,
+		RetryOn: r.RetryOn, PerTryTimeoutMS: r.PerTryTimeoutMS}
 	for i, op := range doc.Operations.Items {
 		f.Operations.Items[i] = Operation{Field: op.Field, Key: op.Key, Method: op.Method, Path: op.Path, StateChanging: op.StateChanging}
 	}
 	if p := doc.Policy; p != nil {
 		f.Policy = &Policy{Field: p.Field, Embedded: p.Embedded, Service: p.Service, Idempotency: &f.Idempotency,
-			Scope: p.Scope, ScopeSources: p.ScopeSources, Inflight: p.Inflight, Conflict: p.Conflict}
+			Scope: p.Scope, ScopeSources: p.ScopeSources,
+			Inflight: Inflight{Policy: p.Inflight.Policy, Status: p.Inflight.Status, WaitTimeoutMS: p.Inflight.WaitTimeoutMS}}
+		f.Policy.Conflict.OnPayloadMismatch.Status = p.Conflict.OnPayloadMismatch.Status
 	}
 	return f
 }
