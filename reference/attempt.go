@@ -16,6 +16,7 @@ type attempt struct {
 	e     *Engine
 	id    string
 	token string
+	fp    string // the fingerprint of the request it runs
 	reply *Reply // names the attempt in logs
 	// ctx is the handler's context: the request's values, not cancelled
 	// with the request, ended by the engine's base context or by a lost
@@ -91,8 +92,9 @@ func (e *Engine) storeCallContext(ctx context.Context) (context.Context, context
 
 // startAttempt starts the attempt holding token, whose record a Create
 // issued at asked created, and its lease renewal.
-func (e *Engine) startAttempt(ctx context.Context, id, token string, asked time.Time, reply *Reply) *attempt {
-	a := &attempt{e: e, id: id, token: token, reply: reply, leaseEnd: asked.Add(e.lease)}
+func (e *Engine) startAttempt(ctx context.Context, id, token, fp string, asked time.Time, reply *Reply) *attempt {
+	a := &attempt{e: e, id: id, token: token, fp: fp, reply: reply, leaseEnd: asked.Add(e.lease)}
+	e.waiters.running(id, token)
 	a.withToken = tokenContext{Context: context.WithoutCancel(ctx), token: token}
 	var detached context.Context = &a.withToken
 	if b, ok := e.store.(AttemptBinder); ok {
@@ -183,10 +185,13 @@ func (a *attempt) end(state State, res Result) error {
 		go a.retry(state, res, leaseEnd)
 		return nil
 	}
+	var ended Record // what the local duplicates replay without reading it
 	if err != nil {
 		a.log(slog.LevelError, "idempotency store: cannot record the end of the attempt", err)
+	} else if !a.releases(state) {
+		ended = Record{Key: a.reply.Key, Operation: a.reply.Operation, Fingerprint: a.fp, State: state, Token: a.token, Response: res.Response, Error: res.Error}
 	}
-	a.e.waiters.notify(a.id)
+	a.e.waiters.notify(a.id, ended)
 	// Uncommitted: the store released the record instead.
 	a.settle(err == nil || errors.Is(err, ErrUncommitted))
 	return err
@@ -230,7 +235,7 @@ const (
 // this token, which only this attempt holds, or, for a release, gone.
 // Either is the end recorded.
 func (a *attempt) retry(state State, res Result, leaseEnd time.Time) {
-	defer a.e.waiters.notify(a.id)
+	defer a.e.waiters.notify(a.id, Record{})
 	for wait := minEndRetry; ; wait = min(2*wait, maxEndRetry) {
 		if time.Now().Add(wait).After(leaseEnd) {
 			a.log(slog.LevelError, "idempotency store: gave up recording the end of the attempt: its lease lapsed, so a duplicate may execute again", ErrLeaseLost)

@@ -345,7 +345,7 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 				// A copy, so that only an execution puts a Reply on the
 				// heap, not every replay.
 				attemptReply := reply
-				return Reply{}, e.startAttempt(ctx, id, live.Token, asked, &attemptReply)
+				return Reply{}, e.startAttempt(ctx, id, live.Token, fp, asked, &attemptReply)
 			}
 		}
 		switch {
@@ -360,7 +360,7 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 			return reply.refuse(e.inflightReject), nil
 		}
 		var timedOut bool
-		live, found, timedOut, err = e.await(ctx, id, fp, deadline.after(e.waitTimeout))
+		live, found, timedOut, err = e.await(ctx, id, fp, live, deadline.after(e.waitTimeout))
 		switch {
 		case err != nil:
 			return e.storeFailed(ctx, reply, "get", err), nil
@@ -514,24 +514,34 @@ const (
 	maxPoll = 200 * time.Millisecond
 )
 
-// await blocks until the processing record under id, with fingerprint
-// fp, may have changed: a local notification, or a poll showing it
-// finished, vanished (its lease lapsed, or it was released) or was
-// replaced. It returns the record it then found, or reports that deadline
-// fired first.
-func (e *Engine) await(ctx context.Context, id, fp string, deadline <-chan time.Time) (rec Record, found, timedOut bool, err error) {
-	w := e.waiters.subscribe(id)
+// await blocks until live, the processing record under id with
+// fingerprint fp, may have changed: a local notification, or a poll
+// showing it finished, vanished (its lease lapsed, or it was released) or
+// was replaced. It returns the record it then found, or reports that
+// deadline fired first. While an attempt of this process holds live it
+// reads nothing: the attempt's notification is still to come, and brings
+// the record the attempt wrote.
+func (e *Engine) await(ctx context.Context, id, fp string, live Record, deadline <-chan time.Time) (rec Record, found, timedOut bool, err error) {
+	w, local := e.waiters.subscribeTo(id, live.Token)
 	defer func() { e.waiters.unsubscribe(id, w) }()
 	interval := minPoll
 	poll := time.NewTimer(interval)
 	defer poll.Stop()
+	rec, found = live, true
 	for {
-		rec, found, err = e.store.Get(ctx, id)
-		if err != nil || !found || rec.State != Processing || rec.Fingerprint != fp {
-			return rec, found, false, err
+		if !local {
+			rec, found, err = e.store.Get(ctx, id)
+			if err != nil || !found || rec.State != Processing || rec.Fingerprint != fp {
+				return rec, found, false, err
+			}
 		}
+		local = false
 		select {
-		case <-w.done: // look again, and listen for the next attempt
+		case <-w.done:
+			if w.ended.State != 0 && w.ended.Token == rec.Token {
+				return w.ended, true, false, nil
+			}
+			// Look again, and listen for the next attempt.
 			e.waiters.unsubscribe(id, w)
 			w = e.waiters.subscribe(id)
 		case <-deadline:

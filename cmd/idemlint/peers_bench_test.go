@@ -56,7 +56,9 @@ var redisPeers = []string{"powertools", "node-idempotency", "express-idempotency
 // besides requests per second it reports the CPU time each server, its
 // store (Redis or PostgreSQL, every process of the cluster) and the
 // client (this process) spent per request, figures that a busy machine
-// does not change much.
+// does not change much, and the commands Redis ran per request
+// (redis-commands/op, each command of a transaction or a script
+// counted), which it does not change at all.
 // Needs redis-server, node and the peers installed (cd
 // reference/redisstore/peers && npm ci); without node or the peers it
 // loads only serve, the baseline and $IDEMLINT_PEER_URL, and skips when
@@ -93,11 +95,12 @@ var redisPeers = []string{"powertools", "node-idempotency", "express-idempotency
 // 109-117, serve's own CPU unchanged at 64-82 us. Serve's own CPU is mostly
 // the kernel (the connection's reads and writes, the access log's write,
 // two round trips to Redis and the scheduling around them: half of it in
-// a perf profile), then net/http. Batching the access log from a goroutine
-// of its own saved its write and spent as much waking that goroutine;
-// rueidis' flush delay and a single pipeline connection changed nothing
-// measurable. At that load req/s varies by half between rounds: compare
-// CPU per request within a round.
+// a perf profile), then net/http. A first try at batching the access log,
+// a goroutine woken for every line, saved the write and spent as much
+// waking it (server.LogBuffer now wakes once per LogFlushDelay); rueidis'
+// flush delay and a single pipeline connection changed nothing
+// measurable. Those rounds predate the LogBuffer, and at that load req/s
+// varies by half between rounds: compare CPU per request within a round.
 //
 // Serve on the memory store starts afresh each round, and every serve
 // loads benchPolicy, so that its store holds a round's records: with the
@@ -133,7 +136,7 @@ func BenchmarkRedisPeers(b *testing.B) {
 		b.Skipf("%s; skipping (or set %s to a running server or %s to another build of idemlint to compare)", missing, peerURLEnv, peerBaselineEnv)
 	}
 	redis := testserver.StartRedis(b)
-	redisCPU := storeCPU{"redis-cpu-us/op", redis.CPU}
+	redisCPU := storeCPU{"redis-cpu-us/op", redis.CPU, redis.Commands}
 	stores := []struct {
 		suffix, url string
 		cpu         storeCPU
@@ -142,7 +145,7 @@ func BenchmarkRedisPeers(b *testing.B) {
 		stores = append(stores, struct {
 			suffix, url string
 			cpu         storeCPU
-		}{"-postgres", pg.DatabaseURL(b), storeCPU{"postgres-cpu-us/op", pg.CPU}})
+		}{"-postgres", pg.DatabaseURL(b), storeCPU{"postgres-cpu-us/op", pg.CPU, nil}})
 	} else {
 		b.Logf("without PostgreSQL: %s", why)
 	}
@@ -211,6 +214,9 @@ func BenchmarkRedisPeers(b *testing.B) {
 					if t.store.unit != "" {
 						b.ReportMetric(perOp(after.store-before.store), t.store.unit)
 					}
+					if t.store.commands != nil {
+						b.ReportMetric(float64(after.storeCommands-before.storeCommands)/float64(b.N), "redis-commands/op")
+					}
 				})
 			}
 		}
@@ -262,15 +268,21 @@ func (t benchTarget) stop() {
 }
 
 // storeCPU reads the CPU time a store's server has used, reported per
-// request as unit; the zero value is no store of its own.
+// request as unit, and, for Redis, the commands it has run, each
+// command of a transaction or a script counted; the zero value is no
+// store of its own.
 type storeCPU struct {
-	unit string
-	read func() (time.Duration, error)
+	unit     string
+	read     func() (time.Duration, error)
+	commands func() (int64, error)
 }
 
 // cpuTimes are the CPU times used so far by a server, its store and
-// this process, the client.
-type cpuTimes struct{ server, store, client time.Duration }
+// this process, the client, and the commands the store has run.
+type cpuTimes struct {
+	server, store, client time.Duration
+	storeCommands         int64
+}
 
 func (t benchTarget) cpu(b *testing.B) cpuTimes {
 	b.Helper()
@@ -284,6 +296,11 @@ func (t benchTarget) cpu(b *testing.B) cpuTimes {
 	}
 	if t.store.read != nil {
 		if c.store, err = t.store.read(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if t.store.commands != nil {
+		if c.storeCommands, err = t.store.commands(); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -50,18 +49,24 @@ run again once its lease lapses).`,
 			return serve(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.Policy, "policy", "", "adapter policy file (required)")
-	f.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "address to listen on; port 0 picks a free one")
-	f.StringVar(&o.Store, "store", "memory", "where records live: memory, redis://HOST:PORT[/DB], rediss://..., unix:///PATH/redis.sock[?db=N], or postgres://USER@HOST/DB")
-	f.DurationVar(&o.DemoDelay, "demo-delay", 0, "how long the demo takes for a state-changing operation, e.g. 2s")
-	f.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", 10*time.Second, "how long requests in flight may finish after SIGINT or SIGTERM")
-	f.IntVar(&o.MaxConnections, "max-connections", server.DefaultMaxConnections, "most client connections open at once; when all are taken, the longest idle one is closed for a new client, else one stalled before its first request, else the client waits")
-	f.Int64Var(&o.MaxBodyMemoryMiB, "max-body-memory", reference.DefaultMaxBodyMemory>>20, "MiB of request bodies held at once; beyond it a request waits a second, then gets 503")
-	f.DurationVar(&o.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "how long a client may take to send a request, body included")
-	f.Int64Var(&o.MinBodyRate, "min-body-rate", server.DefaultMinBodyRate, "bytes a second a request body must arrive at, after its first 2 seconds; a slower one is cut (0: no minimum)")
+	serveFlags(cmd, &o)
 	_ = cmd.MarkFlagRequired("policy") // cannot fail: the flag exists
 	return cmd
+}
+
+// serveFlags defines serve's flags on cmd, each setting its field of o,
+// with server.DefaultConfig's values as defaults.
+func serveFlags(cmd *cobra.Command, o *server.Config) {
+	d, f := server.DefaultConfig(), cmd.Flags()
+	f.StringVar(&o.Policy, "policy", "", "adapter policy file (required)")
+	f.StringVar(&o.Addr, "addr", d.Addr, "address to listen on; port 0 picks a free one")
+	f.StringVar(&o.Store, "store", d.Store, "where records live: memory, redis://HOST:PORT[/DB], rediss://..., unix:///PATH/redis.sock[?db=N], or postgres://USER@HOST/DB")
+	f.DurationVar(&o.DemoDelay, "demo-delay", d.DemoDelay, "how long the demo takes for a state-changing operation, e.g. 2s")
+	f.DurationVar(&o.ShutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "how long requests in flight may finish after SIGINT or SIGTERM")
+	f.IntVar(&o.MaxConnections, "max-connections", d.MaxConnections, "most client connections open at once; when all are taken, the longest idle one is closed for a new client, else one stalled before its first request, else the client waits")
+	f.Int64Var(&o.MaxBodyMemoryMiB, "max-body-memory", d.MaxBodyMemoryMiB, "MiB of request bodies held at once; beyond it a request waits a second, then gets 503")
+	f.DurationVar(&o.ReadTimeout, "read-timeout", d.ReadTimeout, "how long a client may take to send a request, body included")
+	f.Int64Var(&o.MinBodyRate, "min-body-rate", d.MinBodyRate, "bytes a second a request body must arrive at, after its first 2 seconds; a slower one is cut (0: no minimum)")
 }
 
 // serve runs the adapter (server.Run) and gives its ends their exit

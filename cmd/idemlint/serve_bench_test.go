@@ -57,8 +57,9 @@ func BenchmarkServe(b *testing.B) {
 // 1.29-1.35x the demo alone in req/s (median 1.32) and 1.30-1.34x in CPU
 // per request, 69-72 us against 52-56, at the goal's edge of 1.3x (at load
 // average 4-9, 1.16-1.27x: load slows the demo alone more). About 12 us
-// are the engine's: admitting (fingerprint, lookup, create) 6, the access
-// line 3; nothing measurable on duplicates.
+// were the engine's: admitting (fingerprint, lookup, create) 6, the access
+// line 3, written then one system call per request (before
+// server.LogBuffer); nothing measurable on duplicates.
 func BenchmarkBareDemo(b *testing.B) {
 	e, err := reference.Load(servePolicy)
 	if err != nil {

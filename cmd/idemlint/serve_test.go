@@ -5,9 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +15,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
+	"github.com/idemlint/idemlint/reference/server"
 )
 
 // syncBuffer is a bytes.Buffer the server may write while the test reads.
@@ -159,84 +162,54 @@ func (s *serveRun) send(t *testing.T, method, path, key, body string) reply {
 
 const servePolicy = "../../reference/testdata/adapter.json"
 
+// TestServeEndToEnd: the command serves the engine (whose behaviour
+// reference/server tests) on its --addr, announces it on stdout, logs to
+// stderr and ends cleanly with its context.
 func TestServeEndToEnd(t *testing.T) {
 	s := startServe(t, "--policy", servePolicy)
-
-	created := s.send(t, "POST", "/orders", "key-1", `{"sku": "P1", "qty": 2}`)
-	if created.status != 201 || created.header.Get("Content-Type") != "application/json" || created.header.Get("X-Idempotency-Key") != "key-1" {
-		t.Fatalf("create: %d %v %s", created.status, created.header, created.body)
+	created := s.send(t, "POST", "/orders", "key-1", `{"sku": "P1"}`)
+	replay := s.send(t, "POST", "/orders", "key-1", `{"sku": "P1"}`)
+	if created.status != 201 || replay.body != created.body || replay.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("create %d %s, then replay %d %s; want 201 replayed", created.status, created.body, replay.status, replay.body)
 	}
-	var order struct {
-		ID        string          `json:"id"`
-		Operation string          `json:"operation"`
-		Request   json.RawMessage `json:"request"`
+	if got := s.send(t, "GET", "/_effects", "", ""); got.body != `{"count":1}` {
+		t.Errorf("effects after a creation and its replay: %s", got.body)
 	}
-	if err := json.Unmarshal([]byte(created.body), &order); err != nil || order.ID == "" || order.Operation != "orders.create" || string(order.Request) != `{"sku":"P1","qty":2}` {
-		t.Fatalf("create body %s (%v)", created.body, err)
-	}
-
-	replay := s.send(t, "POST", "/orders", "key-1", `{"qty":2,"sku":"P1"}`)
-	if replay.status != 201 || replay.body != created.body || replay.header.Get("Idempotent-Replayed") != "true" {
-		t.Errorf("replay: %d %s, replayed %q; want the stored 201", replay.status, replay.body, replay.header.Get("Idempotent-Replayed"))
-	}
-	if other := s.send(t, "POST", "/orders", "key-2", `{"sku": "P2"}`); other.status != 201 || other.body == created.body {
-		t.Errorf("another key: %d %s", other.status, other.body)
-	}
-	if got := s.send(t, "GET", "/_effects", "", ""); got.body != `{"count":2}` {
-		t.Errorf("effects after two creations and a replay: %s", got.body)
-	}
-	if got := s.send(t, "GET", "/orders/"+order.ID, "", ""); got.status != 200 || got.body != created.body {
-		t.Errorf("read by id: %d %s, want %s", got.status, got.body, created.body)
-	}
-	if got := s.send(t, "GET", "/orders", "", ""); got.status != 200 || !strings.HasPrefix(got.body, `{"items":[`+created.body+`,`) {
-		t.Errorf("list: %d %s", got.status, got.body)
-	}
-	missing := s.send(t, "POST", "/orders", "", `{}`)
-	if missing.status != 400 || missing.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(missing.body, `"error_code":"idempotency_key_required"`) {
-		t.Errorf("without a key: %d %s", missing.status, missing.body)
-	}
-	if got := s.send(t, "GET", "/nowhere", "", ""); got.status != 404 {
-		t.Errorf("undeclared path: %d %s", got.status, got.body)
-	}
-
 	s.stop()
 	if err := s.wait(t); err != nil {
 		t.Fatalf("serve returned %v after its context ended", err)
 	}
-	var lines []string
-	for line := range strings.Lines(s.stderr.String()) {
-		if strings.Contains(line, "msg=request ") {
-			lines = append(lines, line)
-		}
-	}
-	if len(lines) != 8 {
-		t.Errorf("%d request log lines for 8 requests:\n%s", len(lines), s.stderr)
-	}
-	for i, want := range []string{
-		"method=POST path=/orders status=201 operation=orders.create idempotency_key=key-1 outcome=executed replayed=false",
-		"method=POST path=/orders status=201 operation=orders.create idempotency_key=key-1 outcome=replayed replayed=true",
-	} {
-		if i < len(lines) && !strings.Contains(lines[i], want) {
-			t.Errorf("log line %d = %q, want it to contain %q", i, lines[i], want)
-		}
+	if want := "idempotency_key=key-1 outcome=replayed replayed=true"; !strings.Contains(s.stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, s.stderr)
 	}
 }
 
-// TestServeStopsOnSIGTERM sends the signal to the test process itself:
-// serve has caught it before printing its address.
-func TestServeStopsOnSIGTERM(t *testing.T) {
-	s := startServe(t, "--policy", servePolicy)
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+// TestServeFlagsReachConfig: each flag sets its field of server.Config,
+// and without flags the config is server.DefaultConfig's.
+func TestServeFlagsReachConfig(t *testing.T) {
+	parse := func(args ...string) server.Config {
+		t.Helper()
+		var c server.Config
+		cmd := &cobra.Command{}
+		serveFlags(cmd, &c)
+		if err := cmd.ParseFlags(args); err != nil {
+			t.Fatal(err)
+		}
+		return c
 	}
-	if err := s.wait(t); err != nil {
-		t.Fatalf("serve returned %v after SIGTERM", err)
+	if diff := cmp.Diff(server.DefaultConfig(), parse()); diff != "" {
+		t.Errorf("defaults (-server.DefaultConfig +flags):\n%s", diff)
 	}
-	if !strings.Contains(s.stderr.String(), `msg="shutting down"`) {
-		t.Errorf("stderr %q does not say it shut down", s.stderr)
+	want := server.Config{
+		Policy: "p.json", Addr: "127.0.0.1:9", Store: "redis://127.0.0.1:1/2",
+		DemoDelay: 2 * time.Second, ShutdownTimeout: 3 * time.Second, ReadTimeout: 4 * time.Second,
+		MaxConnections: 5, MaxBodyMemoryMiB: 6, MinBodyRate: 7,
 	}
-	if _, err := http.Get(s.base + "/_effects"); err == nil {
-		t.Error("the server still answers after shutdown")
+	got := parse("--policy", "p.json", "--addr", "127.0.0.1:9", "--store", "redis://127.0.0.1:1/2",
+		"--demo-delay", "2s", "--shutdown-timeout", "3s", "--read-timeout", "4s",
+		"--max-connections", "5", "--max-body-memory", "6", "--min-body-rate", "7")
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("flags (-want +got):\n%s", diff)
 	}
 }
 
@@ -311,7 +284,7 @@ func TestServeUsageErrors(t *testing.T) {
 }
 
 // TestServeCutsRequestsAtShutdownTimeout: a shutdown that has to cut a
-// request in flight exits 1 and says so.
+// request in flight (server.ErrUnfinished) exits 1.
 func TestServeCutsRequestsAtShutdownTimeout(t *testing.T) {
 	s := startServe(t, "--policy", servePolicy, "--demo-delay", "1m", "--shutdown-timeout", "100ms")
 	go func() {
@@ -332,53 +305,6 @@ func TestServeCutsRequestsAtShutdownTimeout(t *testing.T) {
 	if err := s.wait(t); err != exitCode(exitFindings) {
 		t.Errorf("serve = %v after cutting a request, want exit status %d", err, exitFindings)
 	}
-	if !strings.Contains(s.stderr.String(), "shutdown cut requests still in flight") {
-		t.Errorf("stderr does not say requests were cut:\n%s", s.stderr)
-	}
-}
-
-// TestServeConnectionLimit: --max-connections reaches the listener: with
-// its one slot held by an idle keep-alive connection, a new client is
-// served at once (not after the minute the idle timeout allows), the idle
-// one being closed for it.
-func TestServeConnectionLimit(t *testing.T) {
-	s := startServe(t, "--policy", servePolicy, "--max-connections", "1")
-	idle := &http.Client{Transport: &http.Transport{}}
-	if resp, err := idle.Get(s.base + "/_effects"); err != nil {
-		t.Fatal(err)
-	} else {
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
-	// Well below the idle timeout, far above what serving takes.
-	newcomer := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}
-	resp, err := newcomer.Get(s.base + "/_effects")
-	if err != nil {
-		t.Fatalf("a new client while the only slot is held by an idle connection: %v", err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	s.stop()
-	if err := s.wait(t); err != nil {
-		t.Errorf("serve = %v, want a clean shutdown", err)
-	}
-}
-
-func TestServeRefusesHugeHeaders(t *testing.T) {
-	s := startServe(t, "--policy", servePolicy)
-	req, err := http.NewRequest("GET", s.base+"/_effects", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Filler", strings.Repeat("a", 200<<10))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-		t.Errorf("200 KiB of headers: %d, want 431", resp.StatusCode)
-	}
 }
 
 // TestServeStoreErrors: --store reaches server.OpenStore (tested there):
@@ -397,40 +323,6 @@ func TestServeStoreErrors(t *testing.T) {
 		}
 		if strings.Contains(err.Error()+stderr, secret) {
 			t.Errorf("--store %s: the password appears in the output: %v %s", tt.store, err, stderr)
-		}
-	}
-}
-
-// TestServeCutsStalledBody: --min-body-rate reaches the server: clients
-// that announce bodies and stall are answered 400 and cut long before the
-// read timeout, and meanwhile hold so little body memory that a whole
-// body is served, although their announced bodies take all of it.
-func TestServeCutsStalledBody(t *testing.T) {
-	s := startServe(t, "--policy", servePolicy, "--max-body-memory", "2", "--read-timeout", "1h", "--min-body-rate", "1000")
-	const size = 1 << 20
-	var stalled []net.Conn
-	for i := range 2 {
-		c, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		fmt.Fprintf(c, "POST /orders HTTP/1.1\r\nHost: localhost\r\nX-Idempotency-Key: stalled-%d\r\nX-Tenant-Id: tenant-a\r\nContent-Length: %d\r\n\r\n{\"note\": \"", i, size)
-		stalled = append(stalled, c)
-	}
-
-	body := `{"note":"` + strings.Repeat("x", size-11) + `"}`
-	if got := s.send(t, "POST", "/orders", "other", body); got.status != http.StatusCreated {
-		t.Fatalf("a whole body while stalled ones wait: %d %q, want 201", got.status, got.body)
-	}
-	for _, c := range stalled {
-		c.SetReadDeadline(time.Now().Add(time.Minute))
-		answer, err := io.ReadAll(c)
-		if err != nil {
-			t.Fatalf("a stalled client was not cut: %v", err)
-		}
-		if !strings.HasPrefix(string(answer), "HTTP/1.1 400 ") {
-			t.Errorf("a stalled client was answered %q, want 400", answer)
 		}
 	}
 }

@@ -86,10 +86,43 @@ func TestServerDown(t *testing.T) {
 // chosen over go-redis by this workload (16 goroutines on a Unix socket,
 // HGETALL, create script, finish script with 1 KB, HGETALL): 39-81 us and
 // 34 allocations per request against 114-165 us and 68 for go-redis v9.22,
-// as it pipelines concurrent commands. PostgreSQL keeps Get before Create:
-// one statement that inserts or else returns the live row cost the
-// database no less per new key than the two it replaces, and more per
-// duplicate.
+// as it pipelines concurrent commands. PostgreSQL admits with Create
+// first too, its plain INSERT followed by a Get only when it meets a live
+// row (pgstore.Store.CreateFirst); one statement that inserts or else
+// returns the live row cost the database no less per new key than Get
+// and INSERT, and more per duplicate.
+//
+// Through "idemlint serve" (Redis 7.0, two cores, BenchmarkRedisPeers'
+// unique load, each variant run in turn with the store as it is, three
+// times; Redis CPU per request) a new key is 8 commands
+// (TestCommandsPerRequest), and INFO commandstats puts most of its time
+// in the script: 9-13 us for EVALSHA, of which its
+// GETRANGE and RENAME take 3, 4-5 us for the transaction of Create, 2.4
+// us for Finish's SET; 20-22.5 us in all through serve, 10-13 us with
+// the store alone here, whose requests reach Redis in larger pipelines
+// (0.17 reads per request, serve's 0.4) and find its caches warm.
+// Peers without fencing send two plain SETs: Powertools 11-13 us in the
+// same runs. The variants, each against 20-22.5 us:
+//   - Create as a script of SET NX GET and PEXPIRETIME instead of the
+//     transaction: 24-24.5 us. A script costs Redis far more than a
+//     transaction of the same commands, above all its first call.
+//   - Finish as one script with the finished record as its argument
+//     instead of SET and a rename: 23.5-25 us; both scripts: 27-28 us.
+//   - The same scripts as FUNCTIONs (FCALL): no better.
+//   - One connection instead of rueidis' two, with a flush delay of 20
+//     us to 1 ms: reads per request fall from 0.4 to 0.15-0.3, CPU per
+//     request stays within the runs' spread.
+//   - Finish without a script, fenced by the lease's end instead of the
+//     token (a transaction of SET PXAT lease-end, PEXPIRE ttl and
+//     RENAME, which does nothing once the lease ended): 17-18 us. Not
+//     taken: a record lost before its lease ends (Redis restarted
+//     without its append-only file, a failover) would let the attempt
+//     overwrite the record of one that started since, which the token
+//     forbids.
+//
+// WATCH instead of the script needs a connection per attempt, whose
+// unbatched round trips cost what the script saves (with the store
+// alone, 13 us a new key against 12-14).
 func BenchmarkRequest(b *testing.B) {
 	redis := testserver.StartRedis(b)
 	s, err := redisstore.Open(redis.URL(), redisstore.Options{Prefix: "bench" + strconv.FormatInt(time.Now().UnixNano(), 10) + ":"})

@@ -30,6 +30,20 @@ type Config struct {
 	MinBodyRate         int64 // 0: no minimum
 }
 
+// DefaultConfig returns the settings "idemlint serve" runs with when no
+// flag changes them; the policy is for the caller to give.
+func DefaultConfig() Config {
+	return Config{
+		Addr:             "127.0.0.1:8080",
+		Store:            "memory",
+		ShutdownTimeout:  10 * time.Second,
+		ReadTimeout:      DefaultReadTimeout,
+		MaxConnections:   DefaultMaxConnections,
+		MaxBodyMemoryMiB: reference.DefaultMaxBodyMemory >> 20,
+		MinBodyRate:      DefaultMinBodyRate,
+	}
+}
+
 // ErrUnfinished ends a run whose shutdown cut requests still in flight,
 // or could not record the end of some attempts (their keys are logged:
 // each may run again once its lease lapses).

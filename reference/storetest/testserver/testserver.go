@@ -13,6 +13,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -259,27 +260,14 @@ func redisPing(sock string) error {
 // CPU returns the user and system CPU time the server has used, from
 // INFO cpu, for benchmarks that count what a request costs Redis.
 func (r *Redis) CPU() (time.Duration, error) {
-	c, err := net.DialTimeout("unix", r.Socket, time.Second)
+	lines, err := r.info("cpu")
 	if err != nil {
 		return 0, err
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.Write([]byte("INFO cpu\r\n")); err != nil {
-		return 0, err
-	}
-	// A bulk string: "$LEN" on its own line, then "field:value" lines.
-	rd := bufio.NewReader(c)
-	if head, err := rd.ReadString('\n'); err != nil || !strings.HasPrefix(head, "$") {
-		return 0, fmt.Errorf("INFO cpu answered %q (%v)", head, err)
-	}
 	var total time.Duration
-	for found := 0; found < 2; {
-		line, err := rd.ReadString('\n')
-		if err != nil {
-			return 0, fmt.Errorf("INFO cpu: %d of used_cpu_user and used_cpu_sys, then %w", found, err)
-		}
-		name, value, _ := strings.Cut(strings.TrimSpace(line), ":")
+	found := 0
+	for _, line := range lines {
+		name, value, _ := strings.Cut(line, ":")
 		if name != "used_cpu_user" && name != "used_cpu_sys" {
 			continue
 		}
@@ -290,7 +278,63 @@ func (r *Redis) CPU() (time.Duration, error) {
 		total += time.Duration(seconds * float64(time.Second))
 		found++
 	}
+	if found != 2 {
+		return 0, fmt.Errorf("INFO cpu: %d of used_cpu_user and used_cpu_sys", found)
+	}
 	return total, nil
+}
+
+// Commands returns how many commands the server has run, each command
+// in a transaction or called by a script counted too (INFO
+// commandstats), but for INFO, which CPU and Commands send: for
+// benchmarks that count the commands of a request.
+func (r *Redis) Commands() (int64, error) {
+	lines, err := r.info("commandstats")
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, line := range lines {
+		// cmdstat_NAME:calls=N,usec=...
+		name, stats, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":calls=")
+		if !ok || name == "info" {
+			continue
+		}
+		calls, _, _ := strings.Cut(stats, ",")
+		n, err := strconv.ParseInt(calls, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("INFO commandstats: %q: %w", line, err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// info returns the lines of the server's INFO section, sent in the
+// inline protocol, which needs no client.
+func (r *Redis) info(section string) ([]string, error) {
+	c, err := net.DialTimeout("unix", r.Socket, time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("INFO " + section + "\r\n")); err != nil {
+		return nil, err
+	}
+	// A bulk string: "$LEN" on its own line, then LEN bytes of
+	// "field:value" lines.
+	rd := bufio.NewReader(c)
+	head, err := rd.ReadString('\n')
+	n, nerr := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if err != nil || !strings.HasPrefix(head, "$") || nerr != nil || n < 0 {
+		return nil, fmt.Errorf("INFO %s answered %q (%v)", section, head, err)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(rd, body); err != nil {
+		return nil, fmt.Errorf("INFO %s: %w", section, err)
+	}
+	return strings.Split(strings.TrimSpace(string(body)), "\r\n"), nil
 }
 
 // Postgres is a private PostgreSQL cluster.

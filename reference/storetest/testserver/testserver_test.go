@@ -50,6 +50,32 @@ func TestRedisCPU(t *testing.T) {
 	}
 }
 
+// TestRedisCommands: each command counts once; Commands' own INFO does
+// not.
+func TestRedisCommands(t *testing.T) {
+	r := StartRedis(t)
+	before, err := r.Commands()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pings = 50
+	for range pings {
+		if err := redisPing(r.Socket); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.CPU(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := r.Commands()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after-before != pings {
+		t.Errorf("%d commands counted for %d PINGs and INFO", after-before, pings)
+	}
+}
+
 // TestPostgresCPU: the CPU time grows by what a backend spent, counted
 // after its connection closed and it exited.
 func TestPostgresCPU(t *testing.T) {

@@ -1,8 +1,7 @@
-package main
+package server
 
 import (
-	"bufio"
-	"context"
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,15 +27,15 @@ const (
 	memoryLoadDeadline = 10 * time.Minute
 )
 
-// TestServeMemoryAtMaxRecords measures "idemlint serve" on the memory
-// store at max_records 100,000 and ttl 1m: 1,000,000 unique keys with 1 KB
+// TestServeMemoryAtMaxRecords measures a server process (Run with serve's
+// defaults) on the memory store at max_records 100,000 and ttl 1m: 1,000,000 unique keys with 1 KB
 // bodies from 32 clients, then no traffic. It prints how the requests
 // were answered, the server's peak RSS, live heap and heap goal (from
 // GODEBUG=gctrace=1); then, a minute after the last record expired, its
 // RSS and the live heap of its last collection; and the CPU it used. It
 // is a measurement of minutes, so it runs only when asked:
 //
-//	IDEMLINT_MEMORY_LOAD=1 go test -run TestServeMemoryAtMaxRecords -v -timeout 20m ./cmd/idemlint
+//	IDEMLINT_MEMORY_LOAD=1 go test -run TestServeMemoryAtMaxRecords -v -timeout 20m ./reference/server
 //
 // Where the memory goes: in a heap profile of 100,000 records (173 MB)
 // the stored response bodies are 69% (the demo echoes the order, and a
@@ -59,21 +58,22 @@ func TestServeMemoryAtMaxRecords(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads the server's peak RSS from /proc")
 	}
-	policy := servePolicyWith(t, func(doc map[string]any) {
+	policy := policyWith(t, func(doc map[string]any) {
 		storage := doc["idempotency_storage"].(map[string]any)
 		storage["max_records"] = memoryLoadMaxRecords
-		storage["max_bytes"] = 1 << 30 // the records, not their bytes, are measured
+		storage["max_bytes"] = 1 << 30      // the records, not their bytes, are measured
+		storage["max_tenant_percent"] = 100 // one tenant sends every key: its share would bind first
 		storage["ttl"] = "1m"
 		storage["ttl_reduction"] = map[string]any{"declared": true, "reason": "records must expire within the measurement"}
 	})
-	srv := startServeProcess(t, "--policy", policy)
+	srv := startServeProcess(t, policy)
 
 	start := time.Now()
 	answers, lastCreated := sendUniqueKeys(t, srv.base, memoryLoadKeys, start.Add(memoryLoadDeadline))
 	elapsed := time.Since(start)
 	peakRSS := srv.memory(t, "VmHWM")
 	peakLive, peakGoal := srv.gc.peak()
-	t.Logf("%d unique keys from %d clients in %.0f s: %v", memoryLoadKeys, benchWorkers, elapsed.Seconds(), answers)
+	t.Logf("%d unique keys from %d clients in %.0f s: %v", memoryLoadKeys, loadClients, elapsed.Seconds(), answers)
 	t.Logf("peak RSS %d MB; peak live heap %d MB, peak heap goal %d MB", peakRSS>>20, peakLive>>20, peakGoal>>20)
 	for status := range answers {
 		if status != http.StatusCreated && status != http.StatusServiceUnavailable {
@@ -100,7 +100,7 @@ func TestServeMemoryAtMaxRecords(t *testing.T) {
 // It logs the RSS before and at the peak; it runs only when asked, as
 // the figure is the process's own:
 //
-//	IDEMLINT_MEMORY_LOAD=1 go test -run TestServeMemoryLargeBodies -v ./cmd/idemlint
+//	IDEMLINT_MEMORY_LOAD=1 go test -run TestServeMemoryLargeBodies -v ./reference/server
 func TestServeMemoryLargeBodies(t *testing.T) {
 	if os.Getenv("IDEMLINT_MEMORY_LOAD") != "1" {
 		t.Skip("measures a process's RSS: IDEMLINT_MEMORY_LOAD=1 runs it")
@@ -108,7 +108,7 @@ func TestServeMemoryLargeBodies(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads the server's peak RSS from /proc")
 	}
-	srv := startServeProcess(t, "--policy", servePolicy)
+	srv := startServeProcess(t, policyFile)
 	before := srv.memory(t, "VmRSS")
 	body := `{"note":"` + strings.Repeat("x", 1<<20-11) + `"}`
 	client := newLoadClient()
@@ -160,46 +160,23 @@ func TestServeMemoryLargeBodies(t *testing.T) {
 	}
 }
 
-// serveProcess is "idemlint serve" run as a process of its own, so that
-// its memory is its own.
+// serveProcess is a server run as a process of its own, so that its
+// memory is its own.
 type serveProcess struct {
 	cmd  *exec.Cmd
 	base string
 	gc   *gcTrace
 }
 
-// startServeProcess starts "idemlint serve --addr 127.0.0.1:0 args..."
-// with GODEBUG=gctrace=1 until the test ends, and returns once it listens.
-// TestMain put idemlint on the PATH.
-func startServeProcess(t *testing.T, args ...string) *serveProcess {
+// startServeProcess starts a server process running serve's defaults on
+// policy with GODEBUG=gctrace=1 until the test ends, and returns once it
+// listens.
+func startServeProcess(t *testing.T, policy string) *serveProcess {
 	t.Helper()
-	cmd := exec.Command("idemlint", append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &serveProcess{cmd: cmd, gc: readGCTrace(stderr)}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil { // not stopped yet
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if err != nil || !ok {
-		t.Fatalf("first output line %q (%v), want \"listening on http://ADDR\"; stderr begins:\n%s", line, err, p.gc.head())
-	}
-	go io.Copy(io.Discard, stdout) //nolint:errcheck // nothing more is expected
-	p.base = addr
+	c := DefaultConfig()
+	c.Addr, c.Policy = "127.0.0.1:0", policy
+	p := &serveProcess{gc: &gcTrace{}}
+	p.cmd, p.base = startProcess(t, c, p.gc, "GODEBUG=gctrace=1")
 	return p
 }
 
@@ -237,53 +214,44 @@ func (p *serveProcess) memory(t *testing.T, field string) int64 {
 }
 
 // gcTrace keeps the live heap and the next heap goal of each collection
-// a GODEBUG=gctrace=1 process reports, with when it was read.
+// a GODEBUG=gctrace=1 process reports on the stderr written to it, with
+// when it was read.
 type gcTrace struct {
-	mu    sync.Mutex
-	lives []int64
-	goals []int64
-	times []time.Time
-	first []string // the first lines, to tell why a server did not start
+	mu      sync.Mutex
+	partial []byte // the start of a line not yet ended
+	lives   []int64
+	goals   []int64
+	times   []time.Time
 }
 
 // gcLine is the heap part of a gctrace line: heap at the start of the
 // collection, at its end, live (marked), and the goal of the next, in MB.
 var gcLine = regexp.MustCompile(`^gc \d+ .* (\d+)->(\d+)->(\d+) MB, (\d+) MB goal`)
 
-// readGCTrace reads the process's stderr (its access log and the trace)
-// until it closes.
-func readGCTrace(stderr io.Reader) *gcTrace {
-	g := &gcTrace{}
-	go func() {
-		lines := bufio.NewScanner(stderr)
-		lines.Buffer(nil, 1<<20)
-		for lines.Scan() {
-			g.mu.Lock()
-			if len(g.first) < 10 {
-				g.first = append(g.first, lines.Text())
-			}
-			g.mu.Unlock()
-			m := gcLine.FindStringSubmatch(lines.Text())
-			if m == nil {
-				continue
-			}
-			live, _ := strconv.ParseInt(m[3], 10, 64) // digits
-			goal, _ := strconv.ParseInt(m[4], 10, 64)
-			g.mu.Lock()
+// Write reads the lines of p, the access log and the trace.
+func (g *gcTrace) Write(p []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.partial = append(g.partial, p...)
+	for {
+		line, rest, ok := bytes.Cut(g.partial, []byte("\n"))
+		if !ok {
+			break
+		}
+		g.partial = rest
+		if m := gcLine.FindSubmatch(line); m != nil {
+			live, _ := strconv.ParseInt(string(m[3]), 10, 64) // digits
+			goal, _ := strconv.ParseInt(string(m[4]), 10, 64)
 			g.lives = append(g.lives, live<<20)
 			g.goals = append(g.goals, goal<<20)
 			g.times = append(g.times, time.Now())
-			g.mu.Unlock()
 		}
-	}()
-	return g
-}
-
-// head returns the first lines read.
-func (g *gcTrace) head() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return strings.Join(g.first, "\n")
+	}
+	// The rest of an access line longer than any trace line is not kept.
+	if len(g.partial) > 4<<10 {
+		g.partial = g.partial[:0]
+	}
+	return len(p), nil
 }
 
 // peak returns the largest live heap and the largest heap goal.
@@ -307,7 +275,18 @@ func (g *gcTrace) last() (live int64, at time.Time) {
 	return g.lives[len(g.lives)-1], g.times[len(g.times)-1]
 }
 
-// sendUniqueKeys sends n orders with unique keys to base from benchWorkers
+// loadClients is the number of concurrent clients of the loads.
+const loadClients = 32
+
+// loadOrder is the 1 KB order the loads send.
+var loadOrder = `{"customerId": "C123", "items": [{"productId": "P001", "qty": 2}], "note": "` + strings.Repeat("x", 900) + `"}`
+
+// newLoadClient returns the HTTP client of loadClients clients.
+func newLoadClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: loadClients}, Timeout: 30 * time.Second}
+}
+
+// sendUniqueKeys sends n orders with unique keys to base from loadClients
 // clients, until deadline, and returns how many got each status and when
 // the last one created a record.
 func sendUniqueKeys(t *testing.T, base string, n int, deadline time.Time) (map[int]int, time.Time) {
@@ -320,14 +299,21 @@ func sendUniqueKeys(t *testing.T, base string, n int, deadline time.Time) (map[i
 		lastCreated time.Time
 		wg          sync.WaitGroup
 	)
-	for range benchWorkers {
+	for range loadClients {
 		wg.Go(func() {
 			for {
 				i := next.Add(1) - 1
 				if i >= int64(n) || time.Now().After(deadline) {
 					return
 				}
-				resp, err := client.Do(newOrder(context.Background(), base, prefix+strconv.FormatInt(i, 10)))
+				req, err := http.NewRequest(http.MethodPost, base+"/orders", strings.NewReader(loadOrder))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				req.Header.Set("X-Idempotency-Key", prefix+strconv.FormatInt(i, 10))
+				req.Header.Set("X-Tenant-Id", "tenant-a")
+				resp, err := client.Do(req)
 				if err != nil {
 					t.Error(err)
 					return

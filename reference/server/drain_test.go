@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -119,90 +119,80 @@ func (p *storeProxy) restore() {
 	p.mu.Unlock()
 }
 
-// shutdownPolicy: duplicates are rejected at once while an attempt runs,
+// shutdownConfig: duplicates are rejected at once while an attempt runs,
 // and the lease outlasts every test.
-func shutdownPolicy(t *testing.T) string {
-	return servePolicyWith(t, func(doc map[string]any) {
+func shutdownConfig(t *testing.T, store string, shutdownTimeout time.Duration) Config {
+	c := testConfig(policyWith(t, func(doc map[string]any) {
 		doc["idempotency_inflight"] = map[string]any{"policy": "reject", "status": 409, "lease_ms": 60000}
-	})
-}
-
-// waitFor polls cond until it holds, failing the test after a while.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	}))
+	c.Store, c.ShutdownTimeout = store, shutdownTimeout
+	return c
 }
 
 // finishWhileStoreDown sends a request to s and cuts the store when the
 // engine records the demo's answer (the only command that carries it), so
 // that the end of the attempt is retried in the background; it returns
 // the request's answer.
-func finishWhileStoreDown(t *testing.T, s *serveRun, proxy *storeProxy, key string) reply {
+func finishWhileStoreDown(t *testing.T, s *serving, proxy *storeProxy, key string) reply {
 	t.Helper()
 	proxy.cutOn(`"operation":"orders.create"`)
 	r := s.send(t, "POST", "/orders", key, `{}`)
-	waitFor(t, "serve retries recording the attempt", func() bool {
+	waitUntil(t, "Run retries recording the attempt", func() bool {
 		return strings.Contains(s.stderr.String(), "cannot record the end of the attempt; retrying")
 	})
 	return r
 }
 
-// TestServeShutdownWaitsForEndWrites: the store is down when a handler
-// finishes, and shutdown is asked for; serve waits for the store to come
+// TestRunShutdownWaitsForEndWrites: the store is down when a handler
+// finishes, and shutdown is asked for; Run waits for the store to come
 // back and records the attempt, so a duplicate on another replica
 // replays it instead of executing the key again after the lease.
-func TestServeShutdownWaitsForEndWrites(t *testing.T) {
+func TestRunShutdownWaitsForEndWrites(t *testing.T) {
 	redis := testserver.StartRedis(t)
 	db := redis.DatabaseURL(t)
 	proxy := startStoreProxy(t, redis.Socket)
-	policy := shutdownPolicy(t)
-	s := startServe(t, "--policy", policy, "--store", proxy.redisURL(t, db), "--shutdown-timeout", "1m")
+	c := shutdownConfig(t, proxy.redisURL(t, db), time.Minute)
+	s := startServing(t, c)
 	first := finishWhileStoreDown(t, s, proxy, "drained")
 	if first.status != http.StatusCreated {
 		t.Fatalf("first: %d %s, want the demo's 201 although the store is down", first.status, first.body)
 	}
 	s.stop()
-	waitFor(t, "serve shuts down", func() bool { return strings.Contains(s.stderr.String(), `msg="shutting down"`) })
+	waitUntil(t, "Run shuts down", func() bool { return strings.Contains(s.stderr.String(), `msg="shutting down"`) })
 	proxy.restore()
 	if err := s.wait(t); err != nil {
-		t.Fatalf("serve = %v, want a clean exit once the attempt was recorded; stderr:\n%s", err, s.stderr)
+		t.Fatalf("Run = %v, want a clean end once the attempt was recorded; stderr:\n%s", err, s.stderr)
 	}
-	other := startServe(t, "--policy", policy, "--store", db)
+	c.Store = db
+	other := startServing(t, c)
 	if dup := other.send(t, "POST", "/orders", "drained", `{}`); dup.status != http.StatusCreated || dup.body != first.body {
 		t.Errorf("duplicate on another replica: %d %s, want the first answer replayed", dup.status, dup.body)
 	}
 }
 
-// TestServeShutdownNamesUnrecordedKeys: when the store stays down through
-// the shutdown timeout, serve exits 1 and names the key that may run
-// again.
-func TestServeShutdownNamesUnrecordedKeys(t *testing.T) {
+// TestRunShutdownNamesUnrecordedKeys: when the store stays down through
+// the shutdown timeout, Run ends in ErrUnfinished and names the key that
+// may run again.
+func TestRunShutdownNamesUnrecordedKeys(t *testing.T) {
 	redis := testserver.StartRedis(t)
 	proxy := startStoreProxy(t, redis.Socket)
-	s := startServe(t, "--policy", shutdownPolicy(t), "--store", proxy.redisURL(t, redis.DatabaseURL(t)), "--shutdown-timeout", "200ms")
+	s := startServing(t, shutdownConfig(t, proxy.redisURL(t, redis.DatabaseURL(t)), 200*time.Millisecond))
 	finishWhileStoreDown(t, s, proxy, "unrecorded-key")
 	s.stop()
-	if err := s.wait(t); err != exitCode(exitFindings) {
-		t.Errorf("serve = %v, want exit status %d", err, exitFindings)
-	}
+	wantUnfinished(t, s.wait(t), "with the store down")
 	if want := `msg="shutdown: the end of the attempt could not be recorded; its key may run again once its lease lapses" operation=orders.create idempotency_key=unrecorded-key`; !strings.Contains(s.stderr.String(), want) {
 		t.Errorf("stderr does not name the key with %q:\n%s", want, s.stderr)
 	}
 }
 
-// TestServeShutdownReleasesCutAttempts: a request cut at the shutdown
+// TestRunShutdownReleasesCutAttempts: a request cut at the shutdown
 // timeout is not stored as a failure; a retry on another replica
 // executes it.
-func TestServeShutdownReleasesCutAttempts(t *testing.T) {
-	db := testserver.StartRedis(t).DatabaseURL(t)
-	policy := shutdownPolicy(t)
-	s := startServe(t, "--policy", policy, "--store", db, "--demo-delay", "1m", "--shutdown-timeout", "100ms")
+func TestRunShutdownReleasesCutAttempts(t *testing.T) {
+	c := shutdownConfig(t, testserver.StartRedis(t).DatabaseURL(t), 100*time.Millisecond)
+	slow := c
+	slow.DemoDelay = time.Minute
+	s := startServing(t, slow)
 	go func() { // answered by the cut, or not at all
 		req, _ := http.NewRequest("POST", s.base+"/orders", strings.NewReader(`{}`))
 		req.Header.Set("X-Idempotency-Key", "cut")
@@ -211,12 +201,10 @@ func TestServeShutdownReleasesCutAttempts(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	waitFor(t, "the demo runs", func() bool { return s.send(t, "GET", "/_effects", "", "").body == `{"count":1}` })
+	waitUntil(t, "the demo runs", func() bool { return s.send(t, "GET", "/_effects", "", "").body == `{"count":1}` })
 	s.stop()
-	if err := s.wait(t); err != exitCode(exitFindings) {
-		t.Errorf("serve = %v after cutting a request, want exit status %d", err, exitFindings)
-	}
-	other := startServe(t, "--policy", policy, "--store", db)
+	wantUnfinished(t, s.wait(t), "after cutting a request")
+	other := startServing(t, c)
 	if retry := other.send(t, "POST", "/orders", "cut", `{}`); retry.status != http.StatusCreated || retry.header.Get("Idempotent-Replayed") != "" {
 		t.Errorf("retry on another replica: %d %s, want a new execution", retry.status, retry.body)
 	}

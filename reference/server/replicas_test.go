@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -16,39 +16,38 @@ import (
 	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
-// Replicas are "idemlint serve" processes (the test binary, which
-// TestMain runs as idemlint) on one shared store, so that one can be
-// killed with SIGKILL.
+// Replicas are server processes (the test binary, which TestMain runs as
+// Run) on one shared store, so that one can be killed with SIGKILL.
 
 // replicaLeaseMS is the lease of the replicas' policy: short, so that a
 // takeover after a crash is quick to test.
 const replicaLeaseMS = 1000
 
-// replicaPolicy writes the serve policy with a short lease and returns
-// its path.
-func replicaPolicy(t *testing.T) string {
+// replicaConfig is serve's defaults on the test policy with a short
+// lease, on store, listening on a free port of 127.0.0.1.
+func replicaConfig(t *testing.T, store string) Config {
 	t.Helper()
-	return servePolicyWith(t, func(doc map[string]any) {
+	c := DefaultConfig()
+	c.Addr, c.Store = "127.0.0.1:0", store
+	c.Policy = policyWith(t, func(doc map[string]any) {
 		doc["idempotency_inflight"] = map[string]any{"policy": "wait", "status": 409, "wait_timeout_ms": 10000, "lease_ms": replicaLeaseMS}
 	})
+	return c
 }
 
 type replica struct {
-	cmd    *exec.Cmd
-	base   string
-	stderr *syncBuffer
+	cmd  *exec.Cmd
+	base string
 }
 
-// startReplicas starts n serve processes with args on 127.0.0.1, stopped
-// (SIGTERM) when the test ends.
-func startReplicas(t *testing.T, n int, args ...string) []*replica {
+// startReplicas starts n server processes running c, stopped (SIGTERM)
+// when the test ends.
+func startReplicas(t *testing.T, n int, c Config) []*replica {
 	t.Helper()
 	reps := make([]*replica, n)
 	for i := range reps {
-		r := &replica{stderr: &syncBuffer{}}
-		r.cmd = exec.Command("idemlint", append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-		r.cmd.Stderr = r.stderr
-		r.base = startListening(t, fmt.Sprintf("replica %d", i), r.cmd, r.stderr.String)
+		r := &replica{}
+		r.cmd, r.base = startProcess(t, c, io.Discard)
 		reps[i] = r
 	}
 	return reps
@@ -112,7 +111,7 @@ const (
 // fresh key spread round-robin over three replicas execute once, and all
 // get that execution's answer.
 func testReplicasExecuteOnce(t *testing.T, store string) {
-	reps := startReplicas(t, 3, "--policy", replicaPolicy(t), "--store", store)
+	reps := startReplicas(t, 3, replicaConfig(t, store))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	for round := range replicaRounds {
@@ -144,7 +143,9 @@ func testReplicasExecuteOnce(t *testing.T, store string) {
 // a retry to another replica after the lease executes once more, and
 // later duplicates replay that execution.
 func testTakeoverAfterKill(t *testing.T, store string) {
-	reps := startReplicas(t, 3, "--policy", replicaPolicy(t), "--store", store, "--demo-delay", "1500ms")
+	c := replicaConfig(t, store)
+	c.DemoDelay = 1500 * time.Millisecond
+	reps := startReplicas(t, 3, c)
 	const key, body = "killed-replica", `{"sku": "P1"}`
 	go reps[0].post(key, body) // never answered: the replica dies
 	deadline := time.Now().Add(30 * time.Second)

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idemlint/idemlint/reference/storetest/testserver"
+)
+
+// processConfigEnv holds the Config, as JSON, of a test binary started
+// as a server process of its own (startProcess): TestMain then runs only
+// Run, for the tests that kill a server or measure its memory.
+const processConfigEnv = "IDEMLINT_SERVER_PROCESS_CONFIG"
+
+// TestMain runs the tests and stops the store servers they started, or,
+// under processConfigEnv, is the server process: exit status 0 after a
+// clean shutdown, 1 when Run failed, 2 when the config does not decode.
+func TestMain(m *testing.M) {
+	if c, ok := os.LookupEnv(processConfigEnv); ok {
+		os.Exit(runProcess(c))
+	}
+	testserver.Main(m)
+}
+
+// runProcess runs Run on config, JSON, until SIGTERM; it returns the exit
+// status.
+func runProcess(config string) int {
+	var c Config
+	if err := json.Unmarshal([]byte(config), &c); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	if err := Run(context.Background(), c, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// processListenTimeout bounds how long a server process may take to
+// listen.
+const processListenTimeout = 30 * time.Second
+
+// startProcess starts the test binary as a server running Run(c), with
+// its stderr to stderr and env added to its environment, stopped with
+// SIGTERM when t ends; it returns the process and its base URL once it
+// listens.
+func startProcess(t *testing.T, c Config, stderr io.Writer, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	config, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(append(os.Environ(), processConfigEnv+"="+string(config)), env...)
+	head := &headBuffer{}
+	cmd.Stderr = io.MultiWriter(head, stderr)
+	// Killed with the test binary should its cleanup never run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil { // not stopped yet
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+		}
+	})
+	first := make(chan string, 1)
+	go func() {
+		r := bufio.NewReader(stdout)
+		line, _ := r.ReadString('\n')
+		first <- line
+		_, _ = io.Copy(io.Discard, r) // so that it never blocks on a full pipe
+	}()
+	var line string
+	select {
+	case line = <-first:
+	case <-time.After(processListenTimeout):
+	}
+	base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if !ok {
+		t.Fatalf("server process: first output line %q within %v, want \"listening on http://ADDR\"; stderr begins:\n%s", line, processListenTimeout, head)
+	}
+	return cmd, base
+}
+
+// headBuffer keeps the first 4 KiB written to it, to tell why a server
+// process did not start.
+type headBuffer struct{ lockedBuffer }
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.b.Write(p[:min(len(p), max(0, 4<<10-h.b.Len()))])
+	return len(p), nil
+}
+
+// serving is one in-process Run of a test.
+type serving struct {
+	base   string // http://127.0.0.1:PORT
+	stderr *lockedBuffer
+	done   chan error // receives Run's result
+	stop   context.CancelFunc
+}
+
+// startServing runs Run(c) until the test ends and returns once it
+// listens.
+func startServing(t *testing.T, c Config) *serving {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &serving{stderr: &lockedBuffer{}, stop: cancel}
+	base, done := startRunConfig(t, ctx, c, s.stderr)
+	s.base, s.done = base, make(chan error, 1)
+	go func() { s.done <- <-done }()
+	t.Cleanup(func() {
+		cancel()
+		s.done <- <-s.done // for wait after the cleanup has run
+	})
+	return s
+}
+
+// wait returns Run's result, failing the test after a minute.
+func (s *serving) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err := <-s.done:
+		s.done <- err // for the cleanup
+		return err
+	case <-time.After(time.Minute):
+		t.Fatal("Run did not return")
+		return nil
+	}
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// send sends a request of tenant-a to base, with key when not "".
+func send(t *testing.T, method, url, key, body string) reply {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("X-Idempotency-Key", key)
+	}
+	req.Header.Set("X-Tenant-Id", "tenant-a")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reply{resp.StatusCode, resp.Header, string(b)}
+}
+
+func (s *serving) send(t *testing.T, method, path, key, body string) reply {
+	t.Helper()
+	return send(t, method, s.base+path, key, body)
+}
+
+// policyWith writes the test policy, changed by edit, to a temporary file
+// and returns its path.
+func policyWith(t *testing.T, edit func(doc map[string]any)) string {
+	t.Helper()
+	src, err := os.ReadFile(policyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(src, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc)
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "policy.json")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// wantUnfinished fails the test unless err is ErrUnfinished.
+func wantUnfinished(t *testing.T, err error, what string) {
+	t.Helper()
+	if !errors.Is(err, ErrUnfinished) {
+		t.Errorf("Run = %v %s, want ErrUnfinished", err, what)
+	}
+}
