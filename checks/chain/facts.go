@@ -53,8 +53,26 @@ type Names struct {
 	Values []string // the items that are strings, in order
 }
 
-// namesOf returns the header list l for the facts.
-func namesOf(l boundary.StringList) Names { return Names{Field: l.Field, Values: l.Values()} }
+// headerLists sets the header lists of f from doc's. Their names share
+// one array: an allocation a document rather than one a list.
+func (f *Facts) headerLists(doc *boundary.Document) {
+	from := [...]*boundary.StringList{&doc.CORSAllowedHeaders, &doc.HeaderAllowInbound, &doc.HeaderAllowOutbound, &doc.SetsHeaders}
+	to := [...]*Names{&f.CORSAllowedHeaders, &f.HeaderAllowInbound, &f.HeaderAllowOutbound, &f.SetsHeaders}
+	n := 0
+	for _, l := range from {
+		n += len(l.Items)
+	}
+	names := make([]string, 0, n)
+	for i, l := range from {
+		start := len(names)
+		for _, it := range l.Items {
+			if it.OK() {
+				names = append(names, it.Value)
+			}
+		}
+		*to[i] = Names{Field: l.Field, Values: names[start:len(names):len(names)]}
+	}
+}
 
 // ContainsFold reports whether the list holds name, case-insensitively.
 func (n Names) ContainsFold(name string) bool {
@@ -146,12 +164,11 @@ func FactsOf(doc *boundary.Document) *Facts {
 	f := &Facts{
 		Path: doc.Path, Root: doc.Root, Kind: doc.Kind,
 		KindField: doc.KindField, From: doc.From, To: doc.To, Service: doc.Service, ContractVersion: doc.ContractVersion,
-		Operations:         Operations{Field: doc.Operations.Field, Items: make([]Operation, len(doc.Operations.Items))},
-		CORSAllowedHeaders: namesOf(doc.CORSAllowedHeaders), HeaderAllowInbound: namesOf(doc.HeaderAllowInbound),
-		HeaderAllowOutbound: namesOf(doc.HeaderAllowOutbound), SetsHeaders: namesOf(doc.SetsHeaders),
+		Operations:    Operations{Field: doc.Operations.Field, Items: make([]Operation, len(doc.Operations.Items))},
 		AsBuilt:       doc.AsBuilt,
 		StateChanging: doc.Operations.StateChanging(), Places: doc.Places,
 	}
+	f.headerLists(doc)
 	id, r := &doc.Idempotency, &doc.Retry
 	f.Idempotency = Idempotency{Field: id.Field, Header: id.Header, Role: id.Role, RequireKey: id.RequireKey,
 		OnMissing: OnMissing{Action: id.OnMissing.Action, Status: id.OnMissing.Status}, EchoKeyHeader: id.EchoKeyHeader}
