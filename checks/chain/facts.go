@@ -198,3 +198,65 @@ func FactsOfAll(docs []*boundary.Document) []*Facts {
 // Requires reports whether op, one of f's operations, must carry the key
 // under f's http_idempotency.
 func (f *Facts) Requires(op *Operation) bool { return f.Idempotency.Covers(op.Method, op.Key) }
+
+// CutPlaces cuts the facts' place table to the values they hold (see
+// boundary.Places.Cut): a document places every value it decodes, and
+// the facts hold about half of them. Has then answers only for those, so
+// the caller cuts only the facts of a document that fold (IDL002's typo
+// folding, the only caller of Has) cannot ask about.
+func (f *Facts) CutPlaces() {
+	// The lists the facts share with the model are copied first: Cut
+	// rewrites the places in them.
+	ops := f.Operations.Items
+	id, r := &f.Idempotency, &f.Retry
+	id.RequireKey.Methods.Items = slices.Clone(id.RequireKey.Methods.Items)
+	id.RequireKey.Operations.Items = slices.Clone(id.RequireKey.Operations.Items)
+	r.Methods.Items = slices.Clone(r.Methods.Items)
+	r.RetryOn.Items = slices.Clone(r.RetryOn.Items)
+	f.AsBuilt.Items = slices.Clone(f.AsBuilt.Items)
+	p := f.Policy
+	if p != nil {
+		p.Scope.Items = slices.Clone(p.Scope.Items)
+	}
+	f.Places = f.Cut(func(visit func(*boundary.Pos)) {
+		for _, pos := range []*boundary.Pos{&f.Root.Pos, &f.KindField.Pos, &f.From.Pos, &f.To.Pos, &f.Service.Pos, &f.ContractVersion.Pos,
+			&f.Operations.Pos, &f.CORSAllowedHeaders.Pos, &f.HeaderAllowInbound.Pos, &f.HeaderAllowOutbound.Pos, &f.SetsHeaders.Pos,
+			&id.Pos, &id.Header.Pos, &id.Role.Pos, &id.RequireKey.Pos, &id.RequireKey.Methods.Pos, &id.RequireKey.Operations.Pos,
+			&id.OnMissing.Action.Pos, &id.OnMissing.Status.Pos, &id.EchoKeyHeader.Pos,
+			&r.Pos, &r.Enabled.Pos, &r.MaxAttempts.Pos, &r.Methods.Pos, &r.RetryOn.Pos, &r.PerTryTimeoutMS.Pos, &f.AsBuilt.Pos} {
+			visit(pos)
+		}
+		for i := range ops {
+			op := &ops[i]
+			visit(&op.Pos)
+			visit(&op.Key.Pos)
+			visit(&op.Method.Pos)
+			visit(&op.Path.Pos)
+		}
+		for _, l := range [...][]boundary.String{id.RequireKey.Methods.Items, id.RequireKey.Operations.Items, r.Methods.Items} {
+			for i := range l {
+				visit(&l[i].Pos)
+			}
+		}
+		for i := range r.RetryOn.Items {
+			visit(&r.RetryOn.Items[i].Pos)
+		}
+		for i := range f.AsBuilt.Items {
+			ref := &f.AsBuilt.Items[i]
+			for _, pos := range []*boundary.Pos{&ref.Pos, &ref.Kind.Pos, &ref.Name.Pos, &ref.Namespace.Pos} {
+				visit(pos)
+			}
+		}
+		if p == nil {
+			return
+		}
+		for _, pos := range []*boundary.Pos{&p.Pos, &p.Service.Pos, &p.Scope.Pos, &p.ScopeSources.Pos, &p.ScopeSources.Tenant.Pos,
+			&p.ScopeSources.Actor.Pos, &p.Inflight.Policy.Pos, &p.Inflight.Status.Pos, &p.Inflight.WaitTimeoutMS.Pos,
+			&p.Conflict.OnPayloadMismatch.Status.Pos} {
+			visit(pos)
+		}
+		for i := range p.Scope.Items {
+			visit(&p.Scope.Items[i].Pos)
+		}
+	})
+}
