@@ -205,58 +205,52 @@ func (f *Facts) Requires(op *Operation) bool { return f.Idempotency.Covers(op.Me
 // the caller cuts only the facts of a document that fold (IDL002's typo
 // folding, the only caller of Has) cannot ask about.
 func (f *Facts) CutPlaces() {
-	// The lists the facts share with the model are copied first: Cut
-	// rewrites the places in them.
-	ops := f.Operations.Items
-	id, r := &f.Idempotency, &f.Retry
-	id.RequireKey.Methods.Items = slices.Clone(id.RequireKey.Methods.Items)
-	id.RequireKey.Operations.Items = slices.Clone(id.RequireKey.Operations.Items)
-	r.Methods.Items = slices.Clone(r.Methods.Items)
+	id, r, p := &f.Idempotency, &f.Retry, f.Policy
+	// The lists the facts share with the model are copied first, into one
+	// array: Cut rewrites the places in them.
+	var noScope boundary.StringList
+	scope := &noScope
+	if p != nil {
+		scope = &p.Scope
+	}
+	lists := [...]*boundary.StringList{&id.RequireKey.Methods, &id.RequireKey.Operations, &r.Methods, scope}
+	n := 0
+	for _, l := range lists {
+		n += len(l.Items)
+	}
+	items := make([]boundary.String, 0, n)
+	for _, l := range lists {
+		start := len(items)
+		items = append(items, l.Items...)
+		l.Items = items[start:len(items):len(items)]
+	}
 	r.RetryOn.Items = slices.Clone(r.RetryOn.Items)
 	f.AsBuilt.Items = slices.Clone(f.AsBuilt.Items)
-	p := f.Policy
-	if p != nil {
-		p.Scope.Items = slices.Clone(p.Scope.Items)
+
+	var buf [128]*boundary.Pos
+	pos := append(buf[:0], &f.Root.Pos, &f.KindField.Pos, &f.From.Pos, &f.To.Pos, &f.Service.Pos, &f.ContractVersion.Pos,
+		&f.Operations.Pos, &f.CORSAllowedHeaders.Pos, &f.HeaderAllowInbound.Pos, &f.HeaderAllowOutbound.Pos, &f.SetsHeaders.Pos,
+		&id.Pos, &id.Header.Pos, &id.Role.Pos, &id.RequireKey.Pos, &id.RequireKey.Methods.Pos, &id.RequireKey.Operations.Pos,
+		&id.OnMissing.Action.Pos, &id.OnMissing.Status.Pos, &id.EchoKeyHeader.Pos,
+		&r.Pos, &r.Enabled.Pos, &r.MaxAttempts.Pos, &r.Methods.Pos, &r.RetryOn.Pos, &r.PerTryTimeoutMS.Pos, &f.AsBuilt.Pos)
+	for i := range f.Operations.Items {
+		op := &f.Operations.Items[i]
+		pos = append(pos, &op.Pos, &op.Key.Pos, &op.Method.Pos, &op.Path.Pos)
 	}
-	f.Places = f.Cut(func(visit func(*boundary.Pos)) {
-		for _, pos := range []*boundary.Pos{&f.Root.Pos, &f.KindField.Pos, &f.From.Pos, &f.To.Pos, &f.Service.Pos, &f.ContractVersion.Pos,
-			&f.Operations.Pos, &f.CORSAllowedHeaders.Pos, &f.HeaderAllowInbound.Pos, &f.HeaderAllowOutbound.Pos, &f.SetsHeaders.Pos,
-			&id.Pos, &id.Header.Pos, &id.Role.Pos, &id.RequireKey.Pos, &id.RequireKey.Methods.Pos, &id.RequireKey.Operations.Pos,
-			&id.OnMissing.Action.Pos, &id.OnMissing.Status.Pos, &id.EchoKeyHeader.Pos,
-			&r.Pos, &r.Enabled.Pos, &r.MaxAttempts.Pos, &r.Methods.Pos, &r.RetryOn.Pos, &r.PerTryTimeoutMS.Pos, &f.AsBuilt.Pos} {
-			visit(pos)
-		}
-		for i := range ops {
-			op := &ops[i]
-			visit(&op.Pos)
-			visit(&op.Key.Pos)
-			visit(&op.Method.Pos)
-			visit(&op.Path.Pos)
-		}
-		for _, l := range [...][]boundary.String{id.RequireKey.Methods.Items, id.RequireKey.Operations.Items, r.Methods.Items} {
-			for i := range l {
-				visit(&l[i].Pos)
-			}
-		}
-		for i := range r.RetryOn.Items {
-			visit(&r.RetryOn.Items[i].Pos)
-		}
-		for i := range f.AsBuilt.Items {
-			ref := &f.AsBuilt.Items[i]
-			for _, pos := range []*boundary.Pos{&ref.Pos, &ref.Kind.Pos, &ref.Name.Pos, &ref.Namespace.Pos} {
-				visit(pos)
-			}
-		}
-		if p == nil {
-			return
-		}
-		for _, pos := range []*boundary.Pos{&p.Pos, &p.Service.Pos, &p.Scope.Pos, &p.ScopeSources.Pos, &p.ScopeSources.Tenant.Pos,
+	for i := range items {
+		pos = append(pos, &items[i].Pos)
+	}
+	for i := range r.RetryOn.Items {
+		pos = append(pos, &r.RetryOn.Items[i].Pos)
+	}
+	for i := range f.AsBuilt.Items {
+		ref := &f.AsBuilt.Items[i]
+		pos = append(pos, &ref.Pos, &ref.Kind.Pos, &ref.Name.Pos, &ref.Namespace.Pos)
+	}
+	if p != nil {
+		pos = append(pos, &p.Pos, &p.Service.Pos, &p.Scope.Pos, &p.ScopeSources.Pos, &p.ScopeSources.Tenant.Pos,
 			&p.ScopeSources.Actor.Pos, &p.Inflight.Policy.Pos, &p.Inflight.Status.Pos, &p.Inflight.WaitTimeoutMS.Pos,
-			&p.Conflict.OnPayloadMismatch.Status.Pos} {
-			visit(pos)
-		}
-		for i := range p.Scope.Items {
-			visit(&p.Scope.Items[i].Pos)
-		}
-	})
+			&p.Conflict.OnPayloadMismatch.Status.Pos)
+	}
+	f.Places = f.Cut(pos)
 }
