@@ -55,6 +55,12 @@ type Options struct {
 	// the run's findings after the baseline and new-from-rev stages,
 	// which never hide that an input could not be read.
 	InputFindings []Finding
+	// Pending are inputs the caller still reads while the run reads the
+	// files (an as-built configuration, read on other cores meanwhile):
+	// each waits for its input and returns its findings, which join
+	// InputFindings. The run calls them once its workers have read the
+	// files, before any rule.
+	Pending []func() []Finding
 	// FailOn is the least severity that fails the run (Result.Verdict);
 	// unset, Error.
 	FailOn Severity
@@ -171,6 +177,9 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 		}()
 	}
 	wg.Wait()
+	for _, wait := range opts.Pending {
+		opts.InputFindings = slices.Concat(opts.InputFindings, wait())
+	}
 
 	setOf := func(path string) string {
 		if opts.SetOf == nil {

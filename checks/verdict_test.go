@@ -43,6 +43,12 @@ func TestVerdictJudgesWhatTheStagesLeft(t *testing.T) {
 			o.Baseline = func([]checks.Finding) []checks.Finding { return nil }
 			o.InputFindings = []checks.Finding{{Rule: "IDL001", Severity: checks.Error, File: "gateway.yaml", Line: 1, Column: 1}}
 		}, checks.Verdict{Failed: true}},
+		{"a pending input's finding", func(o *checks.Options) {
+			o.Baseline = func([]checks.Finding) []checks.Finding { return nil }
+			o.Pending = []func() []checks.Finding{func() []checks.Finding {
+				return []checks.Finding{{Rule: "IDL001", Severity: checks.Error, File: "gateway.yaml", Line: 1, Column: 1}}
+			}}
+		}, checks.Verdict{Failed: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,8 +18,8 @@
 //   - apigateway.go: an AWS API Gateway OpenAPI export.
 //
 // A kubectl "List" is read item by item; any other kind is counted in
-// Set.Skipped (a document that names no kind idemlint reads is skipped
-// without being parsed: most of a repository's manifests are
+// Set.Skipped (a document of a kind idemlint does not read is skipped
+// without being parsed, triage.go: most of a repository's manifests are
 // Deployments and Services). A file that cannot be read or parsed is a Set.Errors entry
 // (IDL001 at that file) and nothing of it is used; a value written but
 // not understood is a Set.Problems entry, IDL001 at its place
@@ -27,7 +27,8 @@
 // whatever the input: MaxFileSize, a nesting limit, and a budget of node
 // visits proportional to the file's size that YAML aliases cannot
 // escape. Load (load.go) reads what a Source names, from the flags of
-// "check" or from .idemlint.json's "as_built" alike.
+// "check" or from .idemlint.json's "as_built" alike; Open (open.go)
+// reads it while a run reads its boundary documents.
 //
 // # Model
 //

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // HopNote says, for "idemlint graph", what the hop at index i of chain c
@@ -19,6 +18,7 @@ func (d *Deployment) HopNote(c *chain.Chain, i int) string {
 	if !h.Kind.IsEdge() || h.Op == nil || !h.Op.Method.OK() || !h.Op.Path.OK() {
 		return ""
 	}
+	d.Wait()
 	method := h.Op.Method.Value
 	b := d.bind(h.Doc)
 	var parts []string
@@ -36,8 +36,8 @@ func (d *Deployment) HopNote(c *chain.Chain, i int) string {
 		}
 		parts = append(parts, part)
 	}
-	if len(b.Resources) == 0 && len(b.Ambiguous) == 0 && d.Mesh == IstioMesh && h.Kind != boundary.BrowserToBFF {
-		parts = append(parts, "mesh istio "+retryNote(d.Set.IstioDefaultRetry(d.meshAt(h.Doc.Path))))
+	if r := d.meshDefault(h.Doc, b); r != nil {
+		parts = append(parts, "mesh istio "+retryNote(*r))
 	}
 	return strings.Join(parts, "; ")
 }

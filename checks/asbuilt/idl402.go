@@ -37,6 +37,9 @@ After:
 			if !retries(e.doc, method) {
 				continue // IDL401's
 			}
+			if len(e.hops) == 0 {
+				continue
+			}
 			declared := e.doc.Retry
 			var retryOn []string
 			for _, t := range declared.RetryOn.Items {

@@ -1,6 +1,8 @@
 package asbuilt
 
 import (
+	"slices"
+
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/chain"
 )
@@ -30,9 +32,16 @@ After: require the key at the browser edge:
   "http_idempotency": {"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},
     "on_missing": {"action": "reject", "status": 400, "error_code": "idempotency_key_required"}}`,
 	CheckSet: func(p *checks.SetPass) {
+		// Only the operations some bound route resends: every other one
+		// has nothing to report, and a set has thousands of them.
 		byOp := map[*chain.Operation]edgeOp{}
 		for _, e := range hops.Of(p) {
-			byOp[e.op] = e
+			if slices.ContainsFunc(e.hops, func(h Hop) bool { return h.Retry.ResendsAfterReceipt() }) {
+				byOp[e.op] = e
+			}
+		}
+		if len(byOp) == 0 {
+			return
 		}
 		type reported struct {
 			route *Route

@@ -45,13 +45,17 @@ After: remove the entry (or the filter).`,
 			if !c.StateChanging {
 				continue
 			}
-			headers := guarded(c)
+			var headers []guardedHeader // of the first hop carried as built
 			for _, h := range c.Hops {
 				if !h.Kind.IsEdge() || h.Op == nil || !h.Op.Method.OK() || !h.Op.Path.OK() {
 					continue
 				}
+				carried := d.bind(h.Doc).Hops(h.Op.Method.Value, h.Op.Path.Value)
+				if len(carried) > 0 && headers == nil {
+					headers = guarded(c)
+				}
 				e := edgeOp{doc: h.Doc, op: h.Op}
-				for _, hop := range d.bind(h.Doc).Hops(h.Op.Method.Value, h.Op.Path.Value) {
+				for _, hop := range carried {
 					for _, header := range headers {
 						if !chain.Allows(h.Doc.HeaderAllowInbound, header.name) {
 							continue // the edge drops it itself: IDL202's

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/checks/chain"
 )
 
 // IDL406 recomputes the chain's timing rules with what the proxies do.
@@ -40,11 +40,36 @@ above the owner's wait_timeout_ms.`,
 		if limit < 1 {
 			limit = checks.DefaultLimits().MaxRetryAmplification
 		}
+		// A factor is one hop's attempts in all; what it is, worded only
+		// for a finding: most chains have none.
 		type factor struct {
-			n       int // attempts in all; limit+1 for "without limit"
-			at      Pos
-			asBuilt bool
-			what    string
+			n        int // attempts in all; limit+1 for "without limit"
+			at       Pos // where the as-built attempts are written
+			hop      chain.Hop
+			resource *Resource // the route's; nil for the mesh's default or the edge
+			asBuilt  bool
+		}
+		what := func(f factor) string {
+			switch {
+			case f.resource != nil:
+				return fmt.Sprintf("%s %s/%s", f.resource.Kind, f.resource.Namespace, f.resource.Name.Value)
+			case f.asBuilt:
+				return "Istio's default retry of " + f.hop.Endpoints()
+			}
+			return "the edge " + f.hop.Endpoints()
+		}
+		// The mesh's default retry of each edge: chains share edges.
+		meshDefault := map[*chain.Facts]*Retry{}
+		meshDefaults := func(doc *chain.Facts, b Binding) *Retry {
+			if d.Mesh != IstioMesh {
+				return nil
+			}
+			r, ok := meshDefault[doc]
+			if !ok {
+				r = d.meshDefault(doc, b)
+				meshDefault[doc] = r
+			}
+			return r
 		}
 		seen := map[string]bool{}
 		once := func(key string) bool {
@@ -54,8 +79,9 @@ above the owner's wait_timeout_ms.`,
 			seen[key] = true
 			return true
 		}
+		var factors []factor // of one chain; reused
 		for _, c := range checks.ChainGraph.Of(p).Chains {
-			var factors []factor
+			factors = factors[:0]
 			var tightest *Retry
 			for _, h := range c.Hops {
 				if !h.Kind.IsEdge() || h.Op == nil || !h.Op.Method.OK() || !h.Op.Path.OK() {
@@ -64,46 +90,42 @@ above the owner's wait_timeout_ms.`,
 				method := h.Op.Method.Value
 				b := d.bind(h.Doc)
 				carried := b.Hops(method, h.Op.Path.Value)
-				var rs []Retry
-				var names []string
-				for _, hop := range carried {
-					res := hop.Route.Resource
-					rs = append(rs, hop.Retry)
-					names = append(names, fmt.Sprintf("%s %s/%s", res.Kind, res.Namespace, res.Name.Value))
+				if r := meshDefaults(h.Doc, b); r != nil {
+					carried = append(carried, Hop{Retry: *r})
 				}
-				if len(b.Resources) == 0 && len(b.Ambiguous) == 0 && d.Mesh == IstioMesh && h.Kind != boundary.BrowserToBFF {
-					rs = append(rs, d.Set.IstioDefaultRetry(d.meshAt(h.Doc.Path)))
-					names = append(names, "Istio's default retry of "+h.Endpoints())
-				}
-				if len(rs) == 0 {
+				if len(carried) == 0 {
 					if declared := h.Doc.Retry; retries(h.Doc, method) {
 						n := 1
 						if declared.MaxAttempts.OK() {
 							n = int(declared.MaxAttempts.Value)
 						}
-						pl := h.Doc.Place(declared.Pos)
-						factors = append(factors, factor{n: n, at: Pos{File: h.Doc.Path, Line: pl.Line, Column: pl.Column}, what: "the edge " + h.Endpoints()})
+						factors = append(factors, factor{n: n, hop: h})
 					}
 					continue
 				}
-				for i, r := range rs {
-					if !r.Retries() {
+				for i := range carried {
+					r := &carried[i]
+					if !r.Retry.Retries() {
 						continue
 					}
-					if !r.AttemptsKnown {
-						if at := r.AttemptsFrom.At; once("unknown " + at.String()) {
-							p.ReportAt(at.File, at.Line, at.Column, "", "%s retries %s on %s without saying how often (%s): write the attempts down (retry.attempts), so that the chain's retries can be counted",
-								names[i], c.Operation, h.Endpoints(), r.AttemptsFrom.Default.Source)
+					f := factor{at: r.Retry.AttemptsFrom.At, hop: h, asBuilt: true}
+					if r.Route != nil {
+						f.resource = r.Route.Resource
+					}
+					if !r.Retry.AttemptsKnown {
+						if once("unknown " + f.at.String()) {
+							p.ReportAt(f.at.File, f.at.Line, f.at.Column, "", "%s retries %s on %s without saying how often (%s): write the attempts down (retry.attempts), so that the chain's retries can be counted",
+								what(f), c.Operation, h.Endpoints(), r.Retry.AttemptsFrom.Default.Source)
 						}
 						continue
 					}
-					n := r.Attempts
-					if n == 0 {
-						n = limit + 1
+					f.n = r.Retry.Attempts
+					if f.n == 0 {
+						f.n = limit + 1
 					}
-					factors = append(factors, factor{n: n, at: r.AttemptsFrom.At, asBuilt: true, what: names[i]})
-					if r.PerTryTimeout > 0 && (tightest == nil || r.PerTryTimeout < tightest.PerTryTimeout) {
-						tightest = &rs[i]
+					factors = append(factors, f)
+					if r.Retry.PerTryTimeout > 0 && (tightest == nil || r.Retry.PerTryTimeout < tightest.PerTryTimeout) {
+						tightest = &r.Retry
 					}
 				}
 			}
@@ -118,7 +140,7 @@ above the owner's wait_timeout_ms.`,
 				top := factors[most]
 				var parts []string
 				for _, f := range factors {
-					parts = append(parts, fmt.Sprintf("%s %d", f.what, f.n))
+					parts = append(parts, fmt.Sprintf("%s %d", what(f), f.n))
 				}
 				if once(fmt.Sprintf("product %s %d", top.at, product)) {
 					p.ReportAt(top.at.File, top.at.Line, top.at.Column, "", "%s: as built, one request reaches the owner up to %d times (%s), above the limit of %d: retry at one layer and lower the others",

@@ -43,8 +43,11 @@ After (the resource is named orders-gateway):
 			if !doc.Kind.IsEdge() {
 				continue
 			}
-			edge := fmt.Sprintf("%s %s -> %s", doc.Kind, doc.From.Value, doc.To.Value)
 			b := d.bind(doc)
+			if len(b.Unmatched)+len(b.Ambiguous)+len(b.Resources) == 0 {
+				continue
+			}
+			edge := fmt.Sprintf("%s %s -> %s", doc.Kind, doc.From.Value, doc.To.Value)
 			for _, i := range b.Unmatched {
 				ref := doc.AsBuilt.Items[i]
 				if !ref.Kind.OK() || !ref.Name.OK() {

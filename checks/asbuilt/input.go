@@ -2,10 +2,9 @@ package asbuilt
 
 import (
 	"fmt"
-	"github.com/idemlint/idemlint/checks/chain"
-	"strings"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
@@ -28,10 +27,13 @@ const (
 // Deployment is the as-built configuration a run holds the boundary sets
 // to: the resources read, and the mesh.
 type Deployment struct {
+	// Set is what the files hold; of a Deployment Open returns, once
+	// Wait returns (a run that Use hands it to waits).
 	Set  *Set
 	Mesh Mesh
 	// MeshAt is where the mesh is declared (Source.MeshAt).
 	MeshAt Pos
+	wait   func() // the wait for the files Open reads; nil once Load read them
 }
 
 // Config is the as-built configuration; without one the as-built rules
@@ -43,10 +45,14 @@ var Config = &checks.InputOf[*Deployment]{
 }
 
 // Use holds the runs of opts to d; the findings of its files that could
-// not be read join the run's (checks.Options.InputFindings).
+// not be read join the run's (checks.Options.Pending), which waits for
+// the files Open is still reading, if any.
 func Use(opts *checks.Options, d *Deployment) {
 	Config.Supply(opts, d)
-	opts.InputFindings = append(opts.InputFindings, d.Set.FileFindings()...)
+	opts.Pending = append(opts.Pending, func() []checks.Finding {
+		d.Wait()
+		return d.Set.FileFindings()
+	})
 }
 
 // edgeOp is a state-changing operation of an edge document with the hops
@@ -70,8 +76,9 @@ func (e edgeOp) edge() string {
 	return fmt.Sprintf("%s %s -> %s", e.doc.Kind, e.doc.From.Value, e.doc.To.Value)
 }
 
-// hops are the state-changing operations of every edge of the set and the
-// hops that carry them as built.
+// hops are the state-changing operations of every edge of the set that
+// something carries as built, and the hops that do: the operations no
+// resource or mesh carries have nothing to judge.
 var hops = &checks.InputOf[[]edgeOp]{
 	Name:   "as-built hops",
 	PerSet: true,
@@ -86,22 +93,30 @@ var hops = &checks.InputOf[[]edgeOp]{
 				continue
 			}
 			b := d.bind(doc)
+			meshDefault := d.meshDefault(doc, b)
 			for i := range doc.Operations.Items {
 				op := &doc.Operations.Items[i]
 				if !op.StateChanging || !op.Method.OK() || !op.Path.OK() {
 					continue
 				}
-				e := edgeOp{doc: doc, op: op, hops: b.Hops(op.Method.Value, op.Path.Value)}
-				if len(b.Resources) == 0 && len(b.Ambiguous) == 0 && d.Mesh == IstioMesh && doc.Kind != boundary.BrowserToBFF {
-					// Reported where the mesh is declared (spec 8.1).
-					r := d.Set.IstioDefaultRetry(d.meshAt(doc.Path))
-					e.meshDefault = &r
+				if e := (edgeOp{doc: doc, op: op, hops: b.Hops(op.Method.Value, op.Path.Value), meshDefault: meshDefault}); len(e.hops) > 0 || e.meshDefault != nil {
+					out = append(out, e)
 				}
-				out = append(out, e)
 			}
 		}
 		return out, nil
 	},
+}
+
+// meshDefault is the mesh's default retry that carries the edge doc bound
+// by b, reported where the mesh is declared (spec 8.1); nil when a
+// resource binds the edge, or no mesh retries its hop.
+func (d *Deployment) meshDefault(doc *chain.Facts, b Binding) *Retry {
+	if len(b.Resources) > 0 || len(b.Ambiguous) > 0 || d.Mesh != IstioMesh || doc.Kind == boundary.BrowserToBFF {
+		return nil
+	}
+	r := d.Set.IstioDefaultRetry(d.meshAt(doc.Path))
+	return &r
 }
 
 // bind binds an edge document (spec 8.4): by its as_built entries when
@@ -123,12 +138,8 @@ func retries(doc *chain.Facts, method string) bool {
 	if !r.Present() || !r.Enabled.Value {
 		return false
 	}
-	for _, m := range r.Methods.Values() {
-		if strings.EqualFold(m, method) {
-			return true
-		}
-	}
-	return false
+	_, ok := r.Methods.FindFold(method)
+	return ok
 }
 
 // origin names where a value comes from, for messages: a default with

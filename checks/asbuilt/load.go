@@ -33,14 +33,19 @@ func ParseMesh(s string) (Mesh, error) {
 // walked directories that could not be read; a file that cannot be
 // parsed is in the Set's Errors instead (IDL001, Set.FileFindings).
 func Load(src Source) (*Deployment, []fileset.Skipped, error) {
-	if len(src.Paths) == 0 {
-		return &Deployment{Set: Read(nil), Mesh: src.Mesh, MeshAt: src.MeshAt}, nil, nil
-	}
-	files, skipped, err := fileset.Collect(src.Paths, fileset.Options{Include: IsFile, FollowSymlinks: src.FollowSymlinks})
+	files, skipped, err := collect(src)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &Deployment{Set: Read(files), Mesh: src.Mesh, MeshAt: src.MeshAt}, skipped, nil
+}
+
+// collect returns the files src names, walking its directories.
+func collect(src Source) ([]string, []fileset.Skipped, error) {
+	if len(src.Paths) == 0 {
+		return nil, nil, nil
+	}
+	return fileset.Collect(src.Paths, fileset.Options{Include: IsFile, FollowSymlinks: src.FollowSymlinks})
 }
 
 // meshAt is where a finding caused by the mesh's default at an edge

@@ -3,33 +3,54 @@ package asbuilt
 import (
 	"fmt"
 	"io"
+	"sync"
 
 	checkreport "github.com/idemlint/idemlint/checks/report"
 )
 
-// Open reads the as-built configuration src names (config.AsBuilt merges
-// check's --as-built and --mesh over .idemlint.json's "as_built"). The
-// files of walked directories that cannot be read, and how many resources
-// were read, are said on w.
+// Open starts reading the as-built configuration src names
+// (config.AsBuilt merges check's --as-built and --mesh over
+// .idemlint.json's "as_built") and returns it while the files are read,
+// so that a run reads them beside its boundary documents: Use hands the
+// run a wait for them, and Wait waits. The files of walked directories
+// that cannot be read are said on w at once, and how many resources were
+// read once they are.
 func Open(src Source, w io.Writer) (*Deployment, error) {
-	d, skipped, err := Load(src)
+	if len(src.Paths) == 0 {
+		d, _, err := Load(src)
+		return d, err
+	}
+	files, skipped, err := collect(src)
 	if err != nil {
 		return nil, fmt.Errorf("as-built configuration: %w", err)
 	}
 	for _, s := range skipped {
 		fmt.Fprintf(w, "idemlint: as-built configuration: %s not read: %v\n", s.Path, s.Err)
 	}
-	if len(src.Paths) > 0 {
-		read, notRead := d.Set.Counts()
-		fmt.Fprintf(w, "idemlint: %s read, %d skipped\n", checkreport.Plural(read, "as-built resource"), notRead)
-	}
+	d := &Deployment{Mesh: src.Mesh, MeshAt: src.MeshAt}
+	read := make(chan *Set, 1)
+	go func() { read <- Read(files) }()
+	d.wait = sync.OnceFunc(func() {
+		d.Set = <-read
+		n, notRead := d.Set.Counts()
+		fmt.Fprintf(w, "idemlint: %s read, %d skipped\n", checkreport.Plural(n, "as-built resource"), notRead)
+	})
 	return d, nil
+}
+
+// Wait waits until the files Open started reading are read: d.Set is
+// then what they hold.
+func (d *Deployment) Wait() {
+	if d.wait != nil {
+		d.wait()
+	}
 }
 
 // SayUnread says on w which files of d could not be read and how many
 // values were read without being understood, for a command that shows no
 // findings ("idemlint graph"): check reports each as IDL001.
 func (d *Deployment) SayUnread(w io.Writer) {
+	d.Wait()
 	for _, e := range d.Set.Errors {
 		fmt.Fprintf(w, "idemlint: cannot read the as-built file %v; hops it routes are drawn without it\n", e)
 	}

@@ -1,8 +1,10 @@
 package asbuilt
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,6 +30,7 @@ func TestOpen(t *testing.T) {
 	if err != nil || d == nil || d.Mesh != NoMesh {
 		t.Fatalf("Open(dir) = %v, %v", d, err)
 	}
+	d.Wait()
 	if want := "idemlint: 0 as-built resources read, 1 skipped\n"; said.String() != want {
 		t.Errorf("Open said %q, want %q", said.String(), want)
 	}
@@ -41,7 +44,48 @@ func TestOpen(t *testing.T) {
 	}
 	opts := checks.DefaultOptions()
 	Use(&opts, d)
-	if len(opts.InputFindings) != 1 || opts.InputFindings[0].Rule != "IDL001" || opts.InputFindings[0].File != filepath.Join(dir, "broken.yaml") {
-		t.Errorf("Use gave the run %v, want broken.yaml's IDL001", opts.InputFindings)
+	var given []checks.Finding
+	for _, wait := range opts.Pending {
+		given = append(given, wait()...)
+	}
+	if len(given) != 1 || given[0].Rule != "IDL001" || given[0].File != filepath.Join(dir, "broken.yaml") {
+		t.Errorf("Use gave the run %v, want broken.yaml's IDL001", given)
+	}
+}
+
+// TestOpenBesideARun: a run handed a configuration Open is still reading
+// waits for it, and holds the set to it as to one read before the run.
+func TestOpenBesideARun(t *testing.T) {
+	shop := filepath.Join("..", "..", "fixtures", "as-built", "shop")
+	run := func(d *Deployment) []string {
+		opts := checks.DefaultOptions()
+		Use(&opts, d)
+		res, err := checks.Check([]string{filepath.Join(shop, "boundaries")}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range res.Findings {
+			got = append(got, fmt.Sprintf("%s %s:%d:%d", f.Rule, f.File, f.Line, f.Column))
+		}
+		return got
+	}
+	src := Source{Paths: []string{filepath.Join(shop, "broken")}, Mesh: IstioMesh}
+	var said strings.Builder
+	opened, err := Open(src, &said)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := run(opened)
+	loaded, _, err := Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := run(loaded)
+	if !slices.ContainsFunc(want, func(f string) bool { return strings.HasPrefix(f, "IDL401 ") }) || strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings beside the run:\n%s\nwant, as read before it:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.HasSuffix(said.String(), " skipped\n") {
+		t.Errorf("Open said %q, want how many resources were read", said.String())
 	}
 }

@@ -179,16 +179,24 @@ func (f *fileRead) read(data []byte) *FileError {
 		start := bytes.LastIndexByte(data[:at], '\n') + 1
 		return &FileError{At: Pos{File: f.file, Line: line, Column: utf8.RuneCount(data[start:at]) + 1}, Err: fmt.Errorf("not UTF-8: the byte %#x starts no UTF-8 character (YAML and JSON files are UTF-8, or UTF-16 with a byte order mark)", data[at])}
 	}
-	// Each document is parsed on its own, and one that names no kind
-	// idemlint reads is skipped unparsed (most of a platform team's
+	// Each document is parsed on its own, and one of a kind idemlint
+	// does not read is skipped unparsed (most of a platform team's
 	// manifests are Deployments and Services; spec 6.8 skips unrelated
-	// JSON files alike). Directives (%YAML, %TAG) apply across a document
+	// JSON files alike): triage reads the kind of a block-style document,
+	// and one it is not sure of is skipped when it names no kind read. Directives (%YAML, %TAG) apply across a document
 	// marker, so a file with any is parsed whole, as is one in UTF-16,
 	// whose bytes the split does not read.
 	if utf16 || bytes.HasPrefix(data, []byte("%")) || bytes.Contains(data, []byte("\n%")) {
 		return f.parseDocuments(data)
 	}
 	for offset, doc := range documents(data) {
+		switch triage(doc) {
+		case emptyDoc:
+			continue
+		case skipIt:
+			f.skipped++
+			continue
+		}
 		if !mayHold(doc) {
 			if !blank(doc) {
 				f.skipped++
@@ -268,10 +276,15 @@ var (
 	configMapWords = [][]byte{[]byte("istio"), []byte("ingress-nginx")}
 )
 
+// mayHold reports whether a document triage is not sure of may be one
+// idemlint reads: whether it holds the words of one. Only a double-quoted
+// escape spells a word without its letters, so a document with a
+// backslash may.
 func mayHold(doc []byte) bool {
 	has := func(w []byte) bool { return bytes.Contains(doc, w) }
 	return slices.ContainsFunc(kindWords, has) ||
-		(has([]byte("ConfigMap")) && slices.ContainsFunc(configMapWords, has))
+		(has([]byte("ConfigMap")) && slices.ContainsFunc(configMapWords, has)) ||
+		bytes.IndexByte(doc, '\\') >= 0
 }
 
 // blank reports whether doc holds no content: markers, comments, blanks.

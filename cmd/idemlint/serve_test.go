@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/reference/server"
+	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
 // syncBuffer is a bytes.Buffer the server may write while the test reads.
@@ -228,27 +226,10 @@ func execServe(args ...string) (stdout, stderr string, err error) {
 }
 
 // servePolicyWith writes the serve policy, changed by edit, to a temporary
-// file (on one line) and returns its path.
+// file and returns its path.
 func servePolicyWith(t *testing.T, edit func(doc map[string]any)) string {
 	t.Helper()
-	src, err := os.ReadFile(servePolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(src, &doc); err != nil {
-		t.Fatal(err)
-	}
-	edit(doc)
-	out, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "policy.json")
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testserver.EditedPolicy(t, servePolicy, edit)
 }
 
 func TestServeRefusesInvalidPolicy(t *testing.T) {

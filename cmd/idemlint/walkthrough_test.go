@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,12 +20,14 @@ import (
 )
 
 // walkthroughMarker precedes each README code block the walkthrough runs:
-// "<!-- walkthrough: NAME -->" on the line before the opening fence.
-var walkthroughMarker = regexp.MustCompile(`(?m)^<!-- walkthrough: ([a-z0-9-]+) -->\n` + "```" + `(sh)?\n`)
+// "<!-- walkthrough: NAME -->" on the line before the opening fence, or
+// before a table with a "command" column.
+var walkthroughMarker = regexp.MustCompile(`(?m)^<!-- walkthrough: ([a-z0-9-]+) -->\n(` + "```" + `(sh)?\n|\|)`)
 
 // readmeBlocks returns README's marked code blocks by name, as a reader
 // would paste them: a "sh" block whole, a transcript block (no language)
-// only its "$ " lines, without the prompt.
+// only its "$ " lines, without the prompt, a table the commands of its
+// "command" column.
 func readmeBlocks(t *testing.T) map[string]string {
 	t.Helper()
 	readme, err := os.ReadFile("../../README.md")
@@ -33,18 +37,26 @@ func readmeBlocks(t *testing.T) map[string]string {
 	blocks := map[string]string{}
 	for _, m := range walkthroughMarker.FindAllSubmatchIndex(readme, -1) {
 		name := string(readme[m[2]:m[3]])
-		body, _, ok := strings.Cut(string(readme[m[1]:]), "```\n")
-		if !ok {
-			t.Fatalf("README.md: the walkthrough block %q is not closed", name)
-		}
-		if m[4] < 0 {
-			var commands []string
-			for _, line := range strings.Split(body, "\n") {
-				if command, ok := strings.CutPrefix(line, "$ "); ok {
-					commands = append(commands, command)
-				}
+		var body string
+		switch {
+		case readme[m[4]] == '|':
+			table, _, _ := strings.Cut(string(readme[m[4]:]), "\n\n")
+			body = tableCommands(t, name, table)
+		default:
+			var ok bool
+			body, _, ok = strings.Cut(string(readme[m[1]:]), "```\n")
+			if !ok {
+				t.Fatalf("README.md: the walkthrough block %q is not closed", name)
 			}
-			body = strings.Join(commands, "\n") + "\n"
+			if m[6] < 0 {
+				var commands []string
+				for _, line := range strings.Split(body, "\n") {
+					if command, ok := strings.CutPrefix(line, "$ "); ok {
+						commands = append(commands, command)
+					}
+				}
+				body = strings.Join(commands, "\n") + "\n"
+			}
 		}
 		if _, dup := blocks[name]; dup {
 			t.Fatalf("README.md marks two walkthrough blocks %q", name)
@@ -54,29 +66,120 @@ func readmeBlocks(t *testing.T) map[string]string {
 	return blocks
 }
 
+var (
+	// tableCell is a cell of a Markdown table row, where "\|" is a "|"
+	// of the text.
+	tableCell = regexp.MustCompile(`(?:[^|\\]|\\.)+`)
+	codeSpan  = regexp.MustCompile("`([^`]+)`")
+)
+
+// tableCommands returns the commands of the "command" column of table,
+// one a line: its code spans that hold a space (the others name things,
+// such as a benchmark).
+func tableCommands(t *testing.T, name, table string) string {
+	t.Helper()
+	rows := strings.Split(table, "\n")
+	column := slices.IndexFunc(tableCell.FindAllString(rows[0], -1), func(c string) bool { return strings.TrimSpace(c) == "command" })
+	if column < 0 || len(rows) < 3 {
+		t.Fatalf("README.md: the walkthrough table %q has no \"command\" column", name)
+	}
+	var commands []string
+	for _, row := range rows[2:] {
+		cells := tableCell.FindAllString(row, -1)
+		if column >= len(cells) {
+			t.Fatalf("README.md: a row of the walkthrough table %q has no command cell: %s", name, row)
+		}
+		for _, span := range codeSpan.FindAllStringSubmatch(cells[column], -1) {
+			if command := strings.ReplaceAll(span[1], `\|`, "|"); strings.Contains(command, " ") {
+				commands = append(commands, command)
+			}
+		}
+	}
+	return strings.Join(commands, "\n") + "\n"
+}
+
+var fencedBlock = regexp.MustCompile("(?ms)^```.*?^```$")
+
+// readmeSpans returns the code spans of README outside its code blocks,
+// in order, with a table's "\|" as "|".
+func readmeSpans(t *testing.T) []string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spans []string
+	for _, m := range codeSpan.FindAllStringSubmatch(fencedBlock.ReplaceAllString(string(readme), ""), -1) {
+		spans = append(spans, strings.ReplaceAll(m[1], `\|`, "|"))
+	}
+	return spans
+}
+
+// commandFence opens a README code block of shell commands.
+var commandFence = regexp.MustCompile("^```(sh|shell|bash|console)$")
+
+// unmarkedCommandBlocks returns the line and fence of each README code
+// block of shell commands that neither the walkthrough runs nor a test
+// named on the line before it checks ("<!-- output checked by TestX -->").
+func unmarkedCommandBlocks(t *testing.T) []string {
+	t.Helper()
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unmarked []string
+	lines := strings.Split(string(readme), "\n")
+	inBlock := false
+	for i, line := range lines {
+		if !strings.HasPrefix(line, "```") {
+			continue
+		}
+		opening := !inBlock
+		inBlock = !inBlock
+		if !opening || !commandFence.MatchString(line) {
+			continue
+		}
+		if i == 0 || !strings.HasPrefix(lines[i-1], "<!-- walkthrough: ") && !strings.HasPrefix(lines[i-1], "<!-- output checked by Test") {
+			unmarked = append(unmarked, fmt.Sprintf("%d: %s", i+1, line))
+		}
+	}
+	return unmarked
+}
+
 // walkthroughScript is the shell script a scenario runs: its prelude,
-// its blocks in order as README writes them, with the scenario's bounds
+// its blocks in order as README writes them with the scenario's bounds
 // substituted, then its after part. Every command that fails outside a
 // condition prints "walkthrough: status N: COMMAND" to stderr, so a
 // failure in the middle of a block cannot go unseen.
 func walkthroughScript(t *testing.T, blocks map[string]string, sc walkthroughScenario) string {
 	t.Helper()
-	script := []string{`trap 'echo "walkthrough: status $?: $BASH_COMMAND" >&2' ERR`, sc.prelude}
+	var blockText []string
 	for _, name := range sc.blocks {
 		block, ok := blocks[name]
 		if !ok {
 			t.Fatalf("README.md has no block marked <!-- walkthrough: %s -->", name)
 		}
-		script = append(script, block)
+		blockText = append(blockText, block)
 	}
-	text := strings.Join(append(script, sc.after), "\n")
+	if sc.spans != "" {
+		found := false
+		for _, span := range readmeSpans(t) {
+			if strings.Contains(span, sc.spans) {
+				blockText, found = append(blockText, span), true
+			}
+		}
+		if !found {
+			t.Fatalf("README.md has no code span holding %q", sc.spans)
+		}
+	}
+	text := strings.Join(blockText, "\n")
 	for _, b := range sc.bound {
 		if !strings.Contains(text, b[0]) {
 			t.Fatalf("README.md's blocks %q no longer hold %q, which the scenario bounds: update the scenario", sc.blocks, b[0])
 		}
 		text = strings.ReplaceAll(text, b[0], b[1])
 	}
-	return text
+	return strings.Join([]string{`trap 'echo "walkthrough: status $?: $BASH_COMMAND" >&2' ERR`, sc.prelude, text, sc.after}, "\n")
 }
 
 // walkthroughScenario is a reader's path through README: the blocks run
@@ -99,6 +202,10 @@ type walkthroughScenario struct {
 	// keep a long block short (a smaller corpus) or stand in for a
 	// placeholder; each must occur in the blocks.
 	bound [][2]string
+	// spans are README's code spans outside code blocks that contain
+	// this text (README names some commands in its prose or tables),
+	// run one a line after the blocks.
+	spans string
 	// clone runs the scenario in a copy of the repository's files
 	// committed to a new git repository, as a fresh clone is, instead of
 	// links to them: for blocks that run git.
@@ -141,17 +248,82 @@ var walkthroughScenarios = []walkthroughScenario{
 		fails: []string{`^walkthrough: status 1: idemlint conform`}},
 	{name: "replicas on Redis", blocks: []string{"redis-start", "replicas", "replicas-stop", "redis-stop"}, store: "redis"},
 	{name: "replicas on PostgreSQL", blocks: []string{"postgres-start", "replicas", "replicas-stop", "postgres-stop"}, store: "postgres"},
+	{name: "install", blocks: []string{"install"},
+		prelude: `export GOBIN=$(mktemp -d)`, after: `"$GOBIN/idemlint" version; ./idemlint version`,
+		want: []string{`(?m)^idemlint .*\n(.*\n)*idemlint `}, files: []string{"idemlint"}},
+	{name: "only what changed", blocks: []string{"new-from-rev"}, clone: true,
+		// After the commit the reader's, one broken document: only its
+		// set's findings are shown.
+		after: `sed -i 's/"x-idempotency-key"/"x-idempotency-kee"/' fixtures/valid/orders-basic/02-bff-to-gateway.json
+go run ./cmd/idemlint check --new-from-rev HEAD fixtures/valid`,
+		want: []string{`(?m)^\d+ files checked, 0 errors, 0 warnings`,
+			`(?m)^fixtures/valid/orders-basic/02-bff-to-gateway.json:\d+:\d+: error IDL\d+ `},
+		fails: []string{`^walkthrough: status 1: go run ./cmd/idemlint check --new-from-rev HEAD fixtures/valid$`}},
+	{name: "as built", blocks: []string{"as-built"},
+		bound: [][2]string{{"deploy/rendered/", "fixtures/as-built/shop/fixed/"},
+			{"mesh.yaml", "fixtures/as-built/shop/broken/commerce-adapter.yaml"},
+			{"boundaries/", "fixtures/as-built/shop/boundaries/"}},
+		want:  []string{`(?m)^4 files checked, 0 errors, 0 warnings$`, `(?m)^fixtures/as-built/shop/broken/commerce-adapter.yaml:\d+:\d+: error IDL401 `},
+		fails: []string{`^walkthrough: status 1: idemlint check --as-built fixtures/as-built/shop/broken/commerce-adapter.yaml --mesh istio`}},
+	{name: "shell completion", spans: "idemlint completion ",
+		// What a reader's shells have: a home, zsh's function path
+		// (fpath[1] is its first directory in zsh, the second in bash),
+		// fish's completion directory.
+		prelude: `export HOME=$(mktemp -d) && mkdir -p "$HOME/zsh" ~/.config/fish/completions && fpath=(unused "$HOME/zsh")`,
+		// The synopsis names no shell.
+		bound: [][2]string{{"idemlint completion SHELL\n", ""}},
+		after: `complete -p idemlint
+head -n 1 "$HOME/zsh/_idemlint" ~/.config/fish/completions/idemlint.fish`,
+		want: []string{`(?m)^complete .*-F \S+ idemlint$`, `(?m)^#compdef idemlint$`, `(?m)^# fish completion for idemlint`}},
+	{name: "crash test", blocks: []string{"crash"},
+		want: []string{`(?m)^walkthrough: go test checked, not run: ./reference/redisstore$`}},
+	{name: "performance", blocks: []string{"performance", "performance-table"}, clone: true,
+		prelude: `D=$(mktemp -d)
+printf 'openapi: 3.0.3\ninfo: {title: corpus, version: "1"}\npaths:\n  /orders:\n    post:\n      responses: {"201": {description: created}}\n' > "$D/API.yaml"
+idemlint serve --policy fixtures/valid/orders-basic/04-adapter.json --addr 127.0.0.1:0 > "$D/serve.log" 2>&1 &
+until grep -q '^listening on ' "$D/serve.log"; do sleep 0.1; done
+url=$(sed -n 's/^listening on //p' "$D/serve.log")`,
+		after: `kill %1 && wait`,
+		// Corpora of 20 flows, not 2,500; bash's time for GNU time, which
+		// may be missing (a note on it is no command); npm ci needs
+		// Node.js and the network: the lock file it reads must be there;
+		// the description is one of a single operation, not the 2.8 MB
+		// one the benchmark writes.
+		bound: [][2]string{{"-flows 2500", "-flows 20"}, {"\n/usr/bin/time -v\n", "\n"},
+			{"/usr/bin/time -v ", "time -p "}, {"/usr/bin/time -p ", "time -p "}, {"DIR", "$D/uniform"},
+			{"npm ci", "test -f package-lock.json"}, {"API.yaml", "$D/API.yaml"}},
+		want: []string{`(?m)^\d+ probes: \d+ passed, 0 failed`, `(?m)^idemlint: recorded \d+ findings in baseline`,
+			`(?m)^walkthrough: go test checked, not run: ./cmd/idemlint/internal/lsp$`},
+		// The corpora and the fixture sets have defects: check exits 1.
+		fails: []string{`^walkthrough: status 1: \$D/idemlint check --no-config \$D/varied > /dev/null$`,
+			`^walkthrough: status 1: \$D/idemlint check --no-config \$D/uniform > /dev/null$`,
+			`^walkthrough: status 1: \$D/idemlint check \$D/sets$`,
+			`^walkthrough: status 1: \$D/idemlint check -o github`,
+			`^walkthrough: status 1: \$D/idemlint openapi check`}},
+	{name: "development", blocks: []string{"development"}, clone: true,
+		prelude: `D=$(mktemp -d)`,
+		// CI itself is only parsed; a new fixture set is one extracted
+		// under another name, its golden to be filled in.
+		bound: [][2]string{{"DIR", "$D/sets"}, {"bash .ci/run", "bash -n .ci/run"},
+			{"go run ./fixtures/sets archive fixtures/rules/IDLnnn/NAME",
+				"cp -r $D/sets/rules/IDL102/outbound-missing-key fixtures/rules/IDL102/walkthrough-case && " +
+					"touch fixtures/rules/IDL102/walkthrough-case/findings.golden && go run ./fixtures/sets archive fixtures/rules/IDL102/walkthrough-case"}},
+		files: []string{"fixtures/rules/IDL102/walkthrough-case.txtar"}},
 }
 
 // TestREADMEWalkthrough runs README's user-facing commands as a newcomer
 // would, from a directory holding this repository's files, so that they
-// cannot drift from what idemlint does. Each scenario has 2 minutes, in
-// its own process group, killed at the end with what it started.
+// cannot drift from what idemlint does. Each scenario runs in its own
+// process group, killed at the end with what it started, and has 10
+// minutes, only against a hang: builds on a loaded machine take minutes.
 func TestREADMEWalkthrough(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
 	blocks := readmeBlocks(t)
+	for _, block := range unmarkedCommandBlocks(t) {
+		t.Errorf("README.md:%s has no <!-- walkthrough: NAME --> marker on the line before it: mark it and run it in a scenario", block)
+	}
 	used := map[string]bool{}
 	for _, sc := range walkthroughScenarios {
 		for _, name := range sc.blocks {
@@ -265,7 +437,7 @@ func runScenario(t *testing.T, repo, script string, sc walkthroughScenario, user
 		}
 	}
 	env = append(env, "TMPDIR="+tmp, "NO_COLOR=1", "PATH="+path, walkthroughRealGo+"="+realGo)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir = filepath.Join(top, filepath.FromSlash(sc.dir))

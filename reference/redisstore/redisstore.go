@@ -439,6 +439,9 @@ func decode(v string, expiry int64) (reference.Record, error) {
 		if v[createdAt:periodAt] == neverRenewed {
 			created = updated
 		}
+		if created > expiry { // created after its lease ends: not a record the store wrote
+			return reference.Record{}, errCorrupt
+		}
 		updated = created
 	} else {
 		rec.ExpiresAt = time.UnixMilli(expiry)

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -187,24 +186,7 @@ func (s *serving) send(t *testing.T, method, path, key, body string) reply {
 // and returns its path.
 func policyWith(t *testing.T, edit func(doc map[string]any)) string {
 	t.Helper()
-	src, err := os.ReadFile(policyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(src, &doc); err != nil {
-		t.Fatal(err)
-	}
-	edit(doc)
-	out, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "policy.json")
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testserver.EditedPolicy(t, policyFile, edit)
 }
 
 // wantUnfinished fails the test unless err is ErrUnfinished.
