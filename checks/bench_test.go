@@ -211,8 +211,8 @@ func BenchmarkCheck10k(b *testing.B) {
 // component are no longer sized to the documents. A check keeps 2.7 KB a
 // document on the uniform corpus and 3.0 KB on the varied one (3.1 and
 // 3.5 KB before). At 50k files, three rounds alternating with 1392d70 at
-// load average 4-7, peak RSS and CPU: uniform 269-287 MB and 3.3-3.4 s
-// against 306-314 MB and 3.3-3.5 s; varied 324-328 MB and 4.0-4.1 s
+// load average 4-7, peak RSS and CPU: uniform 269-287 MB and 3.2-3.3 s
+// against 306-314 MB and 3.3-3.5 s; varied 324-328 MB and 3.9-4.1 s
 // against 350-368 MB and 3.9-4.2 s. BenchmarkCheck10k's CPU stays within
 // the noise of the floor's (0.95-1.02 of it against 0.91-1.00). The peak
 // is still about twice the live heap: 250 MB needs about 2.3 KB a
