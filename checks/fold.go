@@ -21,7 +21,7 @@ func foldTypos(findings []Finding, docs []*chain.Facts) []Finding {
 	type object struct{ file, pointer string }
 	unknown := map[object][]int{}
 	for i, f := range findings {
-		if f.Rule == IDL002.ID && f.Pointer != "" {
+		if foldsAt(f) {
 			parent, _ := splitPointer(f.Pointer)
 			unknown[object{f.File, parent}] = append(unknown[object{f.File, parent}], i)
 		}
@@ -55,6 +55,10 @@ func foldTypos(findings []Finding, docs []*chain.Facts) []Finding {
 	}
 	return kept
 }
+
+// foldsAt reports whether f is a finding that others may fold into: only
+// a document with one asks present about its values.
+func foldsAt(f Finding) bool { return f.Rule == IDL002.ID && f.Pointer != "" }
 
 // splitPointer splits a JSON Pointer into its parent's pointer and its
 // last member name, unescaped.

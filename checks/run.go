@@ -273,7 +273,11 @@ func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
 	}
 	var fs fileSuppressions
 	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed})
-	return loaded{facts: chain.FactsOf(doc), findings: findings, suppressions: fs}
+	facts := chain.FactsOf(doc)
+	if !slices.ContainsFunc(findings, foldsAt) {
+		facts.CutPlaces() // the document is dropped: its facts need only their own places
+	}
+	return loaded{facts: facts, findings: findings, suppressions: fs}
 }
 
 // notBoundaryText reports whether src, which did not parse as a boundary

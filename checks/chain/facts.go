@@ -1,6 +1,11 @@
 package chain
 
-import "github.com/idemlint/idemlint/schemas/boundary"
+import (
+	"slices"
+	"strings"
+
+	"github.com/idemlint/idemlint/schemas/boundary"
+)
 
 // Facts are what the cross-document stage reads of one boundary document:
 // the chain graph, the chain rules, and the OpenAPI and as-built rules
@@ -25,10 +30,10 @@ type Facts struct {
 	// document's schema then requires http_idempotency.
 	StateChanging bool
 
-	CORSAllowedHeaders, HeaderAllowInbound, HeaderAllowOutbound, SetsHeaders boundary.StringList
+	CORSAllowedHeaders, HeaderAllowInbound, HeaderAllowOutbound, SetsHeaders Names
 
-	Idempotency boundary.HTTPIdempotency
-	Retry       boundary.HTTPRetry
+	Idempotency Idempotency
+	Retry       Retry
 	AsBuilt     boundary.AsBuiltRefs
 	// Policy is the owner policy: the document's own for an adapter, the
 	// embedded "adapter" object of a gateway_to_adapter edge, else nil.
@@ -37,6 +42,41 @@ type Facts struct {
 	// Places resolve the Pos of every value above: Place, Pointer,
 	// Member, Has.
 	boundary.Places
+}
+
+// Names is a header list as the chain rules read it: the list itself
+// and the names it holds. A rule reports the list (add a header to it),
+// never one name of it, so the names keep no place of their own: 16 bytes
+// a name rather than the model's 32 (and its place).
+type Names struct {
+	boundary.Field
+	Values []string // the items that are strings, in order
+}
+
+// headerLists sets the header lists of f from doc's. Their names share
+// one array: an allocation a document rather than one a list.
+func (f *Facts) headerLists(doc *boundary.Document) {
+	from := [...]*boundary.StringList{&doc.CORSAllowedHeaders, &doc.HeaderAllowInbound, &doc.HeaderAllowOutbound, &doc.SetsHeaders}
+	to := [...]*Names{&f.CORSAllowedHeaders, &f.HeaderAllowInbound, &f.HeaderAllowOutbound, &f.SetsHeaders}
+	n := 0
+	for _, l := range from {
+		n += len(l.Items)
+	}
+	names := make([]string, 0, n)
+	for i, l := range from {
+		start := len(names)
+		for _, it := range l.Items {
+			if it.OK() {
+				names = append(names, it.Value)
+			}
+		}
+		*to[i] = Names{Field: l.Field, Values: names[start:len(names):len(names)]}
+	}
+}
+
+// ContainsFold reports whether the list holds name, case-insensitively.
+func (n Names) ContainsFold(name string) bool {
+	return slices.ContainsFunc(n.Values, func(v string) bool { return strings.EqualFold(v, name) })
 }
 
 // Operations is the "operations" array of a document.
@@ -61,11 +101,61 @@ type Policy struct {
 	// Idempotency is the section governing the key: the Idempotency of the
 	// same facts (the adapter's own, or for an embedded policy the
 	// enclosing edge's).
-	Idempotency  *boundary.HTTPIdempotency
+	Idempotency  *Idempotency
 	Scope        boundary.StringList
 	ScopeSources boundary.ScopeSources
-	Inflight     boundary.Inflight
-	Conflict     boundary.Conflict
+	Inflight     Inflight
+	Conflict     Conflict
+}
+
+// The sections below are the model's, cut to the fields the
+// cross-document rules read: what only the per-document rules read
+// (key_format, the error codes, retry's mode and requires_idempotency_key,
+// lease_ms) stays behind with the document.
+
+// Idempotency is what the cross-document rules read of http_idempotency.
+type Idempotency struct {
+	boundary.Field
+	Header, Role  boundary.String
+	RequireKey    boundary.RequireKey
+	OnMissing     OnMissing
+	EchoKeyHeader boundary.Bool
+}
+
+// OnMissing is what a keyless key-required request gets.
+type OnMissing struct {
+	Action boundary.String
+	Status boundary.Int
+}
+
+// KeyHeader is the declared header, or boundary.DefaultKeyHeader.
+func (i *Idempotency) KeyHeader() string { return boundary.KeyHeaderOf(i.Header) }
+
+// Covers reports whether a request with method to the operation whose
+// operation_key is key must carry the key under this section.
+func (i *Idempotency) Covers(method, key boundary.String) bool {
+	return i.OK() && i.RequireKey.Covers(method, key)
+}
+
+// Retry is what the cross-document rules read of http_retry.
+type Retry struct {
+	boundary.Field
+	Enabled         boundary.Bool
+	MaxAttempts     boundary.Int
+	Methods         boundary.StringList
+	RetryOn         boundary.RetryOn
+	PerTryTimeoutMS boundary.Int
+}
+
+// Inflight is what the cross-document rules read of idempotency_inflight.
+type Inflight struct {
+	Policy                boundary.String
+	Status, WaitTimeoutMS boundary.Int
+}
+
+// Conflict is what the cross-document rules read of idempotency_conflict.
+type Conflict struct {
+	OnPayloadMismatch struct{ Status boundary.Int }
 }
 
 // FactsOf derives the facts of doc. They share the model's strings and
@@ -74,18 +164,24 @@ func FactsOf(doc *boundary.Document) *Facts {
 	f := &Facts{
 		Path: doc.Path, Root: doc.Root, Kind: doc.Kind,
 		KindField: doc.KindField, From: doc.From, To: doc.To, Service: doc.Service, ContractVersion: doc.ContractVersion,
-		Operations:         Operations{Field: doc.Operations.Field, Items: make([]Operation, len(doc.Operations.Items))},
-		CORSAllowedHeaders: doc.CORSAllowedHeaders, HeaderAllowInbound: doc.HeaderAllowInbound,
-		HeaderAllowOutbound: doc.HeaderAllowOutbound, SetsHeaders: doc.SetsHeaders,
-		Idempotency: doc.Idempotency, Retry: doc.Retry, AsBuilt: doc.AsBuilt,
+		Operations:    Operations{Field: doc.Operations.Field, Items: make([]Operation, len(doc.Operations.Items))},
+		AsBuilt:       doc.AsBuilt,
 		StateChanging: doc.Operations.StateChanging(), Places: doc.Places,
 	}
+	f.headerLists(doc)
+	id, r := &doc.Idempotency, &doc.Retry
+	f.Idempotency = Idempotency{Field: id.Field, Header: id.Header, Role: id.Role, RequireKey: id.RequireKey,
+		OnMissing: OnMissing{Action: id.OnMissing.Action, Status: id.OnMissing.Status}, EchoKeyHeader: id.EchoKeyHeader}
+	f.Retry = Retry{Field: r.Field, Enabled: r.Enabled, MaxAttempts: r.MaxAttempts, Methods: r.Methods,
+		RetryOn: r.RetryOn, PerTryTimeoutMS: r.PerTryTimeoutMS}
 	for i, op := range doc.Operations.Items {
 		f.Operations.Items[i] = Operation{Field: op.Field, Key: op.Key, Method: op.Method, Path: op.Path, StateChanging: op.StateChanging}
 	}
 	if p := doc.Policy; p != nil {
 		f.Policy = &Policy{Field: p.Field, Embedded: p.Embedded, Service: p.Service, Idempotency: &f.Idempotency,
-			Scope: p.Scope, ScopeSources: p.ScopeSources, Inflight: p.Inflight, Conflict: p.Conflict}
+			Scope: p.Scope, ScopeSources: p.ScopeSources,
+			Inflight: Inflight{Policy: p.Inflight.Policy, Status: p.Inflight.Status, WaitTimeoutMS: p.Inflight.WaitTimeoutMS}}
+		f.Policy.Conflict.OnPayloadMismatch.Status = p.Conflict.OnPayloadMismatch.Status
 	}
 	return f
 }
@@ -102,3 +198,59 @@ func FactsOfAll(docs []*boundary.Document) []*Facts {
 // Requires reports whether op, one of f's operations, must carry the key
 // under f's http_idempotency.
 func (f *Facts) Requires(op *Operation) bool { return f.Idempotency.Covers(op.Method, op.Key) }
+
+// CutPlaces cuts the facts' place table to the values they hold (see
+// boundary.Places.Cut): a document places every value it decodes, and
+// the facts hold about half of them. Has then answers only for those, so
+// the caller cuts only the facts of a document that fold (IDL002's typo
+// folding, the only caller of Has) cannot ask about.
+func (f *Facts) CutPlaces() {
+	id, r, p := &f.Idempotency, &f.Retry, f.Policy
+	// The lists the facts share with the model are copied first, into one
+	// array: Cut rewrites the places in them.
+	var noScope boundary.StringList
+	scope := &noScope
+	if p != nil {
+		scope = &p.Scope
+	}
+	lists := [...]*boundary.StringList{&id.RequireKey.Methods, &id.RequireKey.Operations, &r.Methods, scope}
+	n := 0
+	for _, l := range lists {
+		n += len(l.Items)
+	}
+	items := make([]boundary.String, 0, n)
+	for _, l := range lists {
+		start := len(items)
+		items = append(items, l.Items...)
+		l.Items = items[start:len(items):len(items)]
+	}
+	r.RetryOn.Items = slices.Clone(r.RetryOn.Items)
+	f.AsBuilt.Items = slices.Clone(f.AsBuilt.Items)
+
+	var buf [128]*boundary.Pos
+	pos := append(buf[:0], &f.Root.Pos, &f.KindField.Pos, &f.From.Pos, &f.To.Pos, &f.Service.Pos, &f.ContractVersion.Pos,
+		&f.Operations.Pos, &f.CORSAllowedHeaders.Pos, &f.HeaderAllowInbound.Pos, &f.HeaderAllowOutbound.Pos, &f.SetsHeaders.Pos,
+		&id.Pos, &id.Header.Pos, &id.Role.Pos, &id.RequireKey.Pos, &id.RequireKey.Methods.Pos, &id.RequireKey.Operations.Pos,
+		&id.OnMissing.Action.Pos, &id.OnMissing.Status.Pos, &id.EchoKeyHeader.Pos,
+		&r.Pos, &r.Enabled.Pos, &r.MaxAttempts.Pos, &r.Methods.Pos, &r.RetryOn.Pos, &r.PerTryTimeoutMS.Pos, &f.AsBuilt.Pos)
+	for i := range f.Operations.Items {
+		op := &f.Operations.Items[i]
+		pos = append(pos, &op.Pos, &op.Key.Pos, &op.Method.Pos, &op.Path.Pos)
+	}
+	for i := range items {
+		pos = append(pos, &items[i].Pos)
+	}
+	for i := range r.RetryOn.Items {
+		pos = append(pos, &r.RetryOn.Items[i].Pos)
+	}
+	for i := range f.AsBuilt.Items {
+		ref := &f.AsBuilt.Items[i]
+		pos = append(pos, &ref.Pos, &ref.Kind.Pos, &ref.Name.Pos, &ref.Namespace.Pos)
+	}
+	if p != nil {
+		pos = append(pos, &p.Pos, &p.Service.Pos, &p.Scope.Pos, &p.ScopeSources.Pos, &p.ScopeSources.Tenant.Pos,
+			&p.ScopeSources.Actor.Pos, &p.Inflight.Policy.Pos, &p.Inflight.Status.Pos, &p.Inflight.WaitTimeoutMS.Pos,
+			&p.Conflict.OnPayloadMismatch.Status.Pos)
+	}
+	f.Places = f.Cut(pos)
+}

@@ -1,9 +1,12 @@
 package chain
 
 import (
+	"reflect"
 	"runtime"
 	"testing"
 	"weak"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
@@ -42,4 +45,75 @@ func TestFactsKeepNoDocument(t *testing.T) {
 	if got := facts.Member(facts.Policy.Pos, "scope_sources"); got != "/adapter/scope_sources" {
 		t.Errorf("the policy's scope_sources belongs at %q, want /adapter/scope_sources", got)
 	}
+}
+
+// Cutting the facts' places keeps where every value they hold was
+// written, and drops the places of the values they left behind, without
+// moving the document's own values.
+func TestCutPlacesKeepsEveryPlace(t *testing.T) {
+	src := `{"spec_version": "idemlint.boundary/v1", "boundary": "gateway_to_adapter", "from": "gw", "to": "orders", "contract_version": "2025-01",
+		"operations": [{"operation_key": "orders.create", "method": "POST", "path": "/orders"},
+			{"operation_key": "orders.get", "method": "GET", "path": "/orders/{id}", "state_changing": false}],
+		"header_to_allow_inbound": ["Idempotency-Key", 7], "header_to_allow_outbound": ["Idempotency-Key"], "sets_headers": ["x-tenant-id"],
+		"http_idempotency": {"header": "Idempotency-Key", "role": "passthrough", "echo_key_header": true,
+			"require_key": {"methods": ["POST"], "operations": ["orders.get"]},
+			"on_missing": {"action": "reject", "status": 400, "error_code": "key_required"},
+			"key_format": {"max_length": 64}},
+		"http_retry": {"enabled": true, "max_attempts": 3, "mode": "validate_only", "methods": ["GET", "POST"],
+			"retry_on": ["timeout", 503], "per_try_timeout_ms": 500},
+		"as_built": [{"kind": "VirtualService", "name": "orders", "namespace": "shop"}],
+		"adapter": {"service": "orders", "idempotency_scope": ["tenant_id", "operation_key"],
+			"scope_sources": {"tenant_id": "header:x-tenant-id", "actor_id": "header:x-actor-id"},
+			"idempotency_inflight": {"policy": "wait", "status": 409, "wait_timeout_ms": 200, "lease_ms": 1000},
+			"idempotency_conflict": {"on_payload_mismatch": {"status": 422, "error_code": "mismatch"}}}}`
+	doc, _, problems := boundary.Parse("3.json", []byte(src))
+	if doc == nil || len(problems) > 0 {
+		t.Fatalf("parse: %v", problems)
+	}
+	facts := FactsOf(doc)
+	before := placesOf(facts)
+	scope := doc.Policy.Scope.Items[1].Pos
+	if len(before) < 40 || !facts.Has("/http_retry/mode") {
+		t.Fatalf("the facts place %d values and mode %t; want more than 40 and true", len(before), facts.Has("/http_retry/mode"))
+	}
+	facts.CutPlaces()
+	if diff := cmp.Diff(before, placesOf(facts)); diff != "" {
+		t.Errorf("places moved by the cut (-before +after):\n%s", diff)
+	}
+	if facts.Has("/http_idempotency/key_format") || facts.Has("/http_retry/mode") || !facts.Has("/adapter/idempotency_scope/1") {
+		t.Error("the cut places key_format or mode, which the facts do not hold, or not the scope they hold")
+	}
+	if doc.Policy.Scope.Items[1].Pos != scope {
+		t.Error("the cut moved the document's own scope")
+	}
+}
+
+// placesOf resolves every Pos the facts hold, in the order of their fields.
+func placesOf(f *Facts) []boundary.Place {
+	var out []boundary.Place
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Slice:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		case reflect.Int32:
+			if p, ok := v.Interface().(boundary.Pos); ok {
+				out = append(out, f.Place(p))
+			}
+		}
+	}
+	walk(reflect.ValueOf(f))
+	return out
 }

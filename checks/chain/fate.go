@@ -9,7 +9,7 @@ import (
 // List is one header allowlist the key crosses at a hop.
 type List struct {
 	Field   string // "cors_allowed_headers", "header_to_allow_inbound" or "header_to_allow_outbound"
-	Headers boundary.StringList
+	Headers Names
 }
 
 // lists returns, in buf, the allowlists the key crosses at h, in the
@@ -66,9 +66,9 @@ func (h Hop) RequiresKey() bool { return h.Doc.Requires(h.Op) }
 
 // Allows reports whether an allowlist lets header through: names compare
 // case-insensitively and "*" allows everything.
-func Allows(list boundary.StringList, header string) bool {
-	for _, n := range list.Items {
-		if n.OK() && (n.Value == "*" || strings.EqualFold(n.Value, header)) {
+func Allows(list Names, header string) bool {
+	for _, n := range list.Values {
+		if n == "*" || strings.EqualFold(n, header) {
 			return true
 		}
 	}

@@ -262,12 +262,15 @@ func Build(docs []*Facts) *Graph {
 		ops += len(d.Operations.Items)
 	}
 	b := builder{
-		g:        &Graph{onChain: make(map[*Facts]bool, len(docs)), arrivals: make(map[link]int, len(docs))},
+		// The maps by component grow as they go: a set has far fewer
+		// components than documents, and the graph keeps arrivals to the
+		// end of the cross-document stage.
+		g:        &Graph{onChain: make(map[*Facts]bool, len(docs)), arrivals: map[link]int{}},
 		onChain:  make([]bool, len(docs)),
 		heads:    make(map[entry]int32, ops),
 		seed:     maphash.MakeSeed(),
 		carriers: make([]carrier, 0, ops),
-		starts:   make(map[link][]*Facts, len(docs)),
+		starts:   map[link][]*Facts{},
 	}
 	first := firsts{byEntry: make(map[entry]firstHop, ops), seed: b.seed}
 	for di, d := range docs {

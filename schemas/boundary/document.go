@@ -155,9 +155,13 @@ type HTTPIdempotency struct {
 }
 
 // KeyHeader is the declared header, or DefaultKeyHeader.
-func (h *HTTPIdempotency) KeyHeader() string {
-	if h.Header.OK() && h.Header.Value != "" {
-		return h.Header.Value
+func (h *HTTPIdempotency) KeyHeader() string { return KeyHeaderOf(h.Header) }
+
+// KeyHeaderOf is the key header that http_idempotency's header field
+// names: its value, or DefaultKeyHeader.
+func KeyHeaderOf(header String) string {
+	if header.OK() && header.Value != "" {
+		return header.Value
 	}
 	return DefaultKeyHeader
 }

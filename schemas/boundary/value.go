@@ -269,3 +269,58 @@ func (d Places) Has(pointer string) bool {
 	}
 	return false
 }
+
+// Cut returns the places of the values at pos, and of the objects and
+// arrays holding them (their pointers go through them), numbered anew in
+// order, and rewrites each *pos to its number there. A value derived from
+// the document, such as the facts the cross-document rules read
+// (checks/chain), keeps them instead of the places of every value it left
+// behind. pos must hold every Pos the derived value holds, once, in memory
+// of its own: rewriting a list it shares with the document would move the
+// document's values. Has answers, after the cut, only for the values kept.
+func (d Places) Cut(pos []*Pos) Places {
+	var small [256]Pos // old Pos to new; most documents place fewer values
+	renum := small[:0]
+	if len(d.places) > len(small) {
+		renum = make([]Pos, len(d.places))
+	}
+	renum = renum[:len(d.places)]
+	kept := 0
+	for _, p := range pos {
+		for q := *p; q > 0 && int(q) < len(d.places) && renum[q] == 0; q = d.placeAt(q).parent {
+			renum[q] = 1
+			kept++
+		}
+	}
+	out := Places{places: make([]place, 1, kept+1)}
+	for p := Pos(1); int(p) < len(d.places); p++ {
+		if renum[p] == 0 {
+			continue
+		}
+		self := Pos(len(out.places))
+		renum[p] = self
+		w := d.placeAt(p)
+		w.parent = renum[w.parent] // the parent comes first, and is kept
+		pl, ok := w.pack(self)
+		if !ok {
+			if out.extra == nil {
+				out.extra = &extra{}
+			}
+			pl = place{link: uint32(len(out.extra.wide))}
+			out.extra.wide = append(out.extra.wide, w)
+		}
+		out.places = append(out.places, pl)
+	}
+	if d.extra != nil && len(d.extra.names) > 0 {
+		if out.extra == nil {
+			out.extra = &extra{}
+		}
+		out.extra.names = d.extra.names
+	}
+	for _, p := range pos {
+		if *p > 0 && int(*p) < len(renum) {
+			*p = renum[*p]
+		}
+	}
+	return out
+}
