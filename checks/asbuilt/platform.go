@@ -1,6 +1,7 @@
 package asbuilt
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -119,10 +120,10 @@ func register(p *platform) {
 // check reports what p lacks.
 func (p *platform) check() error {
 	if p.name == "" || p.order <= 0 {
-		return fmt.Errorf("no name or order")
+		return errors.New("no name or order")
 	}
 	if len(p.kinds) == 0 && p.configMap == nil && p.export == nil {
-		return fmt.Errorf("reads nothing")
+		return errors.New("reads nothing")
 	}
 	for _, k := range p.kinds {
 		if k.kind == "" || k.kind == listKind || k.kind == "ConfigMap" || len(k.groups) == 0 || k.read == nil {
@@ -130,10 +131,10 @@ func (p *platform) check() error {
 		}
 	}
 	if c := p.configMap; c != nil && (c.word == "" || c.claims == nil || c.read == nil) {
-		return fmt.Errorf("ConfigMap reader incomplete")
+		return errors.New("ConfigMap reader incomplete")
 	}
 	if e := p.export; e != nil && (len(e.keys) == 0 || e.is == nil || e.read == nil) {
-		return fmt.Errorf("export reader incomplete")
+		return errors.New("export reader incomplete")
 	}
 	for _, d := range p.defaults {
 		if d.ID == "" || d.Setting == "" || d.Value == "" || d.Source == "" {
