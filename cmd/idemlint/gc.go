@@ -9,12 +9,26 @@ import (
 
 // firstCollectionAt is the heap a check grows to before its first
 // collection. A fresh process starts collecting at 4 MB and, on a set
-// whose facts it keeps, collects a dozen times on the way up, each cycle
-// marking what is kept so far with the write barrier on: that, not
-// start-up, is most of what "idemlint check" costs over the floor program
-// and over the same check run warm in process (see BenchmarkCheck10k).
-// Below this size a small set costs at most this much memory; above it
-// the collector paces as usual, so a large set's peak is unchanged.
+// whose facts it keeps, collected 13-14 times on the way up on a 10k-file
+// set, each cycle marking what was kept so far with the write barrier
+// on. That, not start-up (6 ms of package init, 4 of them jsonschema's),
+// output or reading files (the floor program walks and reads with the
+// same code), is what "idemlint check" cost over the floor program beyond
+// what the same check costs warm in process (BenchmarkCheck10k), whose
+// heap is already grown: with GOGC=off the CLI ran at the floor's CPU.
+// Deferring the first cycle leaves 3 on that set.
+//
+// Measured against the build before, 10 rounds alternating with the floor
+// program (go build ./fixtures/floor) on a shared 2-core machine at load
+// average 8-10, so CPU only: "check --no-config" of go run ./fixtures/gen
+// -flows 2500 took 0.69-1.05 s CPU (median 1.28x the floor's in the same
+// round) and now 0.66-0.85 s (1.14x), peak RSS 77-82 MB and now 75-83. On
+// the 50k uniform set (-uniform -flows 12500) the peak is unchanged
+// (269-285 MB, now 256-287). The cost is on smaller sets, whose heap may
+// now reach this size where it stayed under it: 4k files 42-45 MB, now
+// 55-56; 1k files 24-25 MB, now 31-32 (and 30% less CPU). 64 MB cut 4
+// points more CPU on the 10k set but raised its peak by 4-6 MB; 32 MB
+// saved a third of what 48 does.
 const firstCollectionAt = 48 << 20
 
 // deferFirstCollection lets the heap reach limit before the first
