@@ -28,7 +28,7 @@ import (
 // now reach this size where it stayed under it: 4k files 42-45 MB, now
 // 55-56; 1k files 24-25 MB, now 31-32 (and 30% less CPU). 64 MB cut 4
 // points more CPU on the 10k set but raised its peak by 4-6 MB; 32 MB
-// saved a third of what 48 does.
+// saved less than half of what 48 does.
 const firstCollectionAt = 48 << 20
 
 // deferFirstCollection lets the heap reach limit before the first
