@@ -12,6 +12,27 @@ import (
 // extensions. Names are those of the API Gateway developer guide's
 // OpenAPI extensions.
 
+// APIGateway is the platform's name in findings.
+const APIGateway Platform = "api-gateway"
+
+func init() {
+	register(&platform{
+		name: APIGateway, order: 4,
+		export:   &exportReader{keys: []string{"openapi", "swagger"}, is: isAPIGatewayExport, read: (*fileRead).apiGateway},
+		defaults: []*Default{APIGatewayHTTPIntegration},
+	})
+}
+
+// The defaults it relies on.
+var (
+	APIGatewayHTTPIntegration = &Default{
+		ID:      "api-gateway.http-integration-headers",
+		Setting: "x-amazon-apigateway-integration requestParameters (type http)",
+		Value:   "only the headers mapped as integration.request.header.NAME are forwarded",
+		Source:  "Amazon API Gateway developer guide, REST API integration types: an http (non-proxy) integration passes what its data mappings pass; http_proxy passes the whole request",
+	}
+)
+
 const awsExtension = "x-amazon-apigateway-"
 
 // anyMethod is API Gateway's operation for every method.

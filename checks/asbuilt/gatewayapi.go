@@ -9,6 +9,39 @@ import (
 // Gateway API (spec 8.1): an HTTPRoute's rules. Field names are those of
 // sigs.k8s.io/gateway-api apis/v1 HTTPRoute (retry: GEP-1731).
 
+// GatewayAPI is the platform's name in findings.
+const GatewayAPI Platform = "gateway-api"
+
+func init() {
+	register(&platform{
+		name: GatewayAPI, order: 3,
+		kinds:    []kindReader{{kind: "HTTPRoute", groups: []string{"gateway.networking.k8s.io"}, read: (*fileRead).httpRoute}},
+		defaults: []*Default{GatewayNoRetry, GatewayRetryConnectionErrors, GatewayRetryAttempts},
+	})
+}
+
+// The defaults it relies on.
+var (
+	GatewayNoRetry = &Default{
+		ID:      "gateway-api.no-retry",
+		Setting: "HTTPRoute rules[].retry",
+		Value:   "no retry",
+		Source:  "Gateway API HTTPRouteRule.retry (GEP-1731): retries are configured by the retry stanza",
+	}
+	GatewayRetryConnectionErrors = &Default{
+		ID:      "gateway-api.retry-connection-errors",
+		Setting: "HTTPRoute rules[].retry (conditions besides codes)",
+		Value:   "connection errors (connect_error)",
+		Source:  "Gateway API HTTPRouteRetry (GEP-1731): implementations MUST retry on connection errors if a retry stanza is configured",
+	}
+	GatewayRetryAttempts = &Default{
+		ID:      "gateway-api.retry-attempts",
+		Setting: "HTTPRoute rules[].retry.attempts",
+		Value:   "implementation-specific",
+		Source:  "Gateway API HTTPRouteRetry.attempts: when unspecified, the number of retries is implementation-specific",
+	}
+)
+
 func (f *fileRead) httpRoute(root *yaml.Node) {
 	res := f.resource(GatewayAPI, "HTTPRoute", root)
 	spec := f.field(root, "spec")

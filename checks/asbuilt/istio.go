@@ -14,6 +14,47 @@ import (
 // mesh configuration's defaultHttpRetryPolicy. Field names are those of
 // istio.io/api networking/v1 VirtualService and mesh/v1alpha1 MeshConfig.
 
+// Istio is the platform's name in findings.
+const Istio Platform = "istio"
+
+func init() {
+	register(&platform{
+		name: Istio, order: 1,
+		kinds: []kindReader{{kind: "VirtualService", groups: []string{"networking.istio.io"}, read: (*fileRead).virtualService}},
+		configMap: &configMapReader{
+			word: "istio",
+			// "istio", or a revision's "istio-REVISION"
+			claims: func(f *fileRead, root *yaml.Node, name, _ string) bool {
+				return name == "istio" || strings.HasPrefix(name, "istio-") && f.path(root, "data", "mesh") != nil
+			},
+			read: (*fileRead).meshConfigMap,
+		},
+		defaults: []*Default{IstioRetries, IstioRetryOn, IstioRetriableStatusCodes},
+	})
+}
+
+// The defaults it relies on.
+var (
+	IstioRetries = &Default{
+		ID:      "istio.retries",
+		Setting: "VirtualService http[].retries.attempts (no retries written, no mesh defaultHttpRetryPolicy)",
+		Value:   "2",
+		Source:  "istio/istio pilot/pkg/networking/core/route/retry/retry.go, defaultPolicy: NumRetries 2",
+	}
+	IstioRetryOn = &Default{
+		ID:      "istio.retry-on",
+		Setting: "VirtualService http[].retries.retryOn",
+		Value:   "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes",
+		Source:  "istio/istio pilot/pkg/networking/core/route/retry/retry.go, defaultPolicy: RetryOn",
+	}
+	IstioRetriableStatusCodes = &Default{
+		ID:      "istio.retriable-status-codes",
+		Setting: "retriable status codes (no status code in retryOn)",
+		Value:   "503",
+		Source:  "istio/istio pilot/pkg/networking/core/route/retry/retry.go, defaultPolicy: RetriableStatusCodes [503]",
+	}
+)
+
 // meshConfig is the Istio mesh ConfigMap read.
 type meshConfig struct {
 	at Pos

@@ -21,14 +21,6 @@ func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.
 // Platform is the proxy or mesh a resource configures.
 type Platform string
 
-// The platforms of spec 8.1.
-const (
-	Istio        Platform = "istio"
-	GatewayAPI   Platform = "gateway-api"
-	IngressNginx Platform = "ingress-nginx"
-	APIGateway   Platform = "api-gateway"
-)
-
 // Text is a string read from a file, where it was written.
 type Text struct {
 	Value string

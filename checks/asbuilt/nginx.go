@@ -14,6 +14,64 @@ import (
 // controller ConfigMap. Names are those of the ingress-nginx annotations
 // and ConfigMap documentation.
 
+// IngressNginx is the platform's name in findings.
+const IngressNginx Platform = "ingress-nginx"
+
+func init() {
+	register(&platform{
+		name: IngressNginx, order: 2,
+		kinds: []kindReader{{kind: "Ingress", groups: []string{"networking.k8s.io", "extensions"}, read: (*fileRead).ingress}},
+		configMap: &configMapReader{
+			word: "ingress-nginx",
+			claims: func(_ *fileRead, _ *yaml.Node, name, label string) bool {
+				return name == "ingress-nginx-controller" || label == "ingress-nginx"
+			},
+			read: (*fileRead).nginxConfigMap,
+		},
+		defaults: []*Default{NginxProxyNextUpstream, NginxProxyNextUpstreamTries, NginxRetryNonIdempotent, NginxCORSAllowHeaders, NginxCORSAllowCredentials, NginxUnderscoresInHeaders},
+	})
+}
+
+// The defaults it relies on.
+var (
+	NginxProxyNextUpstream = &Default{
+		ID:      "ingress-nginx.proxy-next-upstream",
+		Setting: "proxy-next-upstream",
+		Value:   "error timeout",
+		Source:  "ingress-nginx docs, user-guide/nginx-configuration/configmap.md#proxy-next-upstream",
+	}
+	NginxProxyNextUpstreamTries = &Default{
+		ID:      "ingress-nginx.proxy-next-upstream-tries",
+		Setting: "proxy-next-upstream-tries",
+		Value:   "3",
+		Source:  "ingress-nginx docs, user-guide/nginx-configuration/configmap.md#proxy-next-upstream-tries",
+	}
+	NginxRetryNonIdempotent = &Default{
+		ID:      "ingress-nginx.retry-non-idempotent",
+		Setting: "retry-non-idempotent",
+		Value:   "false",
+		Source:  "ingress-nginx docs, user-guide/nginx-configuration/configmap.md#retry-non-idempotent; nginx proxy_next_upstream non_idempotent: POST, LOCK and PATCH are not passed to the next server once sent",
+	}
+	NginxCORSAllowHeaders = &Default{
+		ID:      "ingress-nginx.cors-allow-headers",
+		Setting: "nginx.ingress.kubernetes.io/cors-allow-headers",
+		Value:   "DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization",
+		Source:  "ingress-nginx docs, user-guide/nginx-configuration/annotations.md#enable-cors",
+	}
+	NginxCORSAllowCredentials = &Default{
+		ID:      "ingress-nginx.cors-allow-credentials",
+		Setting: "nginx.ingress.kubernetes.io/cors-allow-credentials",
+		Value:   "true",
+		Source:  "ingress-nginx docs, user-guide/nginx-configuration/annotations.md#enable-cors",
+	}
+	NginxUnderscoresInHeaders = &Default{
+		ID:      "ingress-nginx.enable-underscores-in-headers",
+		Setting: "enable-underscores-in-headers",
+		Value:   "false",
+		Source:  "ingress-nginx docs, user-guide/nginx-configuration/configmap.md#enable-underscores-in-headers; nginx underscores_in_headers: such headers are dropped",
+	}
+)
+
 const annotationPrefix = "nginx.ingress.kubernetes.io/"
 
 // nginxConfig is the controller ConfigMap read: the settings it writes,

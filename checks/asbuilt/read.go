@@ -268,14 +268,6 @@ func marker(line []byte, m string) bool {
 	return ok && (len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t' || rest[0] == '\n' || rest[0] == '\r')
 }
 
-// kindWords are words one of which a document idemlint reads holds; a
-// ConfigMap is read only when it also names Istio or ingress-nginx (the
-// mesh and controller ConfigMaps), as most are an application's own.
-var (
-	kindWords      = [][]byte{[]byte("VirtualService"), []byte("HTTPRoute"), []byte("Ingress"), []byte("List"), []byte("openapi"), []byte("swagger")}
-	configMapWords = [][]byte{[]byte("istio"), []byte("ingress-nginx")}
-)
-
 // mayHold reports whether a document triage is not sure of may be one
 // idemlint reads: whether it holds the words of one. Only a double-quoted
 // escape spells a word without its letters, so a document with a
@@ -348,21 +340,25 @@ func (f *fileRead) document(doc *yaml.Node, depth int) {
 	kind, _ := f.text(f.field(root, "kind"), "kind")
 	group, _, _ := strings.Cut(apiVersion.Value, "/")
 	switch {
-	case kind.Value == "List" && depth == 0:
+	case kind.Value == listKind && depth == 0:
 		for _, item := range f.items(f.field(root, "items"), "items") {
 			f.document(item, depth+1)
 		}
-	case kind.Value == "VirtualService" && group == "networking.istio.io":
-		f.virtualService(root)
-	case kind.Value == "HTTPRoute" && group == "gateway.networking.k8s.io":
-		f.httpRoute(root)
-	case kind.Value == "Ingress" && (group == "networking.k8s.io" || group == "extensions"):
-		f.ingress(root)
 	case kind.Value == "ConfigMap" && apiVersion.Value == "v1":
 		f.configMap(root)
-	case kind.Value == "" && isAPIGatewayExport(f.reader, root):
-		f.apiGateway(root)
+	case kind.Value == "":
+		for _, p := range platforms {
+			if p.export != nil && p.export.is(f.reader, root) {
+				p.export.read(f, root)
+				return
+			}
+		}
+		f.skipped++
 	default:
+		if k := kindReaderOf(kind.Value, group); k != nil {
+			k.read(f, root)
+			return
+		}
 		f.skipped++
 	}
 }
@@ -418,20 +414,19 @@ func (s *Set) resolve() {
 	}
 }
 
-// configMap reads the ConfigMaps idemlint knows: the Istio mesh
-// configuration and the ingress-nginx controller's.
+// configMap reads the ConfigMaps a platform claims (the Istio mesh
+// configuration, the ingress-nginx controller's): the first to claim
+// one, in the platforms' order.
 func (f *fileRead) configMap(root *yaml.Node) {
 	name, _ := f.meta(root)
 	label, _ := f.text(f.path(root, "metadata", "labels", "app.kubernetes.io/name"), "the app.kubernetes.io/name label")
-	switch {
-	case name.Value == "istio" || strings.HasPrefix(name.Value, "istio-") && f.path(root, "data", "mesh") != nil:
-		// "istio", or a revision's "istio-REVISION"
-		f.meshConfigMap(root)
-	case name.Value == "ingress-nginx-controller" || label.Value == "ingress-nginx":
-		f.nginxConfigMap(root)
-	default:
-		f.skipped++
+	for _, p := range platforms {
+		if c := p.configMap; c != nil && c.claims(f, root, name.Value, label.Value) {
+			c.read(f, root)
+			return
+		}
 	}
+	f.skipped++
 }
 
 // judgeConfigs reports the values of the cluster-wide configurations

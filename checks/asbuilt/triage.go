@@ -98,8 +98,10 @@ func triage(doc []byte) verdict {
 				kind, hasKind = word, true
 			}
 			continued = true
-		case "openapi", "swagger":
-			return parseIt // an API Gateway export, perhaps
+		default:
+			if slices.Contains(exportKeys, string(key)) {
+				return parseIt // a platform's export, perhaps
+			}
 		}
 	}
 	if !content {
@@ -107,12 +109,13 @@ func triage(doc []byte) verdict {
 	}
 	switch string(kind) {
 	case "":
-		// Read when it is an API Gateway export, whose openapi key is at
-		// the top level (so not here); skipped otherwise, as parsed.
+		// Read when it is a platform's export, whose keys are at the top
+		// level (so not here); skipped otherwise, as parsed.
 		return skipIt
 	case "ConfigMap":
-		// Read when named or labelled for Istio or ingress-nginx, which
-		// no text spells without those words but a double-quoted escape.
+		// Read when a platform claims it, which it does only when the
+		// document holds the platform's word, which no text spells
+		// without its letters but a double-quoted escape.
 		if !slices.ContainsFunc(configMapWords, func(w []byte) bool { return bytes.Contains(doc, w) }) && bytes.IndexByte(doc, '\\') < 0 {
 			return skipIt
 		}
@@ -130,9 +133,6 @@ func triage(doc []byte) verdict {
 // otherBreaks are the line breaks of the YAML parser (YAML 1.1) other
 // than "\n" and "\r": NEL, LS and PS.
 var otherBreaks = [][]byte{[]byte("\u0085"), []byte("\u2028"), []byte("\u2029")}
-
-// readKinds are the kinds a reader reads (document), List included.
-var readKinds = []string{"List", "VirtualService", "HTTPRoute", "Ingress", "ConfigMap"}
 
 // topLevelKey splits a line at column 0 written "key: value" or "key:",
 // the key plain: letters, digits and "_./-" only.

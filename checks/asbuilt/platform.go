@@ -1,0 +1,157 @@
+package asbuilt
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// An as-built platform is one file: its reader, and one register call
+// in that file's init declaring what it reads and the defaults it relies
+// on. Reading (document, configMap), triage and Defaults go through the
+// registry; none of them names a platform.
+
+// platform is what one platform reads and relies on.
+type platform struct {
+	name Platform
+	// order places the platform in Defaults (README's table) and among
+	// the ConfigMap readers: it, not the order files initialise in,
+	// decides.
+	order int
+	// kinds are the Kubernetes kinds the platform reads.
+	kinds []kindReader
+	// configMap, when not nil, is the cluster-wide ConfigMap it reads.
+	configMap *configMapReader
+	// export, when not nil, is a document without a kind it reads.
+	export *exportReader
+	// defaults are what it does when nothing is written, each with the
+	// documentation it comes from.
+	defaults []*Default
+}
+
+// kindReader reads one kind of resource of the API groups given.
+type kindReader struct {
+	kind   string
+	groups []string // of apiVersion, before its "/"
+	read   func(f *fileRead, root *yaml.Node)
+}
+
+// configMapReader reads a ConfigMap (apiVersion v1) it claims. Most
+// ConfigMaps are an application's own: word is one a ConfigMap it
+// claims always holds, so triage skips the others unparsed.
+type configMapReader struct {
+	word   string
+	claims func(f *fileRead, root *yaml.Node, name, label string) bool
+	read   func(f *fileRead, root *yaml.Node)
+}
+
+// exportReader reads a document without a kind: keys are the top-level
+// keys one has (triage parses a document with any of them), is tells
+// it apart after the parse.
+type exportReader struct {
+	keys []string
+	is   func(r *reader, root *yaml.Node) bool
+	read func(f *fileRead, root *yaml.Node)
+}
+
+// listKind is the kind whose items are each read as a document.
+const listKind = "List"
+
+var (
+	// platforms are the registered platforms, by order.
+	platforms []*platform
+	// Defaults are every default, for README and explain: by platform,
+	// then as the platform lists them.
+	Defaults []*Default
+	// kindWords are words one of which a document idemlint reads holds;
+	// a ConfigMap is read only when it also holds one of configMapWords.
+	kindWords      [][]byte
+	configMapWords [][]byte
+	// readKinds are the kinds a reader reads (document), List included.
+	readKinds []string
+	// exportKeys are the top-level keys of a document without a kind
+	// that a platform reads.
+	exportKeys []string
+)
+
+// register adds p to the registry, in its order, and rebuilds what is
+// derived from the registry. A platform declared incompletely (a default
+// without the documentation it comes from, a repeated name or order)
+// stops the program at start: it is the contributor's mistake, never the
+// input's.
+func register(p *platform) {
+	if err := p.check(); err != nil {
+		panic("asbuilt: platform " + string(p.name) + ": " + err.Error())
+	}
+	for _, q := range platforms {
+		if q.name == p.name || q.order == p.order {
+			panic(fmt.Sprintf("asbuilt: platforms %s and %s share a name or an order", q.name, p.name))
+		}
+	}
+	platforms = append(platforms, p)
+	slices.SortFunc(platforms, func(a, b *platform) int { return a.order - b.order })
+	Defaults, kindWords, configMapWords, readKinds, exportKeys = nil, [][]byte{[]byte(listKind)}, nil, []string{listKind}, nil
+	for _, q := range platforms {
+		for _, d := range q.defaults {
+			d.Platform = q.name
+			Defaults = append(Defaults, d)
+		}
+		for _, k := range q.kinds {
+			kindWords = append(kindWords, []byte(k.kind))
+			readKinds = append(readKinds, k.kind)
+		}
+		if q.configMap != nil {
+			configMapWords = append(configMapWords, []byte(q.configMap.word))
+			if !slices.Contains(readKinds, "ConfigMap") {
+				readKinds = append(readKinds, "ConfigMap")
+			}
+		}
+		if q.export != nil {
+			for _, k := range q.export.keys {
+				kindWords = append(kindWords, []byte(k))
+				exportKeys = append(exportKeys, k)
+			}
+		}
+	}
+}
+
+// check reports what p lacks.
+func (p *platform) check() error {
+	if p.name == "" || p.order <= 0 {
+		return errors.New("no name or order")
+	}
+	if len(p.kinds) == 0 && p.configMap == nil && p.export == nil {
+		return errors.New("reads nothing")
+	}
+	for _, k := range p.kinds {
+		if k.kind == "" || k.kind == listKind || k.kind == "ConfigMap" || len(k.groups) == 0 || k.read == nil {
+			return fmt.Errorf("kind %q: no kind, groups or reader, or a kind read apart", k.kind)
+		}
+	}
+	if c := p.configMap; c != nil && (c.word == "" || c.claims == nil || c.read == nil) {
+		return errors.New("ConfigMap reader incomplete")
+	}
+	if e := p.export; e != nil && (len(e.keys) == 0 || e.is == nil || e.read == nil) {
+		return errors.New("export reader incomplete")
+	}
+	for _, d := range p.defaults {
+		if d.ID == "" || d.Setting == "" || d.Value == "" || d.Source == "" {
+			return fmt.Errorf("default %q: no setting, value or documentation source", d.ID)
+		}
+	}
+	return nil
+}
+
+// kindReaderOf returns the reader of a resource of kind and API group.
+func kindReaderOf(kind, group string) *kindReader {
+	for _, p := range platforms {
+		for i, k := range p.kinds {
+			if k.kind == kind && slices.Contains(k.groups, group) {
+				return &p.kinds[i]
+			}
+		}
+	}
+	return nil
+}
