@@ -18,13 +18,15 @@ import (
 // heap is already grown: with GOGC=off the CLI ran at the floor's CPU.
 // Deferring the first cycle leaves 3 on that set.
 //
-// Measured against the build before, 10 rounds alternating with the floor
-// program (go build ./fixtures/floor) on a shared 2-core machine at load
-// average 8-10, so CPU only: "check --no-config" of go run ./fixtures/gen
-// -flows 2500 took 0.69-1.05 s CPU (median 1.28x the floor's in the same
-// round) and now 0.66-0.85 s (1.14x), peak RSS 77-82 MB and now 75-83. On
-// the 50k uniform set (-uniform -flows 12500) the peak is unchanged
-// (269-285 MB, now 256-287). The cost is on smaller sets, whose heap may
+// Measured against the build before, 20 rounds alternating with the floor
+// program (go build ./fixtures/floor) on 2 cores at load average 1.3-1.4:
+// "check --no-config" of go run ./fixtures/gen -flows 2500 went from
+// 0.45-0.69 s wall (1.21-1.92x the floor in the same round, median 1.36x)
+// and 0.72-0.94 s CPU (median 1.28x) to 0.41-0.47 s wall (1.15-1.39x,
+// median 1.26x) and 0.64-0.75 s CPU (1.16x); peak RSS 76-82 MB, now
+// 77-83. On the 50k uniform set (-uniform -flows 12500) the peak is
+// unchanged (255-287 MB, now 256-267, 3 rounds). The cost is on smaller
+// sets, whose heap may
 // now reach this size where it stayed under it: 4k files 42-45 MB, now
 // 55-56; 1k files 24-25 MB, now 31-32 (and 30% less CPU). 64 MB cut 4
 // points more CPU on the 10k set but raised its peak by 4-6 MB; 32 MB
