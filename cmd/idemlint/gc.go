@@ -26,11 +26,10 @@ import (
 // median 1.26x) and 0.64-0.75 s CPU (1.16x); peak RSS 76-82 MB, now
 // 77-83. On the 50k uniform set (-uniform -flows 12500) the peak is
 // unchanged (255-287 MB, now 256-267, 3 rounds). The cost is on smaller
-// sets, whose heap may
-// now reach this size where it stayed under it: 4k files 42-45 MB, now
-// 55-56; 1k files 24-25 MB, now 31-32 (and 30% less CPU). 64 MB cut 4
-// points more CPU on the 10k set but raised its peak by 4-6 MB; 32 MB
-// saved less than half of what 48 does.
+// sets, whose heap may now reach this size where it stayed under it: 4k
+// files 42-45 MB, now 55-56; 1k files 24-25 MB, now 31-32 (and 30% less
+// CPU). 64 MB cut 4 points more CPU on the 10k set but raised its peak by
+// 4-6 MB; 32 MB saved less than half of what 48 does.
 const firstCollectionAt = 48 << 20
 
 // deferFirstCollection lets the heap reach limit before the first
