@@ -126,6 +126,7 @@ func (c *checkFlags) run(cmd *cobra.Command, paths []string, api *openapi.API) e
 		c.Flags.Mesh = c.mesh
 	}
 	c.API, c.Stdin, c.Notes = api, cmd.InOrStdin(), cmd.ErrOrStderr()
+	deferFirstCollection(firstCollectionAt)
 	run, err := lint.Check(paths, c.Settings)
 	if err != nil {
 		return err
