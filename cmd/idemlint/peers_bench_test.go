@@ -318,7 +318,7 @@ func startLogged(b *testing.B, name string, cmd *exec.Cmd) benchTarget {
 	}
 	b.Cleanup(func() { log.Close() })
 	cmd.Stderr = log
-	base := startListening(b, name, cmd, func() string {
+	base := testserver.StartListening(b, name, cmd, func() string {
 		out, _ := os.ReadFile(logPath)
 		return string(out)
 	})

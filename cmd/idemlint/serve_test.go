@@ -6,10 +6,8 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -75,46 +73,6 @@ func startServe(t testing.TB, args ...string) *serveRun {
 	}
 	s.base = addr
 	return s
-}
-
-// listenTimeout bounds how long a server process may take to listen.
-const listenTimeout = 30 * time.Second
-
-// startListening starts cmd, a server that prints "listening on ADDR" as
-// its first line, stopped with SIGTERM when t ends, and returns ADDR.
-// stderr returns what it wrote there, for the failure.
-func startListening(t testing.TB, what string, cmd *exec.Cmd, stderr func() string) string {
-	t.Helper()
-	// Killed with the test binary should its cleanup never run.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", what, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	first := make(chan string, 1)
-	go func() {
-		r := bufio.NewReader(stdout)
-		line, _ := r.ReadString('\n')
-		first <- line
-		_, _ = io.Copy(io.Discard, r) // so that it never blocks on a full pipe
-	}()
-	var line string
-	select {
-	case line = <-first:
-	case <-time.After(listenTimeout):
-	}
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if !ok {
-		t.Fatalf("%s: first output line %q within %v, want \"listening on ADDR\"; stderr:\n%s", what, line, listenTimeout, stderr())
-	}
-	return addr
 }
 
 // wait returns the command's result, failing the test after a while.

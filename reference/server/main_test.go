@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -48,10 +46,6 @@ func runProcess(config string) int {
 	return 0
 }
 
-// processListenTimeout bounds how long a server process may take to
-// listen.
-const processListenTimeout = 30 * time.Second
-
 // startProcess starts the test binary as a server running Run(c), with
 // its stderr to stderr and env added to its environment, stopped with
 // SIGTERM when t ends; it returns the process and its base URL once it
@@ -66,38 +60,7 @@ func startProcess(t *testing.T, c Config, stderr io.Writer, env ...string) (*exe
 	cmd.Env = append(append(os.Environ(), processConfigEnv+"="+string(config)), env...)
 	head := &headBuffer{}
 	cmd.Stderr = io.MultiWriter(head, stderr)
-	// Killed with the test binary should its cleanup never run.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil { // not stopped yet
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
-		}
-	})
-	first := make(chan string, 1)
-	go func() {
-		r := bufio.NewReader(stdout)
-		line, _ := r.ReadString('\n')
-		first <- line
-		_, _ = io.Copy(io.Discard, r) // so that it never blocks on a full pipe
-	}()
-	var line string
-	select {
-	case line = <-first:
-	case <-time.After(processListenTimeout):
-	}
-	base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if !ok {
-		t.Fatalf("server process: first output line %q within %v, want \"listening on http://ADDR\"; stderr begins:\n%s", line, processListenTimeout, head)
-	}
-	return cmd, base
+	return cmd, testserver.StartListening(t, "server process", cmd, head.String)
 }
 
 // headBuffer keeps the first 4 KiB written to it, to tell why a server
