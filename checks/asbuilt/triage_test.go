@@ -3,11 +3,8 @@ package asbuilt
 import (
 	"bytes"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/rogpeppe/go-internal/txtar"
 )
 
 // triageCases are documents triage decides (skip, or empty) and ones it
@@ -72,19 +69,7 @@ func FuzzTriage(f *testing.F) {
 	for _, tt := range triageCases {
 		f.Add([]byte(tt.doc))
 	}
-	archives, err := filepath.Glob("testdata/*.txtar")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, name := range archives {
-		a, err := txtar.ParseFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, file := range a.Files {
-			f.Add(file.Data)
-		}
-	}
+	addReaderManifests(f)
 	for i := range 2 * len(routes) {
 		f.Add([]byte(benchManifest(i)))
 	}
