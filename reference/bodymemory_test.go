@@ -42,6 +42,10 @@ func (b *meteredBody) Read(p []byte) (int, error) {
 // engine's body memory between them; the requests beyond it wait, then get
 // 503 with Retry-After having read at most the first chunk of their
 // bodies; and all of it is free again once the requests ended.
+//
+// The requests that fit start first and run before the others start: a
+// request waiting for room holds its first chunk, so ten started at once
+// may leave room for one whole body fewer, depending on who reads first.
 func TestBodyMemoryBound(t *testing.T) {
 	const limit = DefaultMaxBodyBytes
 	const memory = 4 * limit
@@ -66,20 +70,25 @@ func TestBodyMemoryBound(t *testing.T) {
 			const requests = 10
 			answers := make([]*httptest.ResponseRecorder, requests)
 			bodies := make([]*meteredBody, requests)
-			for i := range requests {
-				bodies[i] = &meteredBody{Reader: strings.NewReader(body), meter: &meter}
-				r := httptest.NewRequest(http.MethodPost, "/orders", bodies[i])
-				if tt.knownLength {
-					r.ContentLength = int64(len(body))
+			start := func(from, to int) {
+				for i := from; i < to; i++ {
+					bodies[i] = &meteredBody{Reader: strings.NewReader(body), meter: &meter}
+					r := httptest.NewRequest(http.MethodPost, "/orders", bodies[i])
+					if tt.knownLength {
+						r.ContentLength = int64(len(body))
+					}
+					r.Header.Set("X-Idempotency-Key", "k"+strconv.Itoa(i))
+					answers[i] = httptest.NewRecorder()
+					wg.Go(func() {
+						h.ServeHTTP(answers[i], r)
+						meter.add(-bodies[i].read)
+						answered.Add(1)
+					})
 				}
-				r.Header.Set("X-Idempotency-Key", "k"+strconv.Itoa(i))
-				answers[i] = httptest.NewRecorder()
-				wg.Go(func() {
-					h.ServeHTTP(answers[i], r)
-					meter.add(-bodies[i].read)
-					answered.Add(1)
-				})
 			}
+			start(0, tt.fit)
+			eventually(t, "the requests that fit run", func() bool { return a.runs.Load() == int64(tt.fit) })
+			start(tt.fit, requests)
 			// The handlers hold on to their bodies until released: the
 			// others must be answered meanwhile.
 			eventually(t, "every request runs or is answered", func() bool { return a.runs.Load()+answered.Load() == requests })
