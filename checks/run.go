@@ -68,6 +68,9 @@ type Options struct {
 	MaxWarnings *int
 
 	decodeOnly bool // Load: no schema, no rules
+	// strings, while the workers read the files of a run, holds one copy
+	// of each string their documents repeat (boundary.Strings).
+	strings *boundary.Strings
 	// walked, when set, reports whether a file was met while walking a
 	// directory rather than named: text in such a file that is not JSON
 	// is judged only when it names a boundary marker (spec 6.8).
@@ -160,6 +163,7 @@ func CheckFiles(files []string, opts Options) *Result { return checkFiles(files,
 func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result {
 	stage := schemaStage()
 	results := make([]loaded, len(files))
+	opts.strings = new(boundary.Strings)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
@@ -177,6 +181,7 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 		}()
 	}
 	wg.Wait()
+	opts.strings = nil // the facts hold the strings, the table is done
 	for _, wait := range opts.Pending {
 		opts.InputFindings = slices.Concat(opts.InputFindings, wait())
 	}
@@ -312,7 +317,7 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, stage Schem
 	tree, problems := parser.Parse(text)
 	var doc *boundary.Document
 	if tree != nil {
-		doc = boundary.Decode(path, text, tree)
+		doc = boundary.DecodeShared(path, text, tree, opts.strings)
 	}
 	var findings []Finding
 	for _, pr := range problems {

@@ -203,30 +203,16 @@ func (f *Facts) Requires(op *Operation) bool { return f.Idempotency.Covers(op.Me
 // boundary.Places.Cut): a document places every value it decodes, and
 // the facts hold about half of them. Has then answers only for those, so
 // the caller cuts only the facts of a document that fold (IDL002's typo
-// folding, the only caller of Has) cannot ask about.
+// folding, the only caller of Has) cannot ask about. The facts share the
+// model's lists (require_key's, retry's, the scope, as_built), and the cut
+// renumbers their values where they are rather than in copies: the caller
+// cuts the facts of a document it drops, which no one reads again.
 func (f *Facts) CutPlaces() {
 	id, r, p := &f.Idempotency, &f.Retry, f.Policy
-	// The lists the facts share with the model are copied first, into one
-	// array: Cut rewrites the places in them.
-	var noScope boundary.StringList
-	scope := &noScope
+	var scope []boundary.String
 	if p != nil {
-		scope = &p.Scope
+		scope = p.Scope.Items
 	}
-	lists := [...]*boundary.StringList{&id.RequireKey.Methods, &id.RequireKey.Operations, &r.Methods, scope}
-	n := 0
-	for _, l := range lists {
-		n += len(l.Items)
-	}
-	items := make([]boundary.String, 0, n)
-	for _, l := range lists {
-		start := len(items)
-		items = append(items, l.Items...)
-		l.Items = items[start:len(items):len(items)]
-	}
-	r.RetryOn.Items = slices.Clone(r.RetryOn.Items)
-	f.AsBuilt.Items = slices.Clone(f.AsBuilt.Items)
-
 	var buf [128]*boundary.Pos
 	pos := append(buf[:0], &f.Root.Pos, &f.KindField.Pos, &f.From.Pos, &f.To.Pos, &f.Service.Pos, &f.ContractVersion.Pos,
 		&f.Operations.Pos, &f.CORSAllowedHeaders.Pos, &f.HeaderAllowInbound.Pos, &f.HeaderAllowOutbound.Pos, &f.SetsHeaders.Pos,
@@ -237,8 +223,10 @@ func (f *Facts) CutPlaces() {
 		op := &f.Operations.Items[i]
 		pos = append(pos, &op.Pos, &op.Key.Pos, &op.Method.Pos, &op.Path.Pos)
 	}
-	for i := range items {
-		pos = append(pos, &items[i].Pos)
+	for _, items := range [...][]boundary.String{id.RequireKey.Methods.Items, id.RequireKey.Operations.Items, r.Methods.Items, scope} {
+		for i := range items {
+			pos = append(pos, &items[i].Pos)
+		}
 	}
 	for i := range r.RetryOn.Items {
 		pos = append(pos, &r.RetryOn.Items[i].Pos)
