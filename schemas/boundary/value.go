@@ -1,8 +1,11 @@
 package boundary
 
 import (
+	"encoding/binary"
+	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/idemlint/idemlint/schemas/jsontree"
 )
@@ -161,6 +164,59 @@ func (d Places) placeAt(p Pos) wide {
 	return w
 }
 
+// A cut table (Places.Cut) is read only when a finding names one of its
+// values, so it is kept smaller still: its places are varints, written in
+// the memory of its places slice after places[0], whose lineCol holds the
+// number of places (never 0: a plain table's places[0] is zero) and link
+// the length of the encoding. A place takes 4-5 bytes there instead of 8:
+// the line as the distance from the previous place's, the column, the
+// distance back to the parent and the ref.
+
+// encoded reports whether d is a cut table.
+func (d Places) encoded() bool { return len(d.places) > 0 && d.places[0].lineCol != 0 }
+
+// count is the number of places d holds, places[0] included.
+func (d Places) count() int {
+	if d.encoded() {
+		return int(d.places[0].lineCol)
+	}
+	return len(d.places)
+}
+
+// table is d's places as read by Place, Pointer and Has: a cut table is
+// unpacked once, into buf when it fits.
+type table struct {
+	d    Places
+	wide []wide // a cut table's places unpacked; nil for a plain table
+}
+
+func (d Places) table(buf []wide) table {
+	if !d.encoded() {
+		return table{d: d}
+	}
+	n := d.count()
+	out := slices.Grow(buf[:0], n)[:1]
+	enc := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d.places))), 8*len(d.places))[8:][:d.places[0].link]
+	var prevLine int64
+	for i := 1; i < n; i++ {
+		line, k := binary.Varint(enc)
+		col, l := binary.Uvarint(enc[k:])
+		back, m := binary.Uvarint(enc[k+l:])
+		ref, r := binary.Varint(enc[k+l+m:])
+		enc = enc[k+l+m+r:]
+		prevLine += line
+		out = append(out, wide{line: int32(prevLine), col: int32(col), parent: Pos(i) - Pos(back), ref: int32(ref)})
+	}
+	return table{d: d, wide: out}
+}
+
+func (t table) at(p Pos) wide {
+	if t.wide != nil {
+		return t.wide[p]
+	}
+	return t.d.placeAt(p)
+}
+
 // Places resolve the Pos values of one document to where they were
 // written. A document holds its own (Document.Place and the rest come from
 // here); a value derived from it, such as the facts the cross-document
@@ -222,26 +278,33 @@ type Place struct {
 
 // Place resolves p. The zero Pos resolves to the document itself, at 1:1.
 func (d Places) Place(p Pos) Place {
-	if p <= 0 || int(p) >= len(d.places) {
+	if p <= 0 || int(p) >= d.count() {
 		return Place{Line: 1, Column: 1}
 	}
-	pl := d.placeAt(p)
-	return Place{Line: int(pl.line), Column: int(pl.col), Pointer: d.Pointer(p)}
+	var buf [128]wide
+	t := d.table(buf[:0])
+	pl := t.at(p)
+	return Place{Line: int(pl.line), Column: int(pl.col), Pointer: t.pointer(p)}
 }
 
 // Pointer returns the JSON Pointer of the value at p.
 func (d Places) Pointer(p Pos) string {
-	if p <= 1 || int(p) >= len(d.places) {
+	var buf [128]wide
+	return d.table(buf[:0]).pointer(p)
+}
+
+func (t table) pointer(p Pos) string {
+	if p <= 1 || int(p) >= t.d.count() {
 		return ""
 	}
 	var segs []string
 	for q := p; q > 1; {
-		pl := d.placeAt(q)
+		pl := t.at(q)
 		q = pl.parent
 		if ref := pl.ref; ref >= 0 {
 			segs = append(segs, strconv.Itoa(int(ref)))
 		} else {
-			segs = append(segs, jsontree.EscapePointer(d.name(ref)))
+			segs = append(segs, jsontree.EscapePointer(t.d.name(ref)))
 		}
 	}
 	var b strings.Builder
@@ -262,8 +325,10 @@ func (d Places) Member(p Pos, name string) string {
 // values the decoder placed (every member its kind's schema declares). It
 // walks every place: for the rare question, not for every finding.
 func (d Places) Has(pointer string) bool {
-	for p := Pos(2); int(p) < len(d.places); p++ {
-		if d.Pointer(p) == pointer {
+	var buf [128]wide
+	t := d.table(buf[:0])
+	for p := Pos(2); int(p) < d.count(); p++ {
+		if t.pointer(p) == pointer {
 			return true
 		}
 	}
@@ -278,6 +343,7 @@ func (d Places) Has(pointer string) bool {
 // behind. pos must hold every Pos the derived value holds, once, in memory
 // of its own: rewriting a list it shares with the document would move the
 // document's values. Has answers, after the cut, only for the values kept.
+// d is a document's own table: a cut table is not cut again.
 func (d Places) Cut(pos []*Pos) Places {
 	var small [256]Pos // old Pos to new; most documents place fewer values
 	renum := small[:0]
@@ -285,31 +351,24 @@ func (d Places) Cut(pos []*Pos) Places {
 		renum = make([]Pos, len(d.places))
 	}
 	renum = renum[:len(d.places)]
-	kept := 0
 	for _, p := range pos {
 		for q := *p; q > 0 && int(q) < len(d.places) && renum[q] == 0; q = d.placeAt(q).parent {
 			renum[q] = 1
-			kept++
 		}
 	}
-	out := Places{places: make([]place, 1, kept+1)}
+	// Number the places kept in order: a parent comes before its values.
+	self := Pos(0)
 	for p := Pos(1); int(p) < len(d.places); p++ {
-		if renum[p] == 0 {
-			continue
+		if renum[p] != 0 {
+			self++
+			renum[p] = self
 		}
-		self := Pos(len(out.places))
-		renum[p] = self
-		w := d.placeAt(p)
-		w.parent = renum[w.parent] // the parent comes first, and is kept
-		pl, ok := w.pack(self)
-		if !ok {
-			if out.extra == nil {
-				out.extra = &extra{}
-			}
-			pl = place{link: uint32(len(out.extra.wide))}
-			out.extra.wide = append(out.extra.wide, w)
-		}
-		out.places = append(out.places, pl)
+	}
+	var out Places
+	if self < maxEncoded {
+		out = d.encode(renum)
+	} else {
+		out = d.pack(renum, int(self))
 	}
 	if d.extra != nil && len(d.extra.names) > 0 {
 		if out.extra == nil {
@@ -321,6 +380,60 @@ func (d Places) Cut(pos []*Pos) Places {
 		if *p > 0 && int(*p) < len(renum) {
 			*p = renum[*p]
 		}
+	}
+	return out
+}
+
+// maxEncoded bounds the places of a cut table that are encoded: Place
+// unpacks the whole of one, so a larger one (a document of thousands of
+// operations) keeps its places packed, each read in one step.
+const maxEncoded = 256
+
+// encode returns the places of d that renum numbers (in order, from 1)
+// as a cut table (see table).
+func (d Places) encode(renum []Pos) Places {
+	var buf [512]byte
+	enc := buf[:0]
+	var prevLine int64
+	n := 0
+	for p := Pos(1); int(p) < len(d.places); p++ {
+		self := renum[p]
+		if self == 0 {
+			continue
+		}
+		n++
+		w := d.placeAt(p)
+		enc = binary.AppendVarint(enc, int64(w.line)-prevLine)
+		enc = binary.AppendUvarint(enc, uint64(w.col))
+		enc = binary.AppendUvarint(enc, uint64(self-renum[w.parent]))
+		enc = binary.AppendVarint(enc, int64(w.ref))
+		prevLine = int64(w.line)
+	}
+	out := Places{places: make([]place, 1+(len(enc)+7)/8)}
+	out.places[0] = place{lineCol: uint32(n + 1), link: uint32(len(enc))}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out.places))), 8*len(out.places))[8:], enc)
+	return out
+}
+
+// pack returns the n places of d that renum numbers as a plain table.
+func (d Places) pack(renum []Pos, n int) Places {
+	out := Places{places: make([]place, 1, n+1)}
+	for p := Pos(1); int(p) < len(d.places); p++ {
+		self := renum[p]
+		if self == 0 {
+			continue
+		}
+		w := d.placeAt(p)
+		w.parent = renum[w.parent] // the parent comes first, and is kept
+		pl, ok := w.pack(self)
+		if !ok {
+			if out.extra == nil {
+				out.extra = &extra{}
+			}
+			pl = place{link: uint32(len(out.extra.wide))}
+			out.extra.wide = append(out.extra.wide, w)
+		}
+		out.places = append(out.places, pl)
 	}
 	return out
 }
