@@ -46,7 +46,7 @@ func (r *chainReporter) at(c *chain.Chain, doc *chain.Facts, at boundary.Pos, ms
 	if !r.first(chainFinding{doc, at, "", msg}) {
 		return nil
 	}
-	return r.p.Report(doc, at, c.Name, "%s", msg)
+	return r.p.Report(doc, at, c.Name(), "%s", msg)
 }
 
 // missing reports msg where the member of the object at `in` belongs.
@@ -54,7 +54,7 @@ func (r *chainReporter) missing(c *chain.Chain, doc *chain.Facts, in boundary.Po
 	if !r.first(chainFinding{doc, in, member, msg}) {
 		return nil
 	}
-	return r.p.Missing(doc, in, member, c.Name, "%s", msg)
+	return r.p.Missing(doc, in, member, c.Name(), "%s", msg)
 }
 
 // missingHopNote says, for a finding that a missing hop might explain,

@@ -31,7 +31,7 @@ type linkTypo struct {
 // tell which spelling is right, it says the other may be the typo.
 func (t *linkTypo) message(c *chain.Chain) string {
 	msg := fmt.Sprintf("%s %q breaks the chain of %q; did you mean %q, the %s of the %s document?",
-		t.field, t.value, c.Operation, t.want, t.matchField(), t.match.Kind)
+		t.field, t.value, c.Operation(), t.want, t.matchField(), t.match.Kind)
 	if t.tie {
 		msg += fmt.Sprintf(" (or correct that %s to %q)", t.matchField(), t.value)
 	}
@@ -85,7 +85,7 @@ type typos struct {
 func findTypos(g *chain.Graph, docs []*chain.Facts) *typos {
 	var broken []*chain.Chain
 	for _, c := range g.Chains {
-		if c.StateChanging && !c.Complete() {
+		if c.StateChanging() && !c.Complete() {
 			broken = append(broken, c)
 		}
 	}
@@ -128,7 +128,7 @@ func wants(c *chain.Chain) (kindKey, bool) {
 	if len(c.Stop.Lacking) > 0 || c.Last().Doc.Policy != nil {
 		return kindKey{}, false
 	}
-	return kindKey{c.Stop.Next, c.Operation}, true
+	return kindKey{c.Stop.Next, c.Operation()}, true
 }
 
 func newTypoIndex(docs []*chain.Facts, broken []*chain.Chain) *typoIndex {
@@ -167,9 +167,9 @@ func (ix *typoIndex) typoOf(c *chain.Chain) *linkTypo {
 		for _, op := range d.Operations.Items {
 			keys = append(keys, op.Key.Value)
 		}
-		if k := suggest.One(c.Operation, keys); k != "" {
+		if k := suggest.One(c.Operation(), keys); k != "" {
 			op := d.Operations.Items[slices.Index(keys, k)]
-			return &linkTypo{doc: d, at: op.Key.Pos, field: "operation_key", value: k, want: c.Operation,
+			return &linkTypo{doc: d, at: op.Key.Pos, field: "operation_key", value: k, want: c.Operation(),
 				match: last.Doc, matchAt: last.Op.Key.Pos, leftOut: d}
 		}
 	}

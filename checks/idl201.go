@@ -45,7 +45,7 @@ or correct the "from", "to" or "service" that does not match.`,
 		note := missingHopNote(graph)
 		typos := chainTypos.Of(p).byChain
 		for _, c := range graph.Chains {
-			if !c.StateChanging || c.Complete() {
+			if !c.StateChanging() || c.Complete() {
 				continue
 			}
 			last := c.Last()

@@ -36,17 +36,17 @@ Fix: add the chain's key header to the list the message names.`,
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
 		for _, c := range ChainGraph.Of(p).Chains {
-			if !c.StateChanging {
+			if !c.StateChanging() {
 				continue
 			}
 			for _, h := range c.Hops {
-				for _, l := range h.Drops(c.KeyHeader) {
+				for _, l := range h.Drops(c.KeyHeader()) {
 					var f *Finding
 					switch l.Headers.State {
 					case boundary.Valid:
-						f = r.at(c, h.Doc, l.Headers.Pos, fmt.Sprintf("add %q, the chain's key header, to %s: this hop drops it", c.KeyHeader, l.Field))
+						f = r.at(c, h.Doc, l.Headers.Pos, fmt.Sprintf("add %q, the chain's key header, to %s: this hop drops it", c.KeyHeader(), l.Field))
 					case boundary.Absent: // else it is not an array, which the schema reports
-						f = r.missing(c, h.Doc, h.Doc.Root.Pos, l.Field, fmt.Sprintf("add %s with %q: without it this hop drops the chain's key header", l.Field, c.KeyHeader))
+						f = r.missing(c, h.Doc, h.Doc.Root.Pos, l.Field, fmt.Sprintf("add %s with %q: without it this hop drops the chain's key header", l.Field, c.KeyHeader()))
 					}
 					// IDL102 judges the same list against the edge's own
 					// header: when it reports it too, the findings are linked.

@@ -26,19 +26,19 @@ message names (and let its allowlists carry it).`,
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
 		for _, c := range ChainGraph.Of(p).Chains {
-			if !c.StateChanging {
+			if !c.StateChanging() {
 				continue
 			}
 			for _, h := range c.Hops {
 				idem := &h.Doc.Idempotency
-				if !idem.OK() || strings.EqualFold(idem.KeyHeader(), c.KeyHeader) {
+				if !idem.OK() || strings.EqualFold(idem.KeyHeader(), c.KeyHeader()) {
 					continue
 				}
 				switch hd := idem.Header; hd.State {
 				case boundary.Absent:
-					r.missing(c, h.Doc, idem.Pos, "header", fmt.Sprintf("set header to %q as %s does: this hop uses the default %q", c.KeyHeader, c.KeyHop(), idem.KeyHeader()))
+					r.missing(c, h.Doc, idem.Pos, "header", fmt.Sprintf("set header to %q as %s does: this hop uses the default %q", c.KeyHeader(), c.KeyHop(), idem.KeyHeader()))
 				case boundary.Valid:
-					r.at(c, h.Doc, hd.Pos, fmt.Sprintf("key header %q differs from %q used at %s; use one name along the chain", hd.Value, c.KeyHeader, c.KeyHop()))
+					r.at(c, h.Doc, hd.Pos, fmt.Sprintf("key header %q differs from %q used at %s; use one name along the chain", hd.Value, c.KeyHeader(), c.KeyHop()))
 				}
 			}
 		}

@@ -30,7 +30,7 @@ Fix: set the adapter's http_idempotency.role to "owner".`,
 		r := newChainReporter(p)
 		const why = "this chain has no owner, and only its adapter policy may own the key"
 		for _, c := range ChainGraph.Of(p).Chains {
-			if !c.StateChanging || !c.Complete() {
+			if !c.StateChanging() || !c.Complete() {
 				continue
 			}
 			// An upstream hop that claims the key makes a second owner,

@@ -31,14 +31,14 @@ require_key.methods.`,
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
 		for _, c := range ChainGraph.Of(p).Chains {
-			if !c.StateChanging || !c.Complete() || c.Last().RequiresKey() {
+			if !c.StateChanging() || !c.Complete() || c.Last().RequiresKey() {
 				continue
 			}
 			why := "it reaches this adapter from a browser as a state-changing operation"
 			if c.Last().Embedded() {
 				why += " (this edge's http_idempotency governs the embedded policy)"
 			}
-			r.unrequired(c, c.Last(), fmt.Sprintf("add %q to require_key.operations or %s to require_key.methods", c.Operation, c.Last().Op.Method.Value), why)
+			r.unrequired(c, c.Last(), fmt.Sprintf("add %q to require_key.operations or %s to require_key.methods", c.Operation(), c.Last().Op.Method.Value), why)
 		}
 	},
 })
@@ -51,12 +51,12 @@ func (r *chainReporter) unrequired(c *chain.Chain, h chain.Hop, fix, why string)
 	switch {
 	case idem.State == boundary.Absent:
 		if !h.Doc.StateChanging { // else the schema requires it
-			return r.missing(c, h.Doc, h.Doc.Root.Pos, "http_idempotency", fmt.Sprintf("add http_idempotency whose require_key covers %q: %s", c.Operation, why))
+			return r.missing(c, h.Doc, h.Doc.Root.Pos, "http_idempotency", fmt.Sprintf("add http_idempotency whose require_key covers %q: %s", c.Operation(), why))
 		}
 	case idem.RequireKey.OK():
 		return r.at(c, h.Doc, idem.RequireKey.Pos, fix+": "+why)
 	case idem.OK() && idem.RequireKey.State == boundary.Absent: // else not an object, which the schema reports
-		return r.missing(c, h.Doc, idem.Pos, "require_key", fmt.Sprintf("add require_key covering %q: %s", c.Operation, why))
+		return r.missing(c, h.Doc, idem.Pos, "require_key", fmt.Sprintf("add require_key covering %q: %s", c.Operation(), why))
 	}
 	return nil
 }

@@ -33,8 +33,8 @@ requiring the key for it at the adapter.`,
 				continue
 			}
 			why := fmt.Sprintf("%s rejects it without a key, and browsers are not told to send one", c.Last())
-			f := r.unrequired(c, browser, fmt.Sprintf("add %q to require_key.operations", c.Operation), why)
-			if c.StateChanging {
+			f := r.unrequired(c, browser, fmt.Sprintf("add %q to require_key.operations", c.Operation()), why)
+			if c.StateChanging() {
 				// A state-changing operation the browser edge sends
 				// without a key is IDL101's to report too: the findings
 				// are linked where it does.

@@ -26,7 +26,7 @@ value.`,
 		r := newChainReporter(p)
 		for _, c := range ChainGraph.Of(p).Chains {
 			ref := c.KeyHop()
-			if !c.StateChanging || !ref.Doc.Idempotency.OK() {
+			if !c.StateChanging() || !ref.Doc.Idempotency.OK() {
 				continue
 			}
 			want := ref.Doc.Idempotency.EchoKeyHeader.Value

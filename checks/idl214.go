@@ -43,7 +43,7 @@ sets_headers of the hop that derives it.`,
 	CheckSet: func(p *SetPass) {
 		r := newChainReporter(p)
 		for _, c := range ChainGraph.Of(p).Chains {
-			if !c.StateChanging || !c.Complete() {
+			if !c.StateChanging() || !c.Complete() {
 				continue
 			}
 			owner := c.Last().Doc

@@ -49,7 +49,7 @@ After: require the key at the browser edge:
 		}
 		seen := map[reported]bool{}
 		for _, c := range checks.ChainGraph.Of(p).Chains {
-			if !c.StateChanging {
+			if !c.StateChanging() {
 				continue
 			}
 			gated := false

@@ -42,7 +42,7 @@ After: remove the entry (or the filter).`,
 		}
 		seen := map[reported]bool{}
 		for _, c := range checks.ChainGraph.Of(p).Chains {
-			if !c.StateChanging {
+			if !c.StateChanging() {
 				continue
 			}
 			var headers []guardedHeader // of the first hop carried as built
@@ -83,7 +83,7 @@ type guardedHeader struct{ name, why string }
 // guarded are the chain's key header and the headers its owner reads a
 // scope part from (spec 6.9).
 func guarded(c *chain.Chain) []guardedHeader {
-	out := []guardedHeader{{c.KeyHeader, "the idempotency key"}}
+	out := []guardedHeader{{c.KeyHeader(), "the idempotency key"}}
 	if !c.Complete() {
 		return out
 	}

@@ -105,7 +105,7 @@ type HopFate struct {
 // FateAt computes the key's fate at hop i of c.
 func (c *Chain) FateAt(i int) HopFate {
 	h := c.Hops[i]
-	if drops := h.Drops(c.KeyHeader); len(drops) > 0 {
+	if drops := h.Drops(c.KeyHeader()); len(drops) > 0 {
 		return HopFate{Fate: Dropped, Drops: drops}
 	}
 	switch h.Kind {

@@ -10,6 +10,7 @@
 package chain
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"hash/maphash"
@@ -43,24 +44,51 @@ type Graph struct {
 	arrivals map[link]int // edges per (kind, to)
 }
 
-// Chain is one path of one operation.
+// Chain is one path of one operation. A set has one for every operation
+// of every browser_to_bff edge, so what a chain's hops say (its operation,
+// its name, its key header) is read from them, not kept beside them.
 type Chain struct {
-	Operation string // operation_key, the same at every hop
-	// StateChanging is the operation's nature as the browser_to_bff edge
-	// declares it: that is what the browser sends, whatever later hops say.
-	StateChanging bool
-	Hops          []Hop // in order, starting at the browser_to_bff edge
+	Hops []Hop // in order, starting at the browser_to_bff edge
 	// Stop says where the chain ends short of an adapter policy; nil when
 	// the chain is complete.
 	Stop *Stop
-	// Name identifies the chain in findings:
-	// "orders.create: web -> checkout-bff -> edge-gw -> orders-adapter".
-	Name string
-	// KeyHeader is the chain's key header: the one declared by its first
-	// hop that has http_idempotency (the browser edge, normally), because
-	// that is the header the key travels in from the start.
-	KeyHeader string
-	keyHop    int
+	// keyHop is the first hop that has http_idempotency, or -1.
+	keyHop int
+}
+
+// Operation is the chain's operation_key, the same at every hop.
+func (c *Chain) Operation() string { return c.Hops[0].Op.Key.Value }
+
+// StateChanging is the operation's nature as the browser_to_bff edge
+// declares it: that is what the browser sends, whatever later hops say.
+func (c *Chain) StateChanging() bool { return c.Hops[0].Op.StateChanging }
+
+// KeyHeader is the chain's key header: the one declared by its first hop
+// that has http_idempotency (the browser edge, normally), because that is
+// the header the key travels in from the start; the default when none has.
+func (c *Chain) KeyHeader() string {
+	if c.keyHop < 0 {
+		return boundary.DefaultKeyHeader
+	}
+	return c.Hops[c.keyHop].Doc.Idempotency.KeyHeader()
+}
+
+// Name identifies the chain in findings:
+// "orders.create: web -> checkout-bff -> edge-gw -> orders-adapter".
+func (c *Chain) Name() string { return string(c.appendName(nil)) }
+
+// appendName appends the chain's Name to b.
+func (c *Chain) appendName(b []byte) []byte {
+	b = append(b, c.Operation()...)
+	b = append(b, ": "...)
+	b = append(b, c.Hops[0].Doc.From.Value...)
+	for _, h := range c.Hops {
+		if h.Kind != boundary.Adapter {
+			b = append(b, " -> "...)
+			b = append(b, h.Doc.To.Value...)
+		}
+	}
+	return b
 }
 
 // Hop is one document of a chain and the chain's operation in it.
@@ -89,8 +117,9 @@ func (c *Chain) Complete() bool { return c.Stop == nil }
 // complete chain.
 func (c *Chain) Last() Hop { return c.Hops[len(c.Hops)-1] }
 
-// KeyHop returns the hop that declares the chain's key header.
-func (c *Chain) KeyHop() Hop { return c.Hops[c.keyHop] }
+// KeyHop returns the hop that declares the chain's key header: the first
+// hop when none declares one.
+func (c *Chain) KeyHop() Hop { return c.Hops[max(c.keyHop, 0)] }
 
 // Embedded reports whether the hop is a policy embedded in an edge.
 func (h Hop) Embedded() bool {
@@ -508,41 +537,28 @@ func (b *builder) emit(path []Hop, stop *Stop) {
 	if len(b.slab) == cap(b.slab) {
 		b.slab = make([]Chain, 0, 256)
 	}
-	b.slab = append(b.slab, Chain{
-		Operation:     path[0].Op.Key.Value,
-		StateChanging: path[0].Op.StateChanging,
-		Hops:          path,
-		Stop:          stop,
-		KeyHeader:     boundary.DefaultKeyHeader,
-	})
+	b.slab = append(b.slab, Chain{Hops: path, Stop: stop, keyHop: -1})
 	c := &b.slab[len(b.slab)-1]
-	size := len(c.Operation) + len(": ") + len(path[0].Doc.From.Value)
-	for _, h := range path {
-		size += len(" -> ") + len(h.Doc.To.Value)
-	}
-	var name strings.Builder
-	name.Grow(size)
-	name.WriteString(c.Operation)
-	name.WriteString(": ")
-	name.WriteString(path[0].Doc.From.Value)
-	for _, h := range path {
-		if h.Kind != boundary.Adapter {
-			name.WriteString(" -> ")
-			name.WriteString(h.Doc.To.Value)
-		}
-	}
-	c.Name = name.String()
 	for i, h := range path {
 		if h.Doc.Idempotency.OK() {
-			c.KeyHeader, c.keyHop = h.Doc.Idempotency.KeyHeader(), i
+			c.keyHop = i
 			break
 		}
 	}
 	b.g.Chains = append(b.g.Chains, c)
 }
 
+// compareChains orders chains by Name, then by the paths of their
+// documents. A set sorts tens of thousands, so names are compared where
+// they differ without building them: in the operation key, unless one key
+// is the start of the other, and otherwise in names built on the stack.
 func compareChains(a, b *Chain) int {
-	if n := cmp.Compare(a.Name, b.Name); n != 0 {
+	opA, opB := a.Operation(), b.Operation()
+	if n := min(len(opA), len(opB)); opA[:n] != opB[:n] {
+		return cmp.Compare(opA, opB)
+	}
+	var nameA, nameB [160]byte
+	if n := bytes.Compare(a.appendName(nameA[:0]), b.appendName(nameB[:0])); n != 0 {
 		return n
 	}
 	for i := range min(len(a.Hops), len(b.Hops)) {
@@ -563,7 +579,7 @@ func (c *Chain) StopReason() string {
 		return ""
 	case len(s.Lacking) > 0:
 		if len(s.Lacking) == 1 {
-			return fmt.Sprintf("%s %s does not carry %q", s.Next, Hop{Kind: s.Next, Doc: s.Lacking[0]}.Endpoints(), c.Operation)
+			return fmt.Sprintf("%s %s does not carry %q", s.Next, Hop{Kind: s.Next, Doc: s.Lacking[0]}.Endpoints(), c.Operation())
 		}
 		// A busy gateway may have thousands of edges: name a few.
 		const named = 3
@@ -577,7 +593,7 @@ func (c *Chain) StopReason() string {
 		} else {
 			names = names[:len(names)-1]
 		}
-		return fmt.Sprintf("%s %s and %s do not carry %q", s.Next, strings.Join(names, ", "), rest, c.Operation)
+		return fmt.Sprintf("%s %s and %s do not carry %q", s.Next, strings.Join(names, ", "), rest, c.Operation())
 	case s.Next != boundary.Adapter:
 		return fmt.Sprintf("no %s document has from %q", s.Next, s.At)
 	}

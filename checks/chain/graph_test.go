@@ -63,7 +63,7 @@ func summary(g *Graph) []string {
 		for _, h := range c.Hops {
 			paths = append(paths, string(h.Kind)+"@"+h.Doc.Path)
 		}
-		s := c.Name + " [" + strings.Join(paths, " ") + "]"
+		s := c.Name() + " [" + strings.Join(paths, " ") + "]"
 		if !c.Complete() {
 			s += " stops: " + c.StopReason()
 		}
@@ -96,8 +96,8 @@ func TestBuildLinksCompleteChain(t *testing.T) {
 	if c.Hops[2].Op.Key.Value != "orders.create" || c.Hops[3].Op != &docs[3].Operations.Items[0] {
 		t.Errorf("hops do not point at their document's operation: %+v", c.Hops)
 	}
-	if !c.StateChanging || c.KeyHeader != "x-idempotency-key" || g.Unlinkable != 0 {
-		t.Errorf("StateChanging %v, KeyHeader %q, Unlinkable %d", c.StateChanging, c.KeyHeader, g.Unlinkable)
+	if !c.StateChanging() || c.KeyHeader() != "x-idempotency-key" || g.Unlinkable != 0 {
+		t.Errorf("StateChanging %v, KeyHeader %q, Unlinkable %d", c.StateChanging(), c.KeyHeader(), g.Unlinkable)
 	}
 }
 
@@ -214,7 +214,7 @@ func TestBuildDuplicateEdgesAndOperations(t *testing.T) {
 		t.Errorf("Duplicates = %+v, want 2b.json duplicating 2a.json for orders.create", g.Duplicates)
 	}
 	// The first of two operations with one key is the one that links.
-	if g.Chains[0].StateChanging {
+	if g.Chains[0].StateChanging() {
 		t.Error("the chain follows the second orders.create (POST), want the first (GET)")
 	}
 }
@@ -272,7 +272,7 @@ func TestFates(t *testing.T) {
 			var got []string
 			for i := range c.Hops {
 				f := c.FateAt(i)
-				got = append(got, f.Fate.String()+" "+f.Detail(c.KeyHeader))
+				got = append(got, f.Fate.String()+" "+f.Detail(c.KeyHeader()))
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("fates (-want +got):\n%s", diff)

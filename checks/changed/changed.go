@@ -74,11 +74,11 @@ func Filter(findings []checks.Finding, docs []*chain.Facts, changed Set) []check
 	chainFiles := map[string][]string{}
 	for _, c := range chain.Build(docs).Chains {
 		for _, h := range c.Hops {
-			chainFiles[c.Name] = append(chainFiles[c.Name], h.Doc.Path)
+			chainFiles[c.Name()] = append(chainFiles[c.Name()], h.Doc.Path)
 		}
 		if c.Stop != nil {
 			for _, d := range c.Stop.Lacking {
-				chainFiles[c.Name] = append(chainFiles[c.Name], d.Path)
+				chainFiles[c.Name()] = append(chainFiles[c.Name()], d.Path)
 			}
 		}
 	}

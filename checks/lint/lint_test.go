@@ -208,7 +208,7 @@ func TestGraphs(t *testing.T) {
 	}
 	for _, c := range graphs[0].Graph.Chains {
 		if len(c.Hops) != 4 {
-			t.Errorf("chain %s has %d hops, want the set's four documents", c.Name, len(c.Hops))
+			t.Errorf("chain %s has %d hops, want the set's four documents", c.Name(), len(c.Hops))
 		}
 	}
 	// A mesh alone is an as-built configuration: the hops it carries are

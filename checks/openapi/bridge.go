@@ -85,7 +85,7 @@ var browserEdges = &checks.InputOf[*bridge]{
 		}
 		for _, g := range graphs {
 			for _, c := range g.Chains {
-				s := chainStart{c.Hops[0].Doc, c.Operation}
+				s := chainStart{c.Hops[0].Doc, c.Operation()}
 				b.chains[s] = append(b.chains[s], c)
 			}
 		}

@@ -75,11 +75,11 @@ func writeText(w io.Writer, g *chain.Graph, hopNote func(c *chain.Chain, i int) 
 	var shown, broken int
 	var readOnly []string
 	for _, c := range g.Chains {
-		if !c.StateChanging {
+		if !c.StateChanging() {
 			// Chains are sorted by name, which starts with the operation,
 			// so one operation's chains are adjacent.
-			if n := len(readOnly); n == 0 || readOnly[n-1] != c.Operation {
-				readOnly = append(readOnly, c.Operation)
+			if n := len(readOnly); n == 0 || readOnly[n-1] != c.Operation() {
+				readOnly = append(readOnly, c.Operation())
 			}
 			continue
 		}
@@ -92,13 +92,13 @@ func writeText(w io.Writer, g *chain.Graph, hopNote func(c *chain.Chain, i int) 
 			broken++
 			status = "  BROKEN"
 		}
-		fmt.Fprintf(w, "%s  (key %s)%s\n", c.Name, c.KeyHeader, status)
+		fmt.Fprintf(w, "%s  (key %s)%s\n", c.Name(), c.KeyHeader(), status)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for i, h := range c.Hops {
 			f := c.FateAt(i)
 			fate, detail := f.Fate.String(), ""
 			if f.Fate.Broken() {
-				fate, detail = strings.ToUpper(fate), "\t"+f.Detail(c.KeyHeader)
+				fate, detail = strings.ToUpper(fate), "\t"+f.Detail(c.KeyHeader())
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s%s\n", h.Kind, hopEndpoints(h), fate, hopLocation(h), detail)
 		}
@@ -216,7 +216,7 @@ func (e edge) label() string { return strings.Join(e.ops, ", ") + ": " + e.fate 
 func draw(g *chain.Graph, hopNote func(c *chain.Chain, i int) string, firstID int) *picture {
 	p := &picture{firstID: firstID, ids: map[string]int{}, edgeAt: map[edgeKey]int{}}
 	for _, c := range g.Chains {
-		if !c.StateChanging {
+		if !c.StateChanging() {
 			continue
 		}
 		for i, h := range c.Hops {
@@ -235,13 +235,13 @@ func draw(g *chain.Graph, hopNote func(c *chain.Chain, i int) string, firstID in
 				}
 			}
 			if h.Kind == boundary.Adapter {
-				p.add(c.Operation, p.component(h.Doc.Policy.Service.Value), p.policy(h.Doc), h.Doc.Path, fate, f.Fate.Broken(), false)
+				p.add(c.Operation(), p.component(h.Doc.Policy.Service.Value), p.policy(h.Doc), h.Doc.Path, fate, f.Fate.Broken(), false)
 				continue
 			}
-			p.add(c.Operation, p.component(h.Doc.From.Value), p.component(h.Doc.To.Value), h.Doc.Path, fate, f.Fate.Broken(), false)
+			p.add(c.Operation(), p.component(h.Doc.From.Value), p.component(h.Doc.To.Value), h.Doc.Path, fate, f.Fate.Broken(), false)
 		}
 		if s := c.Stop; s != nil {
-			p.add(c.Operation, p.component(s.At), p.missing(s), "", "stops", true, true)
+			p.add(c.Operation(), p.component(s.At), p.missing(s), "", "stops", true, true)
 		}
 	}
 	return p
