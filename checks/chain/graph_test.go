@@ -366,3 +366,29 @@ func TestFirstsTellCollidingHopsApart(t *testing.T) {
 		t.Fatal("the two hops have the same key")
 	}
 }
+
+// Chains sort by name, which the sort compares without building it where
+// the operation keys differ: a key that begins another ("orders.create",
+// "orders.create.bulk") sorts after it, since ": " follows "." in the
+// name, and chains of one key sort by the components they go through.
+func TestChainsSortByName(t *testing.T) {
+	g := Build(set(t,
+		"1.json", hop(boundary.BrowserToBFF, "web", "bff", "orders.create", "orders.create.bulk", "orders.a"),
+		"2.json", hop(boundary.BrowserToBFF, "app", "bff", "orders.create"),
+		"3.json", hop(boundary.BrowserToBFF, "web", "a-bff", "orders.create.bulk"),
+	))
+	var got []string
+	for _, c := range g.Chains {
+		got = append(got, c.Name())
+	}
+	want := []string{
+		"orders.a: web -> bff",
+		"orders.create.bulk: web -> a-bff",
+		"orders.create.bulk: web -> bff",
+		"orders.create: app -> bff",
+		"orders.create: web -> bff",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("chains in the wrong order (-want +got):\n%s", diff)
+	}
+}

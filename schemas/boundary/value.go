@@ -370,7 +370,10 @@ func (d Places) Cut(pos []*Pos) Places {
 	} else {
 		out = d.pack(renum, int(self))
 	}
-	if d.extra != nil && len(d.extra.names) > 0 {
+	// A member name beyond memberNames is most often one the facts leave
+	// behind, such as a team's "x-owner": keep the names only when a
+	// place kept needs one.
+	if d.extra != nil && len(d.extra.names) > 0 && d.namesBeyond(renum) {
 		if out.extra == nil {
 			out.extra = &extra{}
 		}
@@ -382,6 +385,18 @@ func (d Places) Cut(pos []*Pos) Places {
 		}
 	}
 	return out
+}
+
+// namesBeyond reports whether a place that renum keeps is named by a
+// member name beyond memberNames. The root's name (Pos 1, "") is never
+// read: a pointer ends there.
+func (d Places) namesBeyond(renum []Pos) bool {
+	for p := Pos(2); int(p) < len(d.places); p++ {
+		if renum[p] != 0 && d.placeAt(p).ref < -int32(len(memberNames)) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxEncoded bounds the places of a cut table that are encoded: Place

@@ -100,3 +100,26 @@ func TestCutPlacesEncoded(t *testing.T) {
 		t.Error("the cut table holds the second operation's method, or not the operation or its path")
 	}
 }
+
+// A cut table keeps the member names beyond the decoder's own only when
+// one of its values is named by one: a header name of an example, here.
+func TestCutPlacesNames(t *testing.T) {
+	src := `{"spec_version": "idemlint.boundary/v1", "boundary": "browser_to_bff", "from": "web", "to": "bff", "x-owner": {"team": "shop"},
+		"operations": [{"method": "POST", "path": "/p", "example": {"headers": {"bad name": "1"}}}]}`
+	doc, _, problems := boundary.Parse("names.json", []byte(src))
+	if doc == nil || len(problems) > 0 {
+		t.Fatalf("document did not decode: %v", problems)
+	}
+	bad := doc.Operations.Items[0].Example.BadHeaderNames
+	if len(bad) != 1 {
+		t.Fatalf("bad header names %+v, want one", bad)
+	}
+	at, to := bad[0].Pos, doc.To.Pos
+	named, plain := doc.Cut([]*boundary.Pos{&at}), doc.Cut([]*boundary.Pos{&to})
+	if got := named.Pointer(at); got != "/operations/0/example/headers/bad name" {
+		t.Errorf("the bad header name is at %q once cut", got)
+	}
+	if got := plain.Pointer(to); got != "/to" {
+		t.Errorf("to is at %q once cut", got)
+	}
+}
