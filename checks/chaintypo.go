@@ -114,6 +114,9 @@ type typoIndex struct {
 	// would be an entry, and few chains break.
 	carriers map[kindKey][]*chain.Facts
 	entries  map[kindKey][]*chain.Facts // by kind and from (service for an adapter)
+	// keys holds the operation keys of one document typoOf reads: a
+	// chain stopping at a busy gateway reads thousands.
+	keys []string
 }
 
 type kindKey struct {
@@ -163,12 +166,12 @@ func (ix *typoIndex) typoOf(c *chain.Chain) *linkTypo {
 	// The next hop is there but lacks the operation: the browser edge
 	// names the operation, so a near key downstream is the typo.
 	for _, d := range s.Lacking {
-		keys := make([]string, 0, len(d.Operations.Items))
+		ix.keys = ix.keys[:0]
 		for _, op := range d.Operations.Items {
-			keys = append(keys, op.Key.Value)
+			ix.keys = append(ix.keys, op.Key.Value)
 		}
-		if k := suggest.One(c.Operation(), keys); k != "" {
-			op := d.Operations.Items[slices.Index(keys, k)]
+		if k := suggest.One(c.Operation(), ix.keys); k != "" {
+			op := d.Operations.Items[slices.Index(ix.keys, k)]
 			return &linkTypo{doc: d, at: op.Key.Pos, field: "operation_key", value: k, want: c.Operation(),
 				match: last.Doc, matchAt: last.Op.Key.Pos, leftOut: d}
 		}

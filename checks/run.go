@@ -143,14 +143,29 @@ func Check(paths []string, opts Options) (*Result, error) {
 	return checkFiles(files, skipped, opts), nil
 }
 
-// loaded is one file after the per-document stages.
+// loaded is one file after the per-document stages. A run holds one for
+// every file until the cross-document stage, and most files have nothing
+// to say: what they do say is behind one pointer.
 type loaded struct {
-	doc          *boundary.Document // Load's only
-	facts        *chain.Facts       // nil when the file is no boundary document
+	doc         *boundary.Document // Load's only
+	facts       *chain.Facts       // nil when the file is no boundary document
+	said        *said              // nil when the file has no finding and no suppression
+	unreadable  bool
+	notBoundary bool
+}
+
+// said is what a file says beside its facts.
+type said struct {
 	findings     []Finding
 	suppressions fileSuppressions
-	unreadable   bool
-	notBoundary  bool
+}
+
+// saying returns the said of findings and fs, nil when both are empty.
+func saying(findings []Finding, fs fileSuppressions) *said {
+	if len(findings) == 0 && len(fs.entries) == 0 && len(fs.malformed) == 0 {
+		return nil
+	}
+	return &said{findings: findings, suppressions: fs}
 }
 
 // CheckFiles checks files: each is read and taken through the
@@ -203,7 +218,9 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 		lost[setOf(s.Path)]++
 	}
 	for i, r := range results {
-		res.Findings = append(res.Findings, r.findings...)
+		if r.said != nil {
+			res.Findings = append(res.Findings, r.said.findings...)
+		}
 		switch {
 		case r.unreadable:
 			res.Unreadable++
@@ -215,7 +232,9 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 				res.Documents = append(res.Documents, r.doc)
 			}
 			res.Facts = append(res.Facts, r.facts)
-			sup.add(r.facts.Path, r.suppressions)
+			if r.said != nil {
+				sup.add(r.facts.Path, r.said.suppressions)
+			}
 			name := setOf(r.facts.Path)
 			if _, ok := sets[name]; !ok {
 				setNames = append(setNames, name)
@@ -262,14 +281,14 @@ func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
 		w.buf = src
 	}
 	if err != nil {
-		return loaded{findings: []Finding{unreadable(path, err)}, unreadable: true}
+		return loaded{said: saying([]Finding{unreadable(path, err)}, fileSuppressions{}), unreadable: true}
 	}
 	doc, findings := checkDocument(path, src, &w.parser, stage, opts)
 	switch {
 	case doc == nil && notBoundaryText(src, opts.walked != nil && opts.walked(path)):
 		return loaded{notBoundary: true}
 	case doc == nil:
-		return loaded{findings: findings, unreadable: true}
+		return loaded{said: saying(findings, fileSuppressions{}), unreadable: true}
 	case !doc.Boundary:
 		return loaded{notBoundary: true}
 	}
@@ -282,7 +301,7 @@ func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
 	if !slices.ContainsFunc(findings, foldsAt) {
 		facts.CutPlaces() // the document is dropped: its facts need only their own places
 	}
-	return loaded{facts: facts, findings: findings, suppressions: fs}
+	return loaded{facts: facts, said: saying(findings, fs)}
 }
 
 // notBoundaryText reports whether src, which did not parse as a boundary
