@@ -231,21 +231,28 @@ func (b *builder) entryOf(kind rank, component, op string) entry {
 	return entry(h.Sum64())
 }
 
-// carrier is a document and the operation of it that a chain follows.
+// carrier is a document and the operation of it that a chain follows, by
+// their indexes: a set has a carrier for every operation, 16 bytes each.
 type carrier struct {
-	doc  *Facts
-	op   *Operation
+	di   int32 // the document's index in Build's docs
+	op   int32 // the operation's index in the document
 	next int32 // the carrier indexed before it under the same entry, or -1
-	di   int32 // doc's index in Build's docs
 	kind rank
 	// forked is set once a chain went through the carrier: a later path
 	// reaching it does not fork again.
 	forked bool
 }
 
+// hop returns the hop of kind that c carries.
+func (b *builder) hop(kind boundary.Kind, c carrier) Hop {
+	d := b.docs[c.di]
+	return Hop{Kind: kind, Doc: d, Op: &d.Operations.Items[c.op]}
+}
+
 // is reports whether c is the carrier of op at component at for kind.
-func (c *carrier) is(kind rank, at, op string) bool {
-	return c.kind == kind && entryID(c.doc) == at && c.op.Key.Value == op
+func (b *builder) is(c carrier, kind rank, at, op string) bool {
+	d := b.docs[c.di]
+	return c.kind == kind && entryID(d) == at && d.Operations.Items[c.op].Key.Value == op
 }
 
 // entryID is the component a chain enters d at: an edge's from, an
@@ -258,7 +265,8 @@ func entryID(d *Facts) string {
 }
 
 type builder struct {
-	g *Graph
+	g    *Graph
+	docs []*Facts // Build's
 	// heads indexes carriers by entry, so that a path finds its next hop
 	// in one lookup however many documents start at a busy gateway. The
 	// carriers of one entry form a list through next (no slice per entry:
@@ -295,13 +303,14 @@ func Build(docs []*Facts) *Graph {
 		// components than documents, and the graph keeps arrivals to the
 		// end of the cross-document stage.
 		g:        &Graph{onChain: make(map[*Facts]bool, len(docs)), arrivals: map[link]int{}},
+		docs:     docs,
 		onChain:  make([]bool, len(docs)),
 		heads:    make(map[entry]int32, ops),
 		seed:     maphash.MakeSeed(),
 		carriers: make([]carrier, 0, ops),
 		starts:   map[link][]*Facts{},
 	}
-	first := firsts{byEntry: make(map[entry]firstHop, ops), seed: b.seed}
+	first := firsts{byEntry: make(map[entry]firstHop, ops), docs: docs, seed: b.seed}
 	for di, d := range docs {
 		if !Linkable(d) {
 			b.g.Unlinkable++
@@ -310,7 +319,7 @@ func Build(docs []*Facts) *Graph {
 		if p := d.Policy; p != nil && p.Embedded && !p.Service.OK() {
 			b.g.Unlinkable++ // the edge links, its policy cannot
 		}
-		defines := b.duplicates(d, &first)
+		defines := b.duplicates(int32(di), &first)
 		id := entryID(d)
 		if d.Kind != boundary.Adapter {
 			b.g.arrivals[link{rankOf(d.Kind), d.To.Value}]++
@@ -333,21 +342,21 @@ func Build(docs []*Facts) *Graph {
 			// A duplicate operation_key is an IDL002 finding; the first
 			// wins. Documents are indexed one at a time, so a duplicate's
 			// first is the head of its entry.
-			if ok && b.carriers[head].doc == d && b.carriers[head].op.Key.Value == op.Key.Value {
+			if ok && b.carriers[head].di == int32(di) && d.Operations.Items[b.carriers[head].op].Key.Value == op.Key.Value {
 				continue
 			}
-			i := int32(len(b.carriers))
-			b.carriers = append(b.carriers, carrier{doc: d, op: op, next: head, di: int32(di), kind: start.kind})
-			b.heads[e] = i
+			ci := int32(len(b.carriers))
+			b.carriers = append(b.carriers, carrier{di: int32(di), op: int32(i), next: head, kind: start.kind})
+			b.heads[e] = ci
 			if d.Kind == boundary.BrowserToBFF {
-				b.browsers = append(b.browsers, i)
+				b.browsers = append(b.browsers, ci)
 			}
 		}
 	}
 	for _, i := range b.browsers {
 		c := b.carriers[i]
 		path := make([]Hop, 1, len(boundary.Kinds))
-		path[0] = Hop{Kind: boundary.BrowserToBFF, Doc: c.doc, Op: c.op}
+		path[0] = b.hop(boundary.BrowserToBFF, c)
 		b.extend(path, c)
 	}
 	for di, on := range b.onChain {
@@ -384,23 +393,28 @@ func hopOf(d *Facts, op string) hopKey {
 type firsts struct {
 	byEntry  map[entry]firstHop
 	collided map[hopKey]*Facts
+	docs     []*Facts // Build's
 	seed     maphash.Seed
 }
 
-// firstHop is a hop by where its key comes from: the document, the index
-// of the operation in it, and whether the hop is its embedded policy.
-type firstHop struct {
-	doc    *Facts
-	op     int32
-	policy bool
-}
+// firstHop is a hop by where its key comes from: the index of the
+// document in Build's docs, and the index of the operation in it, or for
+// the hop of its embedded policy the index's complement (^op). Eight bytes:
+// a set has a hop for every operation.
+type firstHop struct{ di, op int32 }
 
-func (f firstHop) key() hopKey {
-	op := f.doc.Operations.Items[f.op].Key.Value
-	if f.policy {
-		return hopKey{boundary.Adapter, f.doc.Policy.Service.Value, "", op}
+func (h firstHop) policy() bool { return h.op < 0 }
+
+func (f *firsts) key(h firstHop) hopKey {
+	d, i := f.docs[h.di], h.op
+	if h.policy() {
+		i = ^i
 	}
-	return hopOf(f.doc, op)
+	op := d.Operations.Items[i].Key.Value
+	if h.policy() {
+		return hopKey{boundary.Adapter, d.Policy.Service.Value, "", op}
+	}
+	return hopOf(d, op)
 }
 
 func (f *firsts) entryOf(k hopKey) entry {
@@ -425,8 +439,8 @@ func (f *firsts) claim(k hopKey, hop firstHop) *Facts {
 	case !taken:
 		f.byEntry[e] = hop
 		return nil
-	case held.key() == k:
-		return held.doc
+	case f.key(held) == k:
+		return f.docs[held.di]
 	}
 	if prev, ok := f.collided[k]; ok {
 		return prev
@@ -434,7 +448,7 @@ func (f *firsts) claim(k hopKey, hop firstHop) *Facts {
 	if f.collided == nil {
 		f.collided = map[hopKey]*Facts{}
 	}
-	f.collided[k] = hop.doc
+	f.collided[k] = f.docs[hop.di]
 	return nil
 }
 
@@ -443,7 +457,8 @@ func (f *firsts) claim(k hopKey, hop firstHop) *Facts {
 // of the document already first for it (IDL211). It returns, by operation
 // index, whether d is the first to define its own hop for the operation:
 // whether chains may use it there.
-func (b *builder) duplicates(d *Facts, first *firsts) []bool {
+func (b *builder) duplicates(di int32, first *firsts) []bool {
+	d := b.docs[di]
 	embedded := d.Policy != nil && d.Policy.Embedded && d.Policy.Service.OK()
 	b.defines = slices.Grow(b.defines[:0], len(d.Operations.Items))[:len(d.Operations.Items)]
 	for i, op := range d.Operations.Items {
@@ -452,18 +467,18 @@ func (b *builder) duplicates(d *Facts, first *firsts) []bool {
 			continue
 		}
 		// The operation's own hop, then its embedded policy's.
-		hops := [2]firstHop{{doc: d, op: int32(i)}, {doc: d, op: int32(i), policy: true}}
+		hops := [2]firstHop{{di, int32(i)}, {di, ^int32(i)}}
 		n := 1
 		if embedded {
 			n = 2
 		}
 		for _, hop := range hops[:n] {
-			k := hop.key()
+			k := first.key(hop)
 			prev := first.claim(k, hop)
 			if prev != nil && prev != d {
 				b.g.Duplicates = append(b.g.Duplicates, Duplicate{Doc: d, First: prev, Operation: op.Key.Value, Policy: k.kind == boundary.Adapter})
 			}
-			if !hop.policy {
+			if !hop.policy() {
 				b.defines[i] = prev == nil || prev == d
 			}
 		}
@@ -510,9 +525,10 @@ func (b *builder) extend(path []Hop, last carrier) {
 		r, key := rankOf(kind), hop.Op.Key.Value
 		head, ok := b.heads[b.entryOf(r, at, key)]
 		// The list runs from the last document indexed to the first.
-		var found []int32
+		var buf [4]int32
+		found := buf[:0]
 		for i := head; ok && i >= 0; i = b.carriers[i].next {
-			if b.carriers[i].is(r, at, key) {
+			if b.is(b.carriers[i], r, at, key) {
 				found = append(found, i)
 			}
 		}
@@ -523,13 +539,13 @@ func (b *builder) extend(path []Hop, last carrier) {
 		for _, i := range found[:len(found)-1] {
 			if c := &b.carriers[i]; !c.forked {
 				c.forked = true
-				fork := append(path[:len(path):len(path)], Hop{Kind: kind, Doc: c.doc, Op: c.op})
+				fork := append(path[:len(path):len(path)], b.hop(kind, *c))
 				b.extend(fork, *c)
 			}
 		}
 		b.carriers[found[len(found)-1]].forked = true
 		last = b.carriers[found[len(found)-1]]
-		path = append(path, Hop{Kind: kind, Doc: last.doc, Op: last.op})
+		path = append(path, b.hop(kind, last))
 	}
 }
 

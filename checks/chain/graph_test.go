@@ -351,15 +351,15 @@ func TestFirstsTellCollidingHopsApart(t *testing.T) {
 	}
 	a, b := edge("a.json", "bff", "gw-1"), edge("b.json", "bff", "gw-2")
 	ka, kb := hopOf(a, "orders.create"), hopOf(b, "orders.create")
-	f := firsts{byEntry: map[entry]firstHop{}, seed: maphash.MakeSeed()}
-	f.byEntry[f.entryOf(ka)] = firstHop{doc: b} // b's hop sits where a's hashes
-	if got := f.claim(ka, firstHop{doc: a}); got != nil {
+	f := firsts{byEntry: map[entry]firstHop{}, docs: []*Facts{a, b}, seed: maphash.MakeSeed()}
+	f.byEntry[f.entryOf(ka)] = firstHop{di: 1} // b's hop sits where a's hashes
+	if got := f.claim(ka, firstHop{di: 0}); got != nil {
 		t.Fatalf("claim(a's hop) = %s before a was recorded, want none", got.Path)
 	}
-	if got := f.claim(ka, firstHop{doc: b}); got != a {
+	if got := f.claim(ka, firstHop{di: 1}); got != a {
 		t.Fatalf("claim(a's hop) = %v once a was recorded, want a.json", got)
 	}
-	if got := f.byEntry[f.entryOf(ka)].doc; got != b {
+	if got := f.docs[f.byEntry[f.entryOf(ka)].di]; got != b {
 		t.Fatalf("the entry's first hop became %s, want b.json kept", got.Path)
 	}
 	if kb == ka {
