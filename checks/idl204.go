@@ -48,7 +48,7 @@ Fix: set the adapter's http_idempotency.role to "owner".`,
 			idem := &h.Doc.Idempotency
 			switch {
 			case idem.State == boundary.Absent:
-				if !h.Doc.StateChanging { // else the schema requires it
+				if !h.Doc.StateChanging() { // else the schema requires it
 					r.missing(c, h.Doc, h.Doc.Root.Pos, "http_idempotency", `add http_idempotency with role "owner": `+why)
 				}
 			case idem.Role.State == boundary.Absent:

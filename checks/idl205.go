@@ -50,7 +50,7 @@ func (r *chainReporter) unrequired(c *chain.Chain, h chain.Hop, fix, why string)
 	idem := &h.Doc.Idempotency
 	switch {
 	case idem.State == boundary.Absent:
-		if !h.Doc.StateChanging { // else the schema requires it
+		if !h.Doc.StateChanging() { // else the schema requires it
 			return r.missing(c, h.Doc, h.Doc.Root.Pos, "http_idempotency", fmt.Sprintf("add http_idempotency whose require_key covers %q: %s", c.Operation(), why))
 		}
 	case idem.RequireKey.OK():

@@ -122,7 +122,7 @@ func scopePart(scope boundary.StringList, part string) (boundary.Pos, bool) {
 func scopeHeaderSource(c *chain.Chain, header string) int {
 	for i := len(c.Hops) - 1; i >= 0; i-- {
 		h := c.Hops[i]
-		if h.Doc.SetsHeaders.ContainsFold(header) && h.Kind.IsEdge() {
+		if h.Doc.ListsFold(h.Doc.SetsHeaders, header) && h.Kind.IsEdge() {
 			return i
 		}
 	}

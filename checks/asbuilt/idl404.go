@@ -57,7 +57,7 @@ After: remove the entry (or the filter).`,
 				e := edgeOp{doc: h.Doc, op: h.Op}
 				for _, hop := range carried {
 					for _, header := range headers {
-						if !chain.Allows(h.Doc.HeaderAllowInbound, header.name) {
+						if !h.Doc.Allows(h.Doc.HeaderAllowInbound, header.name) {
 							continue // the edge drops it itself: IDL202's
 						}
 						from, dropped := hop.Route.Drops(header.name)

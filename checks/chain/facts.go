@@ -3,6 +3,8 @@ package chain
 import (
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
@@ -26,11 +28,10 @@ type Facts struct {
 
 	KindField, From, To, Service, ContractVersion boundary.String
 	Operations                                    Operations
-	// StateChanging is whether some operation is state-changing: the
-	// document's schema then requires http_idempotency.
-	StateChanging bool
 
+	// The header lists number their names in headers (see Names).
 	CORSAllowedHeaders, HeaderAllowInbound, HeaderAllowOutbound, SetsHeaders Names
+	headers                                                                  *HeaderNames
 
 	Idempotency Idempotency
 	Retry       Retry
@@ -46,14 +47,55 @@ type Facts struct {
 
 // Names is a header list as the chain rules read it: the list itself
 // and the names it holds. A rule reports the list (add a header to it),
-// never one name of it, so the names keep no place of their own: 16 bytes
-// a name rather than the model's 32 (and its place).
+// never one name of it, so the names keep no place of their own, and a
+// set has few distinct header names, so a list keeps each as its number
+// in the set's HeaderNames: 4 bytes a name rather than a string's 16 and
+// the model's 32 (with its place). Facts.Allows and Facts.ListsFold read
+// a list.
 type Names struct {
 	boundary.Field
-	Values []string // the items that are strings, in order
+	ids []uint32 // the items that are strings, in order
 }
 
-// headerLists sets the header lists of f from doc's. Their names share
+// HeaderNames numbers the header names of the facts derived with it
+// (FactsWith). Deriving facts from several goroutines at once is safe;
+// reading them while more are derived is too.
+type HeaderNames struct {
+	mu    sync.Mutex
+	ids   map[string]uint32
+	names atomic.Pointer[[]string] // by number; only ever appended to
+}
+
+// number returns the numbers of the readable items of l, appended to ids.
+func (h *HeaderNames) number(ids []uint32, l *boundary.StringList) []uint32 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var names []string
+	if p := h.names.Load(); p != nil {
+		names = *p
+	}
+	for _, it := range l.Items {
+		if !it.OK() {
+			continue
+		}
+		id, ok := h.ids[it.Value]
+		if !ok {
+			if h.ids == nil {
+				h.ids = map[string]uint32{}
+			}
+			id = uint32(len(names))
+			names = append(names, it.Value)
+			h.ids[it.Value] = id
+		}
+		ids = append(ids, id)
+	}
+	// Readers hold the slice they loaded: an append writes past its end
+	// or into a new array, never into what they read.
+	h.names.Store(&names)
+	return ids
+}
+
+// headerLists sets the header lists of f from doc's. Their numbers share
 // one array: an allocation a document rather than one a list.
 func (f *Facts) headerLists(doc *boundary.Document) {
 	from := [...]*boundary.StringList{&doc.CORSAllowedHeaders, &doc.HeaderAllowInbound, &doc.HeaderAllowOutbound, &doc.SetsHeaders}
@@ -62,21 +104,37 @@ func (f *Facts) headerLists(doc *boundary.Document) {
 	for _, l := range from {
 		n += len(l.Items)
 	}
-	names := make([]string, 0, n)
+	ids := make([]uint32, 0, n)
 	for i, l := range from {
-		start := len(names)
-		for _, it := range l.Items {
-			if it.OK() {
-				names = append(names, it.Value)
-			}
-		}
-		*to[i] = Names{Field: l.Field, Values: names[start:len(names):len(names)]}
+		start := len(ids)
+		ids = f.headers.number(ids, l)
+		*to[i] = Names{Field: l.Field, ids: ids[start:len(ids):len(ids)]}
 	}
 }
 
-// ContainsFold reports whether the list holds name, case-insensitively.
-func (n Names) ContainsFold(name string) bool {
-	return slices.ContainsFunc(n.Values, func(v string) bool { return strings.EqualFold(v, name) })
+// Allows reports whether list, one of f's header lists, lets header
+// through: names compare case-insensitively and "*" allows everything.
+func (f *Facts) Allows(list Names, header string) bool {
+	names := *f.headers.names.Load()
+	for _, id := range list.ids {
+		if n := names[id]; n == "*" || strings.EqualFold(n, header) {
+			return true
+		}
+	}
+	return false
+}
+
+// ListsFold reports whether list, one of f's header lists, holds name,
+// case-insensitively.
+func (f *Facts) ListsFold(list Names, name string) bool {
+	names := *f.headers.names.Load()
+	return slices.ContainsFunc(list.ids, func(id uint32) bool { return strings.EqualFold(names[id], name) })
+}
+
+// StateChanging reports whether some operation is state-changing: the
+// document's schema then requires http_idempotency.
+func (f *Facts) StateChanging() bool {
+	return slices.ContainsFunc(f.Operations.Items, func(op Operation) bool { return op.StateChanging })
 }
 
 // Operations is the "operations" array of a document.
@@ -164,13 +222,17 @@ type Conflict struct {
 
 // FactsOf derives the facts of doc. They share the model's strings and
 // lists, so deriving them copies no text.
-func FactsOf(doc *boundary.Document) *Facts {
-	f := &Facts{
+func FactsOf(doc *boundary.Document) *Facts { return FactsWith(doc, new(HeaderNames)) }
+
+// FactsWith is FactsOf numbering header names in headers: the facts of a
+// set share one HeaderNames.
+func FactsWith(doc *boundary.Document, headers *HeaderNames) *Facts {
+	f := &Facts{headers: headers,
 		Path: doc.Path, Root: doc.Root, Kind: doc.Kind,
 		KindField: doc.KindField, From: doc.From, To: doc.To, Service: doc.Service, ContractVersion: doc.ContractVersion,
-		Operations:    Operations{Field: doc.Operations.Field, Items: make([]Operation, len(doc.Operations.Items))},
-		AsBuilt:       doc.AsBuilt,
-		StateChanging: doc.Operations.StateChanging(), Places: doc.Places,
+		Operations: Operations{Field: doc.Operations.Field, Items: make([]Operation, len(doc.Operations.Items))},
+		AsBuilt:    doc.AsBuilt,
+		Places:     doc.Places,
 	}
 	f.headerLists(doc)
 	id, r := &doc.Idempotency, &doc.Retry
@@ -193,8 +255,9 @@ func FactsOf(doc *boundary.Document) *Facts {
 // FactsOfAll derives the facts of every document of docs, in order.
 func FactsOfAll(docs []*boundary.Document) []*Facts {
 	out := make([]*Facts, len(docs))
+	headers := new(HeaderNames)
 	for i, d := range docs {
-		out[i] = FactsOf(d)
+		out[i] = FactsWith(d, headers)
 	}
 	return out
 }

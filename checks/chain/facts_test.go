@@ -1,8 +1,10 @@
 package chain
 
 import (
+	"fmt"
 	"reflect"
 	"runtime"
+	"sync"
 	"testing"
 	"weak"
 
@@ -35,9 +37,9 @@ func TestFactsKeepNoDocument(t *testing.T) {
 		t.Fatal("the document stays live as long as its facts")
 	}
 	op := &facts.Operations.Items[0]
-	if !facts.StateChanging || !facts.Requires(op) || facts.Policy.Idempotency.KeyHeader() != "Idempotency-Key" {
+	if !facts.StateChanging() || !facts.Requires(op) || facts.Policy.Idempotency.KeyHeader() != "Idempotency-Key" {
 		t.Errorf("facts: state-changing %t, requires the key %t, policy's key header %q; want true, true, Idempotency-Key",
-			facts.StateChanging, facts.Requires(op), facts.Policy.Idempotency.KeyHeader())
+			facts.StateChanging(), facts.Requires(op), facts.Policy.Idempotency.KeyHeader())
 	}
 	if pl := facts.Place(facts.Policy.Scope.Items[0].Pos); pl.Pointer != "/adapter/idempotency_scope/0" || pl.Line != 5 || pl.Column != 58 {
 		t.Errorf("the scope's first part is at %+v, want line 5, column 58, /adapter/idempotency_scope/0", pl)
@@ -111,4 +113,44 @@ func placesOf(f *Facts) []boundary.Place {
 	}
 	walk(reflect.ValueOf(f))
 	return out
+}
+
+// Facts derived with one HeaderNames, from several goroutines at once,
+// read their header lists as written: the names each list holds, compared
+// case-insensitively, "*" letting every header through.
+func TestHeaderListsNumbered(t *testing.T) {
+	src := func(i int) string {
+		return fmt.Sprintf(`{"boundary": "bff_to_gateway", "from": "bff", "to": "gw-%d",
+			"header_to_allow_inbound": ["Content-Type", "x-only-%d", 7], "header_to_allow_outbound": ["%s"], "sets_headers": ["X-Tenant-Id"]}`, i, i, []string{"*", "x-request-id"}[i%2])
+	}
+	headers := new(HeaderNames)
+	facts := make([]*Facts, 16)
+	var wg sync.WaitGroup
+	for i := range facts {
+		wg.Go(func() {
+			doc, _, problems := boundary.Parse("edge.json", []byte(src(i)))
+			if doc == nil || len(problems) > 0 {
+				t.Errorf("parse %d: %v", i, problems)
+				return
+			}
+			facts[i] = FactsWith(doc, headers)
+		})
+	}
+	wg.Wait()
+	for i, f := range facts {
+		if f == nil {
+			continue
+		}
+		mine, other := fmt.Sprintf("X-ONLY-%d", i), fmt.Sprintf("x-only-%d", i+1)
+		if !f.Allows(f.HeaderAllowInbound, mine) || !f.Allows(f.HeaderAllowInbound, "content-type") || f.Allows(f.HeaderAllowInbound, other) {
+			t.Errorf("document %d: inbound allows %s %t, content-type %t, %s %t; want true, true, false", i,
+				mine, f.Allows(f.HeaderAllowInbound, mine), f.Allows(f.HeaderAllowInbound, "content-type"), other, f.Allows(f.HeaderAllowInbound, other))
+		}
+		if wild := i%2 == 0; f.Allows(f.HeaderAllowOutbound, "x-idempotency-key") != wild {
+			t.Errorf("document %d: outbound allows x-idempotency-key %t, want %t", i, !wild, wild)
+		}
+		if !f.ListsFold(f.SetsHeaders, "x-tenant-id") || f.ListsFold(f.SetsHeaders, "content-type") || f.Allows(f.CORSAllowedHeaders, "content-type") {
+			t.Errorf("document %d: sets_headers or the absent CORS list read wrong", i)
+		}
+	}
 }

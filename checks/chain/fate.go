@@ -43,7 +43,7 @@ func (h Hop) Drops(header string) []List {
 	var lists [2]List
 	var drops []List
 	for _, l := range h.lists(&lists) {
-		if !Allows(l.Headers, header) {
+		if !h.Doc.Allows(l.Headers, header) {
 			drops = append(drops, l)
 		}
 	}
@@ -63,17 +63,6 @@ func (h Hop) Owner() bool {
 // An embedded policy's requirement is the enclosing edge's, which is the
 // same document's http_idempotency.
 func (h Hop) RequiresKey() bool { return h.Doc.Requires(h.Op) }
-
-// Allows reports whether an allowlist lets header through: names compare
-// case-insensitively and "*" allows everything.
-func Allows(list Names, header string) bool {
-	for _, n := range list.Values {
-		if n == "*" || strings.EqualFold(n, header) {
-			return true
-		}
-	}
-	return false
-}
 
 // Fate is what happens to a chain's key at one hop.
 type Fate uint8
