@@ -115,7 +115,7 @@ above the owner's wait_timeout_ms.`,
 					if !r.Retry.AttemptsKnown {
 						if once("unknown " + f.at.String()) {
 							p.ReportAt(f.at.File, f.at.Line, f.at.Column, "", "%s retries %s on %s without saying how often (%s): write the attempts down (retry.attempts), so that the chain's retries can be counted",
-								what(f), c.Operation, h.Endpoints(), r.Retry.AttemptsFrom.Default.Source)
+								what(f), c.Operation(), h.Endpoints(), r.Retry.AttemptsFrom.Default.Source)
 						}
 						continue
 					}
@@ -144,7 +144,7 @@ above the owner's wait_timeout_ms.`,
 				}
 				if once(fmt.Sprintf("product %s %d", top.at, product)) {
 					p.ReportAt(top.at.File, top.at.Line, top.at.Column, "", "%s: as built, one request reaches the owner up to %d times (%s), above the limit of %d: retry at one layer and lower the others",
-						c.Name, product, strings.Join(parts, " x "), limit)
+						c.Name(), product, strings.Join(parts, " x "), limit)
 				}
 			}
 			pol := c.Last().Doc.Policy
@@ -155,7 +155,7 @@ above the owner's wait_timeout_ms.`,
 			perTry := tightest.PerTryTimeout.Milliseconds()
 			if at := tightest.PerTryTimeoutFrom.At; wait.Value >= perTry && once("wait "+at.String()) {
 				f := p.ReportAt(at.File, at.Line, at.Column, "", "%s: the owner holds a duplicate up to wait_timeout_ms %d, not below this per-try timeout of %d ms: the proxy gives up on the waiting duplicate and sends another, and waiters stack up; raise the per-try timeout above the wait, or lower wait_timeout_ms",
-					c.Name, wait.Value, perTry)
+					c.Name(), wait.Value, perTry)
 				f.Relate(c.Last().Doc, wait.Pos, "the owner's wait_timeout_ms")
 			}
 		}
