@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
@@ -58,22 +57,19 @@ type Names struct {
 }
 
 // HeaderNames numbers the header names of the facts derived with it
-// (FactsWith). Deriving facts from several goroutines at once is safe;
-// reading them while more are derived is too.
+// (FactsWith). Facts may be derived from several goroutines at once, and
+// are read once all of them are: a check derives a set's facts before
+// its cross-document stage.
 type HeaderNames struct {
 	mu    sync.Mutex
 	ids   map[string]uint32
-	names atomic.Pointer[[]string] // by number; only ever appended to
+	names []string // by number
 }
 
 // number returns the numbers of the readable items of l, appended to ids.
 func (h *HeaderNames) number(ids []uint32, l *boundary.StringList) []uint32 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var names []string
-	if p := h.names.Load(); p != nil {
-		names = *p
-	}
 	for _, it := range l.Items {
 		if !it.OK() {
 			continue
@@ -83,15 +79,12 @@ func (h *HeaderNames) number(ids []uint32, l *boundary.StringList) []uint32 {
 			if h.ids == nil {
 				h.ids = map[string]uint32{}
 			}
-			id = uint32(len(names))
-			names = append(names, it.Value)
+			id = uint32(len(h.names))
+			h.names = append(h.names, it.Value)
 			h.ids[it.Value] = id
 		}
 		ids = append(ids, id)
 	}
-	// Readers hold the slice they loaded: an append writes past its end
-	// or into a new array, never into what they read.
-	h.names.Store(&names)
 	return ids
 }
 
@@ -115,7 +108,7 @@ func (f *Facts) headerLists(doc *boundary.Document) {
 // Allows reports whether list, one of f's header lists, lets header
 // through: names compare case-insensitively and "*" allows everything.
 func (f *Facts) Allows(list Names, header string) bool {
-	names := *f.headers.names.Load()
+	names := f.headers.names
 	for _, id := range list.ids {
 		if n := names[id]; n == "*" || strings.EqualFold(n, header) {
 			return true
@@ -127,7 +120,7 @@ func (f *Facts) Allows(list Names, header string) bool {
 // ListsFold reports whether list, one of f's header lists, holds name,
 // case-insensitively.
 func (f *Facts) ListsFold(list Names, name string) bool {
-	names := *f.headers.names.Load()
+	names := f.headers.names
 	return slices.ContainsFunc(list.ids, func(id uint32) bool { return strings.EqualFold(names[id], name) })
 }
 
