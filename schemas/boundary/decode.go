@@ -2,6 +2,7 @@ package boundary
 
 import (
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"sort"
@@ -260,32 +261,34 @@ func (d *decoder) intern(s string) string {
 // strings, not handles. A Strings is safe for concurrent use; drop it once
 // the documents are decoded.
 type Strings struct {
+	// The copies are keyed by their hash, 24 bytes a table slot rather
+	// than a string key's 32: a set has some hundred thousand distinct
+	// strings. Of two strings with one hash, the second is not shared.
 	shards [64]struct {
 		sync.Mutex
-		m map[string]string
+		m map[uint64]string
 	}
 }
 
+var stringsSeed = maphash.MakeSeed()
+
 // intern returns the held copy of s, copying s when none is held yet.
 func (t *Strings) intern(s string) string {
-	// The length and the last byte spread keys, paths and names well
-	// enough among shards that the workers seldom wait on each other,
-	// without hashing s twice.
-	i := len(s)
-	if i > 0 {
-		i += int(s[i-1]) * 7
-	}
-	sh := &t.shards[i%len(t.shards)]
+	h := maphash.String(stringsSeed, s)
+	sh := &t.shards[h%uint64(len(t.shards))]
 	sh.Lock()
-	w, ok := sh.m[s]
+	w, ok := sh.m[h]
 	if !ok {
 		if sh.m == nil {
-			sh.m = map[string]string{}
+			sh.m = map[uint64]string{}
 		}
 		w = strings.Clone(s)
-		sh.m[w] = w
+		sh.m[h] = w
 	}
 	sh.Unlock()
+	if w != s {
+		return strings.Clone(s)
+	}
 	return w
 }
 
