@@ -74,7 +74,7 @@ disable the others.`,
 // nothing; an embedded one's edge is counted at its own hop. A max_attempts
 // beyond the schema's bound is IDL002's finding and counts 1 here.
 func attempts(h chain.Hop) int {
-	r := &h.Doc.Retry
+	r := h.Doc.Retry
 	if h.Kind == boundary.Adapter || !r.OK() || !r.Enabled.Value || !r.MaxAttempts.OK() || r.MaxAttempts.Value < 2 || r.MaxAttempts.Value > maxAttempts {
 		return 1
 	}

@@ -33,8 +33,11 @@ type Facts struct {
 	headers                                                                  *HeaderNames
 
 	Idempotency Idempotency
-	Retry       Retry
-	AsBuilt     boundary.AsBuiltRefs
+	// Retry and AsBuilt are behind pointers: the documents without
+	// http_retry (half of them) or as_built (most) share one empty value
+	// each, which nothing writes.
+	Retry   *Retry
+	AsBuilt *boundary.AsBuiltRefs
 	// Policy is the owner policy: the document's own for an adapter, the
 	// embedded "adapter" object of a gateway_to_adapter edge, else nil.
 	Policy *Policy
@@ -224,15 +227,21 @@ func FactsWith(doc *boundary.Document, headers *HeaderNames) *Facts {
 		Path: doc.Path, Root: doc.Root, Kind: doc.Kind,
 		KindField: doc.KindField, From: doc.From, To: doc.To, Service: doc.Service, ContractVersion: doc.ContractVersion,
 		Operations: Operations{Field: doc.Operations.Field, Items: make([]Operation, len(doc.Operations.Items))},
-		AsBuilt:    doc.AsBuilt,
+		Retry:      &noRetry,
+		AsBuilt:    &noAsBuilt,
 		Places:     doc.Places,
 	}
 	f.headerLists(doc)
 	id, r := &doc.Idempotency, &doc.Retry
 	f.Idempotency = Idempotency{Field: id.Field, Header: id.Header, Role: id.Role, RequireKey: id.RequireKey,
 		OnMissing: OnMissing{Action: id.OnMissing.Action, Status: id.OnMissing.Status}, EchoKeyHeader: id.EchoKeyHeader}
-	f.Retry = Retry{Field: r.Field, Enabled: r.Enabled, MaxAttempts: r.MaxAttempts, Methods: r.Methods,
-		RetryOn: r.RetryOn, PerTryTimeoutMS: r.PerTryTimeoutMS}
+	if r.Present() {
+		f.Retry = &Retry{Field: r.Field, Enabled: r.Enabled, MaxAttempts: r.MaxAttempts, Methods: r.Methods,
+			RetryOn: r.RetryOn, PerTryTimeoutMS: r.PerTryTimeoutMS}
+	}
+	if doc.AsBuilt.Present() {
+		f.AsBuilt = &boundary.AsBuiltRefs{Field: doc.AsBuilt.Field, Items: doc.AsBuilt.Items}
+	}
 	for i, op := range doc.Operations.Items {
 		f.Operations.Items[i] = Operation{Pos: op.Pos, State: op.State, Key: op.Key, Method: op.Method, Path: op.Path, StateChanging: op.StateChanging}
 	}
@@ -244,6 +253,13 @@ func FactsWith(doc *boundary.Document, headers *HeaderNames) *Facts {
 	}
 	return f
 }
+
+// noRetry and noAsBuilt are the facts' sections of a document without
+// them.
+var (
+	noRetry   Retry
+	noAsBuilt boundary.AsBuiltRefs
+)
 
 // FactsOfAll derives the facts of every document of docs, in order.
 func FactsOfAll(docs []*boundary.Document) []*Facts {
@@ -268,7 +284,7 @@ func (f *Facts) Requires(op *Operation) bool { return f.Idempotency.Covers(op.Me
 // renumbers their values where they are rather than in copies: the caller
 // cuts the facts of a document it drops, which no one reads again.
 func (f *Facts) CutPlaces() {
-	id, r, p := &f.Idempotency, &f.Retry, f.Policy
+	id, r, p := &f.Idempotency, f.Retry, f.Policy
 	var scope []boundary.String
 	if p != nil {
 		scope = p.Scope.Items
