@@ -18,36 +18,8 @@ func newCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [PATH...]",
 		Short: "Check a boundary set: schemas, per-document rules and chains",
-		Long: `Check loads every *.json file under the given files and directories (by
-default the current directory) as one boundary set (skipping dot-files,
-dot-directories and JSON that is no boundary document), validates each document
-against the JSON Schema of its kind, runs the per-document rules, then the
-cross-boundary chain rules, and reports findings as file:line:column. "check -"
-reads one document from standard input (--stdin-filename names it).
-
-Formats: text (default), json, sarif (SARIF 2.1.0 for code scanning), junit
-(JUnit XML test results), github (GitHub Actions annotations) and markdown (a
-GitHub job summary: the counts and every finding in a table). --output
-FORMAT=PATH writes a format to a file, and can be repeated, so one run feeds
-both annotations and code scanning.
-
-Settings come from the flags, then the project configuration file, then the
-defaults. The configuration file is --config FILE, or else the nearest
-.idemlint.json in the directory of the first PATH or above it (--no-config
-skips it): rule levels ("off", "error", "warning"), files to ignore and the
-rules' limits. A document can hide one rule's findings in that file with
-"x-idemlint-ignore": [{"rule": "IDL112", "reason": "..."}].
-
-To adopt idemlint on an existing set, record today's findings with
---write-baseline FILE and check with --baseline FILE: only new findings are
-reported. --new-from-rev REV reports only findings in files changed since the
-git revision REV, and chain findings whose chain passes through one.
-
-Exit status: 1 when a finding reaches --fail-on (error by default; warning
-fails on warnings too) or there are more warnings than --max-warnings; 0
-otherwise; 2 on a usage error, an invalid configuration or baseline file or a
-named path that does not exist.`,
-		Args: cobra.ArbitraryArgs,
+		Long:  longHelp("check"),
+		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				args = []string{"."} // as "init" writes into "."

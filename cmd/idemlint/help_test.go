@@ -21,16 +21,17 @@ const helpGolden = "testdata/help.txtar"
 
 // TestHelpOutput holds the --help of every command, cobra's help and
 // completion commands included, to helpGolden byte for byte: the long
-// help texts live apart from the code that wires them, and moving or
-// editing one must not change what users read unnoticed. A new command
-// needs its entry (go test -run TestHelpOutput -update, then review the
-// diff).
+// help texts live apart from the code that wires them (help/*.txt, each
+// some command's), and moving or editing one must not change what users
+// read unnoticed. A new command needs its entry (go test -run
+// TestHelpOutput -update, then review the diff).
 func TestHelpOutput(t *testing.T) {
 	root := newRootCmd(io.Discard, io.Discard)
 	// cobra adds these two when it executes; the walk must see them.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	var got txtar.Archive
+	used := map[string]bool{} // the long help texts the commands show
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.Hidden {
@@ -45,11 +46,21 @@ func TestHelpOutput(t *testing.T) {
 			t.Errorf("idemlint %s: output does not end in a newline, which the archive cannot hold", strings.Join(args, " "))
 		}
 		got.Files = append(got.Files, txtar.File{Name: c.CommandPath() + " --help", Data: stdout.Bytes()})
+		used[c.Long] = true
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
 	}
 	walk(root)
+	files, err := helpTexts.ReadDir("help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if name := strings.TrimSuffix(f.Name(), ".txt"); !used[longHelp(name)] {
+			t.Errorf("help/%s is no command's long help", f.Name())
+		}
+	}
 	if *updateHelp {
 		if err := os.WriteFile(helpGolden, txtar.Format(&got), 0o644); err != nil {
 			t.Fatal(err)
