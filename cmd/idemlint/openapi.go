@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/checks/openapi"
 )
 
@@ -24,8 +25,8 @@ func newOpenAPICmd() *cobra.Command {
 
 func newOpenAPICheckCmd() *cobra.Command {
 	var (
-		flags checkFlags
-		spec  string
+		in   lint.Invocation
+		spec string
 	)
 	cmd := &cobra.Command{
 		Use:   "check --spec FILE PATH...",
@@ -40,11 +41,11 @@ func newOpenAPICheckCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return flags.run(cmd, args, api)
+			return runCheck(cmd, in, args, api)
 		},
 	}
 	cmd.Flags().StringVar(&spec, "spec", "", "the OpenAPI 3.x description (YAML or JSON)")
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml", "json")
-	flags.register(cmd)
+	checkFlags(cmd, &in)
 	return cmd
 }
