@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/starter"
 )
 
@@ -19,14 +18,7 @@ func newInitCmd() *cobra.Command {
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			var api *openapi.API
-			if fromOpenAPI != "" {
-				var err error
-				if api, err = openapi.Load(fromOpenAPI); err != nil {
-					return err
-				}
-			}
-			return starter.Init(dir, api, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return starter.Init(dir, fromOpenAPI, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&fromOpenAPI, "from-openapi", "", "write one flow per tag of this OpenAPI 3.x description (YAML or JSON)")
