@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/server"
 )
 
@@ -20,7 +16,12 @@ func newServeCmd() *cobra.Command {
 		Long:  longHelp("serve"),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serve(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			// A refused policy or setting is a usage error (exit 2).
+			err := server.Run(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if errors.Is(err, server.ErrUnfinished) {
+				return exitCode(exitFindings)
+			}
+			return err
 		},
 	}
 	serveFlags(cmd, &o)
@@ -41,19 +42,4 @@ func serveFlags(cmd *cobra.Command, o *server.Config) {
 	f.Int64Var(&o.MaxBodyMemoryMiB, "max-body-memory", d.MaxBodyMemoryMiB, "MiB of request bodies held at once; beyond it a request waits a second, then gets 503")
 	f.DurationVar(&o.ReadTimeout, "read-timeout", d.ReadTimeout, "how long a client may take to send a request, body included")
 	f.Int64Var(&o.MinBodyRate, "min-body-rate", d.MinBodyRate, "bytes a second a request body must arrive at, after its first 2 seconds; a slower one is cut (0: no minimum)")
-}
-
-// serve runs the adapter (server.Run) and gives its ends their exit
-// statuses.
-func serve(ctx context.Context, o server.Config, stdout, stderr io.Writer) error {
-	err := server.Run(ctx, o, stdout, stderr)
-	var invalid *reference.InvalidPolicyError
-	switch {
-	case errors.As(err, &invalid):
-		fmt.Fprintf(stderr, "idemlint: refusing to serve: %v\n", err)
-		return exitCode(exitUsage)
-	case errors.Is(err, server.ErrUnfinished):
-		return exitCode(exitFindings)
-	}
-	return err
 }
