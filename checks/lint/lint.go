@@ -271,6 +271,20 @@ func Graphs(paths []string, s Settings) ([]report.SetGraph, error) {
 	return graphs, nil
 }
 
+// WriteGraphs writes the chains of the sets under paths to w in format
+// ("idemlint graph"), read as Graphs reads them; an unknown format is
+// refused before anything is read.
+func WriteGraphs(w io.Writer, paths []string, format string, s Settings) error {
+	if err := report.CheckGraphFormat(format); err != nil {
+		return err
+	}
+	graphs, err := Graphs(paths, s)
+	if err != nil {
+		return err
+	}
+	return report.Graphs(w, graphs, format)
+}
+
 // NoDocumentsError is the usage error of a run that found no boundary
 // document under paths: a wrong path or an ignore-everything
 // configuration must not pass as a clean check.

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"slices"
-
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks/lint"
@@ -18,14 +15,7 @@ func newGraphCmd() *cobra.Command {
 		Long:  longHelp("graph"),
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains(report.GraphFormats, format) {
-				return fmt.Errorf("unknown format %q (want %s)", format, joinNames(report.GraphFormats))
-			}
-			graphs, err := lint.Graphs(args, lint.Settings{Notes: cmd.ErrOrStderr()})
-			if err != nil {
-				return err
-			}
-			return report.Graphs(cmd.OutOrStdout(), graphs, format)
+			return lint.WriteGraphs(cmd.OutOrStdout(), args, format, lint.Settings{Notes: cmd.ErrOrStderr()})
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+joinNames(report.GraphFormats))
