@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
 )
 
@@ -14,6 +15,9 @@ import (
 // value in force.
 type Invocation struct {
 	Settings
+	// Spec is the OpenAPI description to hold the sets to (--spec of
+	// "openapi check"), read into Settings.API; "" for none.
+	Spec string
 	// Format is the format on standard output (--format); Outputs are the
 	// FORMAT or FORMAT=PATH of --output.
 	Format  string
@@ -49,6 +53,11 @@ func (in *Invocation) given(name string) bool { return in.Given != nil && in.Giv
 // that runs one check: it lets the heap grow before the process's first
 // collection (see firstCollectionAt).
 func (in Invocation) Execute(paths []string, stdin io.Reader, stdout, stderr io.Writer) (failed bool, err error) {
+	if in.Spec != "" {
+		if in.API, err = openapi.Load(in.Spec); err != nil {
+			return false, err
+		}
+	}
 	ropts := report.Options{Color: in.Color}
 	var stdinSrc []byte // the document on standard input, once read
 	if in.Snippet || !in.given("snippet") && in.Terminal {

@@ -1,12 +1,16 @@
 package lint
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/fixtures"
 )
 
 // givenFlags is an Invocation's Given for the flags named.
@@ -140,13 +144,56 @@ func TestInvocationExecute(t *testing.T) {
 	}
 }
 
-// A flag that cannot be read is refused before any file is read.
+// Spec holds the sets to the OpenAPI description it names, which counts
+// among the files checked.
+func TestInvocationSpec(t *testing.T) {
+	leaveCollector(t)
+	cases, err := fixtures.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(cases, func(c fixtures.Case) bool { return c.Spec != "" })
+	if i < 0 {
+		t.Fatal("no fixture set has an OpenAPI description")
+	}
+	dir := filepath.Join(t.TempDir(), "set")
+	if err := cases[i].Materialize(dir); err != nil {
+		t.Fatal(err)
+	}
+	summary := func(spec string) string {
+		t.Helper()
+		in := Invocation{Settings: Settings{NoConfig: true}, Spec: spec, Format: "text", FailOnName: "error", WarningLimit: -1}
+		var out strings.Builder
+		if _, err := in.Execute([]string{dir}, nil, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		return lines[len(lines)-1]
+	}
+	// Out of the set, so that the run without it does not see it either.
+	spec := filepath.Join(t.TempDir(), filepath.Base(cases[i].Spec))
+	if err := os.Rename(filepath.Join(dir, cases[i].Spec), spec); err != nil {
+		t.Fatal(err)
+	}
+	plain, held := summary(""), summary(spec)
+	var files, heldFiles int
+	if _, err := fmt.Sscanf(plain, "%d files checked", &files); err != nil {
+		t.Fatalf("summary %q: %v", plain, err)
+	}
+	if _, err := fmt.Sscanf(held, "%d files checked", &heldFiles); err != nil || heldFiles != files+1 {
+		t.Errorf("summary with the description %q, without %q; want one file more", held, plain)
+	}
+}
+
+// A flag that cannot be read is refused before any file is read, the
+// description first.
 func TestInvocationUsageErrors(t *testing.T) {
 	leaveCollector(t)
 	for _, tc := range []struct {
 		in   Invocation
 		want string
 	}{
+		{Invocation{Spec: "missing.yaml", Format: "yaml", FailOnName: "error"}, "missing.yaml"},
 		{Invocation{Format: "yaml", FailOnName: "error"}, `unknown format "yaml"`},
 		{Invocation{Format: "text", FailOnName: "fatal"}, `--fail-on: unknown severity "fatal"`},
 	} {

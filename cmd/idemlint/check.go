@@ -7,7 +7,6 @@ import (
 	"github.com/idemlint/idemlint/checks/asbuilt"
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/lint"
-	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
 )
 
@@ -22,7 +21,7 @@ func newCheckCmd() *cobra.Command {
 			if len(args) == 0 {
 				args = []string{"."} // as "init" writes into "."
 			}
-			return runCheck(cmd, in, args, nil)
+			return runCheck(cmd, in, args)
 		},
 	}
 	checkFlags(cmd, &in)
@@ -59,11 +58,10 @@ func checkFlags(cmd *cobra.Command, in *lint.Invocation) {
 	_ = cmd.MarkFlagFilename("write-baseline", "json")
 }
 
-// runCheck runs the check in describes on paths, held to the API
-// description when api is not nil.
-func runCheck(cmd *cobra.Command, in lint.Invocation, paths []string, api *openapi.API) error {
+// runCheck runs the check in describes on paths.
+func runCheck(cmd *cobra.Command, in lint.Invocation, paths []string) error {
 	out := cmd.OutOrStdout()
-	in.API, in.Given, in.Version = api, cmd.Flags().Changed, buildVersion()
+	in.Given, in.Version = cmd.Flags().Changed, buildVersion()
 	in.Terminal, in.Color = isTerminal(out), colorEnabled(out)
 	failed, err := in.Execute(paths, cmd.InOrStdin(), out, cmd.ErrOrStderr())
 	if failed {

@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemlint/idemlint/checks/lint"
-	"github.com/idemlint/idemlint/checks/openapi"
 )
 
 func newOpenAPICmd() *cobra.Command {
@@ -24,27 +23,20 @@ func newOpenAPICmd() *cobra.Command {
 }
 
 func newOpenAPICheckCmd() *cobra.Command {
-	var (
-		in   lint.Invocation
-		spec string
-	)
+	var in lint.Invocation
 	cmd := &cobra.Command{
 		Use:   "check --spec FILE PATH...",
 		Short: "Check a boundary set, and hold it to an OpenAPI description (IDL301-IDL304)",
 		Long:  longHelp("openapi-check"),
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if spec == "" {
+			if in.Spec == "" {
 				return errors.New("--spec FILE is required: the OpenAPI description to hold the set to")
 			}
-			api, err := openapi.Load(spec)
-			if err != nil {
-				return err
-			}
-			return runCheck(cmd, in, args, api)
+			return runCheck(cmd, in, args)
 		},
 	}
-	cmd.Flags().StringVar(&spec, "spec", "", "the OpenAPI 3.x description (YAML or JSON)")
+	cmd.Flags().StringVar(&in.Spec, "spec", "", "the OpenAPI 3.x description (YAML or JSON)")
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml", "json")
 	checkFlags(cmd, &in)
 	return cmd
