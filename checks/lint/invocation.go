@@ -44,7 +44,7 @@ type Invocation struct {
 }
 
 // given reports whether the flag name was on the command line.
-func (in *Invocation) given(name string) bool { return in.Given != nil && in.Given(name) }
+func (in Invocation) given(name string) bool { return in.Given != nil && in.Given(name) }
 
 // Execute checks the sets at paths with the document on stdin for "-",
 // writes the report in each format to stdout or its file and the notes to

@@ -3,9 +3,11 @@
 // the flags, the as-built configuration and the OpenAPI description
 // supplied as inputs, the baseline and new-from-rev stages of the
 // pipeline, standard input, and what the run says on standard error
-// besides its findings. The commands fill Settings from their flags;
-// "check", "openapi check", "graph", the language server and
-// "conform --policy DIR" all read their sets through it.
+// besides its findings. The commands fill Settings from their flags
+// ("check" and "openapi check" an Invocation, which also reads the flags
+// that need reading, writes the report and gives the verdict); "check",
+// "openapi check", "graph", the language server and "conform --policy
+// DIR" all read their sets through it.
 package lint
 
 import (
