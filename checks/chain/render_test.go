@@ -160,7 +160,7 @@ func TestRenderDiagramsMarkWhatIsMissing(t *testing.T) {
 
 func TestRenderUnknownFormat(t *testing.T) {
 	err := report.Graph(&strings.Builder{}, renderSet(t), "svg")
-	if err == nil || err.Error() != `unknown graph format "svg" (want one of text, mermaid, dot)` {
+	if err == nil || err.Error() != `unknown format "svg" (want text, mermaid, dot)` {
 		t.Errorf("err = %v", err)
 	}
 }

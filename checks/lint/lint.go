@@ -3,9 +3,11 @@
 // the flags, the as-built configuration and the OpenAPI description
 // supplied as inputs, the baseline and new-from-rev stages of the
 // pipeline, standard input, and what the run says on standard error
-// besides its findings. The commands fill Settings from their flags;
-// "check", "openapi check", "graph", the language server and
-// "conform --policy DIR" all read their sets through it.
+// besides its findings. The commands fill Settings from their flags
+// ("check" and "openapi check" an Invocation, which also reads the flags
+// that need reading, writes the report and gives the verdict); "check",
+// "openapi check", "graph", the language server and "conform --policy
+// DIR" all read their sets through it.
 package lint
 
 import (
@@ -269,6 +271,20 @@ func Graphs(paths []string, s Settings) ([]report.SetGraph, error) {
 		graphs[i] = report.SetGraph{Name: set.SetNames[i], Graph: g, HopNote: hopNote}
 	}
 	return graphs, nil
+}
+
+// WriteGraphs writes the chains of the sets under paths to w in format
+// ("idemlint graph"), read as Graphs reads them; an unknown format is
+// refused before anything is read.
+func WriteGraphs(w io.Writer, paths []string, format string, s Settings) error {
+	if err := report.CheckGraphFormat(format); err != nil {
+		return err
+	}
+	graphs, err := Graphs(paths, s)
+	if err != nil {
+		return err
+	}
+	return report.Graphs(w, graphs, format)
 }
 
 // NoDocumentsError is the usage error of a run that found no boundary

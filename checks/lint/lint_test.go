@@ -227,6 +227,21 @@ func TestGraphs(t *testing.T) {
 	}
 }
 
+// WriteGraphs draws in the format asked for, and refuses an unknown one
+// before reading any path.
+func TestWriteGraphs(t *testing.T) {
+	dir := set(t, "valid/orders-basic")
+	var out strings.Builder
+	if err := WriteGraphs(&out, []string{dir}, "mermaid", Settings{}); err != nil || !strings.HasPrefix(out.String(), "flowchart ") {
+		t.Errorf("WriteGraphs mermaid = %v, %q; want a flowchart", err, out.String())
+	}
+	out.Reset()
+	err := WriteGraphs(&out, []string{filepath.Join(dir, "missing")}, "svg", Settings{})
+	if want := `unknown format "svg" (want text, mermaid, dot)`; err == nil || err.Error() != want || out.Len() != 0 {
+		t.Errorf("WriteGraphs svg = %v, %q; want %s and nothing written", err, out.String(), want)
+	}
+}
+
 // The report fails on errors unless told otherwise, and counts the OpenAPI
 // description among the files.
 func TestReport(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -17,6 +18,14 @@ import (
 // GraphFormats are the formats Graph writes: a table per chain for people, and
 // diagrams to paste into a pull request (Mermaid) or render with Graphviz.
 var GraphFormats = []string{"text", "mermaid", "dot"}
+
+// CheckGraphFormat refuses a format that is none of GraphFormats.
+func CheckGraphFormat(format string) error {
+	if !slices.Contains(GraphFormats, format) {
+		return fmt.Errorf("unknown format %q (want %s)", format, strings.Join(GraphFormats, ", "))
+	}
+	return nil
+}
 
 // Graph writes the picture of g's state-changing chains in format, one of
 // GraphFormats: each hop with the fate of the key there, broken hops marked.
@@ -41,6 +50,9 @@ type SetGraph struct {
 // node ids are unique across the sets, so the output pastes as one picture.
 // One set draws exactly as Graph.
 func Graphs(w io.Writer, sets []SetGraph, format string) error {
+	if err := CheckGraphFormat(format); err != nil {
+		return err
+	}
 	bw := bufio.NewWriter(w)
 	switch format {
 	case "text":
@@ -54,8 +66,6 @@ func Graphs(w io.Writer, sets []SetGraph, format string) error {
 		drawAll(sets).writeMermaid(bw)
 	case "dot":
 		drawAll(sets).writeDOT(bw)
-	default:
-		return fmt.Errorf("unknown graph format %q (want one of %s)", format, strings.Join(GraphFormats, ", "))
 	}
 	return bw.Flush()
 }

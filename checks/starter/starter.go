@@ -158,11 +158,19 @@ func (s *Set) Write(dir string) ([]string, error) {
 }
 
 // Init writes the starter set into dir ("idemlint init DIR"): the base
-// flow, or one flow per tag of api when it is not nil. It says on stderr
-// which operations of the description it skipped, and on stdout the files
-// it created, the operations "openapi check" will report until the
-// description declares their key header, and what to run next.
-func Init(dir string, api *openapi.API, stdout, stderr io.Writer) error {
+// flow, or one flow per tag of the OpenAPI description in the file spec
+// when it is not "" (--from-openapi). It says on stderr which operations
+// of the description it skipped, and on stdout the files it created, the
+// operations "openapi check" will report until the description declares
+// their key header, and what to run next.
+func Init(dir, spec string, stdout, stderr io.Writer) error {
+	var api *openapi.API
+	if spec != "" {
+		var err error
+		if api, err = openapi.Load(spec); err != nil {
+			return err
+		}
+	}
 	set, err := New(api)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package starter
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,20 +61,7 @@ func TestWriteNeverOverwrites(t *testing.T) {
 // A flow per tag, each in its directory, whose documents name the schemas
 // one level up.
 func TestNewFromOpenAPI(t *testing.T) {
-	spec := filepath.Join(t.TempDir(), "openapi.yaml")
-	err := os.WriteFile(spec, []byte(`openapi: 3.0.3
-info: {title: shop, version: "2"}
-paths:
-  /orders:
-    post:
-      operationId: createOrder
-      tags: [orders]
-      responses: {"201": {description: created}}
-`), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, err := openapi.Load(spec)
+	api, err := openapi.Load(writeSpec(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +84,7 @@ paths:
 func TestInit(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr strings.Builder
-	if err := Init(dir, nil, &stdout, &stderr); err != nil {
+	if err := Init(dir, "", &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
@@ -107,9 +95,51 @@ func TestInit(t *testing.T) {
 		t.Errorf("Init ends %q, want %q", lines[len(lines)-1], want)
 	}
 	stdout.Reset()
-	if err := Init(dir, nil, &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), "refusing to overwrite ") || stdout.Len() != 0 {
+	if err := Init(dir, "", &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), "refusing to overwrite ") || stdout.Len() != 0 {
 		t.Errorf("Init again = %v, said %q; want the refusal alone", err, stdout.String())
 	}
+}
+
+// Init from a description writes its flows and names the description in
+// what to run next; a description that cannot be loaded writes nothing.
+func TestInitFromOpenAPI(t *testing.T) {
+	spec, dir := writeSpec(t), t.TempDir()
+	var stdout, stderr strings.Builder
+	if err := Init(dir, spec, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	want := "next: adapt each flow's components and policy, then run: idemlint openapi check --spec " + spec + " " + dir + "\n"
+	if _, err := os.Stat(filepath.Join(dir, "orders", "04-adapter.json")); err != nil || !strings.HasSuffix(stdout.String(), want) {
+		t.Errorf("Init from %s: %v, said %q; want the orders flow written and to end with %q", spec, err, stdout.String(), want)
+	}
+	empty := t.TempDir()
+	missing := filepath.Join(empty, "missing.yaml")
+	if err := Init(empty, missing, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("Init from a missing description = %v, want an error naming it", err)
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Errorf("Init from a missing description wrote %d entries, want none", len(entries))
+	}
+}
+
+// writeSpec writes an OpenAPI description of one tagged write, which
+// declares no key header, and returns its path.
+func writeSpec(t *testing.T) string {
+	t.Helper()
+	spec := filepath.Join(t.TempDir(), "openapi.yaml")
+	err := os.WriteFile(spec, []byte(`openapi: 3.0.3
+info: {title: shop, version: "2"}
+paths:
+  /orders:
+    post:
+      operationId: createOrder
+      tags: [orders]
+      responses: {"201": {description: created}}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
 }
 
 func keys(s *Set) []string {

@@ -10,16 +10,9 @@ import (
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "idemlint",
-		Short: "Prove that an idempotency key survives every hop and that services honour it",
-		Long: `idemlint checks boundary JSON files: every hop of a state-changing request
-(browser -> BFF -> gateway -> adapter) and the adapter's idempotency policy.
-It proves the key is required, forwarded and owned exactly once, and that the
-policy is sound; then it can probe a running service against that policy.
-
-Start with "idemlint init DIR" for a starter set, "idemlint rules" for the
-rules, "idemlint probes" for conform's probes and "idemlint explain ID" for
-one of them. Shell completion: see "idemlint completion --help".`,
+		Use:           "idemlint",
+		Short:         "Prove that an idempotency key survives every hop and that services honour it",
+		Long:          longHelp("idemlint"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/server"
 )
 
@@ -17,36 +13,15 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve --policy FILE [--addr HOST:PORT] [--store memory|redis://...|postgres://...]",
 		Short: "Run the reference engine as a local adapter in front of a demo handler",
-		Long: `Serve runs the reference idempotency engine, configured from an adapter policy
-(an adapter document, or a gateway_to_adapter document with an embedded
-adapter policy), in front of a demo handler that answers every operation the
-policy declares at its method and path: a state-changing operation answers 201
-with a fresh id and the request body it received, a read-only one a page of what
-was created (?offset=, ?limit=). GET /_effects answers {"count": N}, how many
-times the demo really ran, so "idemlint conform" can be tried end to end.
-GET /_health answers {"status": "ok"}, or "warn" with the warnings about the
-store that serve also logs at start: a store that can lose records (Redis
-without a synced append-only file or evicting, PostgreSQL without fsync or
-synchronous commit) lets a key run again.
-
---store keeps the records in memory (the default; lost on restart), or in
-Redis or PostgreSQL, so that several serve processes on one store act as the
-replicas of one adapter: a duplicate sent to any of them replays the first
-attempt, and the attempt of a replica that died is taken over by the next
-duplicate once its lease (idempotency_inflight.lease_ms) lapsed.
-
-It logs one line per request to stderr, with the idempotency key. It refuses to
-start when the policy has an error finding (exit status 2). On SIGINT or
-SIGTERM it stops accepting requests and lets those in flight finish for
---shutdown-timeout, and within it waits until the end of every attempt is
-recorded in the store (a store that failed is retried). Requests still running
-then are cut: their attempts are released, never stored as failures, so a
-retry executes them. Exit status 0 when all finished and were recorded, 1 when
-some had to be cut or could not be recorded (their keys are logged: each may
-run again once its lease lapses).`,
-		Args: cobra.NoArgs,
+		Long:  longHelp("serve"),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serve(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			// A refused policy or setting is a usage error (exit 2).
+			err := server.Run(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if errors.Is(err, server.ErrUnfinished) {
+				return exitCode(exitFindings)
+			}
+			return err
 		},
 	}
 	serveFlags(cmd, &o)
@@ -67,19 +42,4 @@ func serveFlags(cmd *cobra.Command, o *server.Config) {
 	f.Int64Var(&o.MaxBodyMemoryMiB, "max-body-memory", d.MaxBodyMemoryMiB, "MiB of request bodies held at once; beyond it a request waits a second, then gets 503")
 	f.DurationVar(&o.ReadTimeout, "read-timeout", d.ReadTimeout, "how long a client may take to send a request, body included")
 	f.Int64Var(&o.MinBodyRate, "min-body-rate", d.MinBodyRate, "bytes a second a request body must arrive at, after its first 2 seconds; a slower one is cut (0: no minimum)")
-}
-
-// serve runs the adapter (server.Run) and gives its ends their exit
-// statuses.
-func serve(ctx context.Context, o server.Config, stdout, stderr io.Writer) error {
-	err := server.Run(ctx, o, stdout, stderr)
-	var invalid *reference.InvalidPolicyError
-	switch {
-	case errors.As(err, &invalid):
-		fmt.Fprintf(stderr, "idemlint: refusing to serve: %v\n", err)
-		return exitCode(exitUsage)
-	case errors.Is(err, server.ErrUnfinished):
-		return exitCode(exitFindings)
-	}
-	return err
 }

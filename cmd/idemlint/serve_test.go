@@ -193,11 +193,13 @@ func servePolicyWith(t *testing.T, edit func(doc map[string]any)) string {
 func TestServeRefusesInvalidPolicy(t *testing.T) {
 	path := servePolicyWith(t, func(doc map[string]any) { delete(doc, "idempotency_inflight") })
 
-	stdout, stderr, err := execServe("--policy", path)
+	var out, errOut bytes.Buffer
+	code := run([]string{"serve", "--policy", path}, &out, &errOut)
+	stdout, stderr := out.String(), errOut.String()
 	// 2, as "conform --reference" on the same policy: 1 means that
 	// shutdown cut requests in flight.
-	if err != exitCode(exitUsage) || stdout != "" {
-		t.Errorf("serve = %v, stdout %q; want exit status %d and nothing", err, stdout, exitUsage)
+	if code != exitUsage || stdout != "" {
+		t.Errorf("serve exit status %d, stdout %q; want %d and nothing", code, stdout, exitUsage)
 	}
 	if want := "idemlint: refusing to serve: " + path + " is not a usable adapter policy (1 error)\n"; !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, " error IDL109 ") {
 		t.Errorf("stderr %q, want it to start with %q and name IDL109", stderr, want)

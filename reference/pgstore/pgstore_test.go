@@ -48,11 +48,12 @@ func TestOpenTwiceSharesTheTable(t *testing.T) {
 	url := testserver.StartPostgres(t).URL()
 	ctx := context.Background()
 	const replicas = 4
+	table := "shared_records_" + strconv.FormatInt(tables.Add(1), 10) // fresh under -count too
 	stores := make(chan *pgstore.Store, replicas)
 	errs := make(chan error, replicas)
 	for range replicas {
 		go func() {
-			s, err := pgstore.Open(ctx, url, pgstore.Options{Table: "shared_records"})
+			s, err := pgstore.Open(ctx, url, pgstore.Options{Table: table})
 			errs <- err
 			stores <- s
 		}()

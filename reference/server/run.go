@@ -54,7 +54,7 @@ var ErrUnfinished = errors.New("serve: requests were cut or not recorded at shut
 // stderr (the access log within LogFlushDelay, all of it by the time Run
 // returns). It prints "listening on http://ADDR" to stdout once it accepts
 // connections. Settings out of range are an error naming their flags; a
-// policy the engine refuses is an
+// policy the engine refuses, "refusing to serve: " and its
 // *reference.InvalidPolicyError; a shutdown that left work unfinished,
 // ErrUnfinished.
 func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
@@ -90,6 +90,9 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 		opts = append(opts, reference.WithStore(store))
 	}
 	engine, err := reference.Load(c.Policy, opts...)
+	if invalid := (*reference.InvalidPolicyError)(nil); errors.As(err, &invalid) {
+		return fmt.Errorf("refusing to serve: %w", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -80,8 +80,8 @@ func TestRunRefusesAPolicyTheEngineRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Run(context.Background(), testConfig(path), io.Discard, io.Discard)
-	if invalid := (*reference.InvalidPolicyError)(nil); !errors.As(err, &invalid) {
-		t.Errorf("Run = %v, want *reference.InvalidPolicyError", err)
+	if invalid := (*reference.InvalidPolicyError)(nil); !errors.As(err, &invalid) || !strings.HasPrefix(err.Error(), "refusing to serve: "+path+" is not a usable adapter policy (") {
+		t.Errorf("Run = %v, want the refusal of a *reference.InvalidPolicyError", err)
 	}
 }
 
