@@ -78,8 +78,8 @@ func attempts(h chain.Hop) int {
 	if h.Kind == boundary.Adapter || !r.OK() || !r.Enabled.Value || !r.MaxAttempts.OK() || r.MaxAttempts.Value < 2 || r.MaxAttempts.Value > maxAttempts {
 		return 1
 	}
-	if r.Methods.OK() && len(r.Methods.Items) > 0 {
-		if _, ok := r.Methods.FindFold(h.Op.Method.Value); !ok {
+	if r.Methods.OK() && r.Methods.Len() > 0 {
+		if !h.Doc.ListsFold(r.Methods, h.Op.Method.Value) {
 			return 1
 		}
 	}

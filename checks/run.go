@@ -71,8 +71,8 @@ type Options struct {
 	// strings, while the workers read the files of a run, holds one copy
 	// of each string their documents repeat (boundary.Strings).
 	strings *boundary.Strings
-	// headers numbers the header names of the run's facts.
-	headers *chain.HeaderNames
+	// names numbers the names of the lists of the run's facts.
+	names *chain.NameTable
 	// walked, when set, reports whether a file was met while walking a
 	// directory rather than named: text in such a file that is not JSON
 	// is judged only when it names a boundary marker (spec 6.8).
@@ -180,7 +180,7 @@ func CheckFiles(files []string, opts Options) *Result { return checkFiles(files,
 func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result {
 	stage := schemaStage()
 	results := make([]loaded, len(files))
-	opts.strings, opts.headers = new(boundary.Strings), new(chain.HeaderNames)
+	opts.strings, opts.names = new(boundary.Strings), new(chain.NameTable)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
@@ -295,11 +295,11 @@ func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
 		return loaded{notBoundary: true}
 	}
 	if opts.decodeOnly {
-		return loaded{doc: doc, facts: chain.FactsWith(doc, opts.headers)}
+		return loaded{doc: doc, facts: chain.FactsWith(doc, opts.names)}
 	}
 	var fs fileSuppressions
 	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed})
-	facts := chain.FactsWith(doc, opts.headers)
+	facts := chain.FactsWith(doc, opts.names)
 	if !slices.ContainsFunc(findings, foldsAt) {
 		facts.CutPlaces() // the document is dropped: its facts need only their own places
 	}

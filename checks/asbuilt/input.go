@@ -138,8 +138,7 @@ func retries(doc *chain.Facts, method string) bool {
 	if !r.Present() || !r.Enabled.Value {
 		return false
 	}
-	_, ok := r.Methods.FindFold(method)
-	return ok
+	return doc.ListsFold(r.Methods, method)
 }
 
 // origin names where a value comes from, for messages: a default with

@@ -28,9 +28,9 @@ type Facts struct {
 	KindField, From, To, Service, ContractVersion boundary.String
 	Operations                                    Operations
 
-	// The header lists number their names in headers (see Names).
+	// The lists of names number them in names (see Names).
 	CORSAllowedHeaders, HeaderAllowInbound, HeaderAllowOutbound, SetsHeaders Names
-	headers                                                                  *HeaderNames
+	names                                                                    *NameTable
 
 	Idempotency Idempotency
 	// Retry and AsBuilt are behind pointers: the documents without
@@ -47,63 +47,79 @@ type Facts struct {
 	boundary.Places
 }
 
-// Names is a header list as the chain rules read it: the list itself
-// and the names it holds. A rule reports the list (add a header to it),
-// never one name of it, so the names keep no place of their own, and a
-// set has few distinct header names, so a list keeps each as its number
-// in the set's HeaderNames: 4 bytes a name rather than a string's 16 and
-// the model's 32 (with its place). Facts.Allows and Facts.ListsFold read
-// a list.
+// Names is a list of names as the chain rules read it: a header list,
+// require_key's methods and operations, retry's methods. A rule reports
+// the list (add a header to it), never one name of it, so the names keep
+// no place of their own, and a set has few distinct names, so a list
+// keeps each as its number in the set's NameTable: 4 bytes a name rather
+// than a string's 16 and the model's 32 (with its place). Facts.Allows,
+// Facts.ListsFold and Facts.Lists read a list.
 type Names struct {
 	boundary.Field
-	ids []uint32 // the items that are strings, in order
+	ids []uint32 // the items in order, notAName for an item that is not a string
 }
 
-// HeaderNames numbers the header names of the facts derived with it
+// notAName numbers an item of a list that is not a string.
+const notAName = ^uint32(0)
+
+// Len is the number of items of the list, strings or not.
+func (n Names) Len() int { return len(n.ids) }
+
+// NameTable numbers the names of the lists of the facts derived with it
 // (FactsWith). Facts may be derived from several goroutines at once, and
 // are read once all of them are: a check derives a set's facts before
 // its cross-document stage.
-type HeaderNames struct {
+type NameTable struct {
 	mu    sync.Mutex
 	ids   map[string]uint32
 	names []string // by number
 }
 
-// number returns the numbers of the readable items of l, appended to ids.
-func (h *HeaderNames) number(ids []uint32, l *boundary.StringList) []uint32 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+// number returns the numbers of the items of l, appended to ids.
+func (t *NameTable) number(ids []uint32, l *boundary.StringList) []uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, it := range l.Items {
 		if !it.OK() {
+			ids = append(ids, notAName)
 			continue
 		}
-		id, ok := h.ids[it.Value]
+		id, ok := t.ids[it.Value]
 		if !ok {
-			if h.ids == nil {
-				h.ids = map[string]uint32{}
+			if t.ids == nil {
+				t.ids = map[string]uint32{}
 			}
-			id = uint32(len(h.names))
-			h.names = append(h.names, it.Value)
-			h.ids[it.Value] = id
+			id = uint32(len(t.names))
+			t.names = append(t.names, it.Value)
+			t.ids[it.Value] = id
 		}
 		ids = append(ids, id)
 	}
 	return ids
 }
 
-// headerLists sets the header lists of f from doc's. Their numbers share
-// one array: an allocation a document rather than one a list.
-func (f *Facts) headerLists(doc *boundary.Document) {
-	from := [...]*boundary.StringList{&doc.CORSAllowedHeaders, &doc.HeaderAllowInbound, &doc.HeaderAllowOutbound, &doc.SetsHeaders}
-	to := [...]*Names{&f.CORSAllowedHeaders, &f.HeaderAllowInbound, &f.HeaderAllowOutbound, &f.SetsHeaders}
+// lists sets the lists of names of f from doc's (f.Retry first). Their
+// numbers share one array: an allocation a document rather than one a
+// list.
+func (f *Facts) lists(doc *boundary.Document) {
+	from := [...]*boundary.StringList{&doc.CORSAllowedHeaders, &doc.HeaderAllowInbound, &doc.HeaderAllowOutbound, &doc.SetsHeaders,
+		&doc.Idempotency.RequireKey.Methods, &doc.Idempotency.RequireKey.Operations, &doc.Retry.Methods}
+	to := [...]*Names{&f.CORSAllowedHeaders, &f.HeaderAllowInbound, &f.HeaderAllowOutbound, &f.SetsHeaders,
+		&f.Idempotency.RequireKey.Methods, &f.Idempotency.RequireKey.Operations, nil}
+	if f.Retry != &noRetry {
+		to[len(to)-1] = &f.Retry.Methods
+	}
 	n := 0
 	for _, l := range from {
 		n += len(l.Items)
 	}
 	ids := make([]uint32, 0, n)
 	for i, l := range from {
+		if to[i] == nil {
+			continue
+		}
 		start := len(ids)
-		ids = f.headers.number(ids, l)
+		ids = f.names.number(ids, l)
 		*to[i] = Names{Field: l.Field, ids: ids[start:len(ids):len(ids)]}
 	}
 }
@@ -111,20 +127,27 @@ func (f *Facts) headerLists(doc *boundary.Document) {
 // Allows reports whether list, one of f's header lists, lets header
 // through: names compare case-insensitively and "*" allows everything.
 func (f *Facts) Allows(list Names, header string) bool {
-	names := f.headers.names
 	for _, id := range list.ids {
-		if n := names[id]; n == "*" || strings.EqualFold(n, header) {
+		if id == notAName {
+			continue
+		}
+		if n := f.names.names[id]; n == "*" || strings.EqualFold(n, header) {
 			return true
 		}
 	}
 	return false
 }
 
-// ListsFold reports whether list, one of f's header lists, holds name,
+// ListsFold reports whether list, one of f's lists, holds name,
 // case-insensitively.
 func (f *Facts) ListsFold(list Names, name string) bool {
-	names := f.headers.names
-	return slices.ContainsFunc(list.ids, func(id uint32) bool { return strings.EqualFold(names[id], name) })
+	return slices.ContainsFunc(list.ids, func(id uint32) bool { return id != notAName && strings.EqualFold(f.names.names[id], name) })
+}
+
+// Lists reports whether list, one of f's lists, holds name.
+func (f *Facts) Lists(list Names, name string) bool {
+	id, ok := f.names.ids[name]
+	return ok && slices.Contains(list.ids, id)
 }
 
 // StateChanging reports whether some operation is state-changing: the
@@ -175,7 +198,7 @@ type Policy struct {
 type Idempotency struct {
 	boundary.Field
 	Header, Role  boundary.String
-	RequireKey    boundary.RequireKey
+	RequireKey    RequireKey
 	OnMissing     OnMissing
 	EchoKeyHeader boundary.Bool
 }
@@ -189,10 +212,10 @@ type OnMissing struct {
 // KeyHeader is the declared header, or boundary.DefaultKeyHeader.
 func (i *Idempotency) KeyHeader() string { return boundary.KeyHeaderOf(i.Header) }
 
-// Covers reports whether a request with method to the operation whose
-// operation_key is key must carry the key under this section.
-func (i *Idempotency) Covers(method, key boundary.String) bool {
-	return i.OK() && i.RequireKey.Covers(method, key)
+// RequireKey says which requests must carry the key.
+type RequireKey struct {
+	boundary.Field
+	Methods, Operations Names
 }
 
 // Retry is what the cross-document rules read of http_retry.
@@ -200,7 +223,7 @@ type Retry struct {
 	boundary.Field
 	Enabled         boundary.Bool
 	MaxAttempts     boundary.Int
-	Methods         boundary.StringList
+	Methods         Names
 	RetryOn         boundary.RetryOn
 	PerTryTimeoutMS boundary.Int
 }
@@ -218,12 +241,12 @@ type Conflict struct {
 
 // FactsOf derives the facts of doc. They share the model's strings and
 // lists, so deriving them copies no text.
-func FactsOf(doc *boundary.Document) *Facts { return FactsWith(doc, new(HeaderNames)) }
+func FactsOf(doc *boundary.Document) *Facts { return FactsWith(doc, new(NameTable)) }
 
-// FactsWith is FactsOf numbering header names in headers: the facts of a
-// set share one HeaderNames.
-func FactsWith(doc *boundary.Document, headers *HeaderNames) *Facts {
-	f := &Facts{headers: headers,
+// FactsWith is FactsOf numbering the names of its lists in names: the
+// facts of a set share one NameTable.
+func FactsWith(doc *boundary.Document, names *NameTable) *Facts {
+	f := &Facts{names: names,
 		Path: doc.Path, Root: doc.Root, Kind: doc.Kind,
 		KindField: doc.KindField, From: doc.From, To: doc.To, Service: doc.Service, ContractVersion: doc.ContractVersion,
 		Operations: Operations{Field: doc.Operations.Field, Items: make([]Operation, len(doc.Operations.Items))},
@@ -231,14 +254,14 @@ func FactsWith(doc *boundary.Document, headers *HeaderNames) *Facts {
 		AsBuilt:    &noAsBuilt,
 		Places:     doc.Places,
 	}
-	f.headerLists(doc)
 	id, r := &doc.Idempotency, &doc.Retry
-	f.Idempotency = Idempotency{Field: id.Field, Header: id.Header, Role: id.Role, RequireKey: id.RequireKey,
+	f.Idempotency = Idempotency{Field: id.Field, Header: id.Header, Role: id.Role, RequireKey: RequireKey{Field: id.RequireKey.Field},
 		OnMissing: OnMissing{Action: id.OnMissing.Action, Status: id.OnMissing.Status}, EchoKeyHeader: id.EchoKeyHeader}
 	if r.Present() {
-		f.Retry = &Retry{Field: r.Field, Enabled: r.Enabled, MaxAttempts: r.MaxAttempts, Methods: r.Methods,
+		f.Retry = &Retry{Field: r.Field, Enabled: r.Enabled, MaxAttempts: r.MaxAttempts,
 			RetryOn: r.RetryOn, PerTryTimeoutMS: r.PerTryTimeoutMS}
 	}
+	f.lists(doc)
 	if doc.AsBuilt.Present() {
 		f.AsBuilt = &boundary.AsBuiltRefs{Field: doc.AsBuilt.Field, Items: doc.AsBuilt.Items}
 	}
@@ -264,16 +287,19 @@ var (
 // FactsOfAll derives the facts of every document of docs, in order.
 func FactsOfAll(docs []*boundary.Document) []*Facts {
 	out := make([]*Facts, len(docs))
-	headers := new(HeaderNames)
+	names := new(NameTable)
 	for i, d := range docs {
-		out[i] = FactsWith(d, headers)
+		out[i] = FactsWith(d, names)
 	}
 	return out
 }
 
 // Requires reports whether op, one of f's operations, must carry the key
 // under f's http_idempotency.
-func (f *Facts) Requires(op *Operation) bool { return f.Idempotency.Covers(op.Method, op.Key) }
+func (f *Facts) Requires(op *Operation) bool {
+	r := &f.Idempotency.RequireKey
+	return f.Idempotency.OK() && r.OK() && (f.ListsFold(r.Methods, op.Method.Value) || op.Key.OK() && f.Lists(r.Operations, op.Key.Value))
+}
 
 // CutPlaces cuts the facts' place table to the values they hold (see
 // boundary.Places.Cut): a document places every value it decodes, and
@@ -299,10 +325,8 @@ func (f *Facts) CutPlaces() {
 		op := &f.Operations.Items[i]
 		pos = append(pos, &op.Pos, &op.Key.Pos, &op.Method.Pos, &op.Path.Pos)
 	}
-	for _, items := range [...][]boundary.String{id.RequireKey.Methods.Items, id.RequireKey.Operations.Items, r.Methods.Items, scope} {
-		for i := range items {
-			pos = append(pos, &items[i].Pos)
-		}
+	for i := range scope {
+		pos = append(pos, &scope[i].Pos)
 	}
 	for i := range r.RetryOn.Items {
 		pos = append(pos, &r.RetryOn.Items[i].Pos)

@@ -115,7 +115,7 @@ func placesOf(f *Facts) []boundary.Place {
 	return out
 }
 
-// Facts derived with one HeaderNames, from several goroutines at once,
+// Facts derived with one NameTable, from several goroutines at once,
 // read their header lists as written: the names each list holds, compared
 // case-insensitively, "*" letting every header through.
 func TestHeaderListsNumbered(t *testing.T) {
@@ -123,7 +123,7 @@ func TestHeaderListsNumbered(t *testing.T) {
 		return fmt.Sprintf(`{"boundary": "bff_to_gateway", "from": "bff", "to": "gw-%d",
 			"header_to_allow_inbound": ["Content-Type", "x-only-%d", 7], "header_to_allow_outbound": ["%s"], "sets_headers": ["X-Tenant-Id"]}`, i, i, []string{"*", "x-request-id"}[i%2])
 	}
-	headers := new(HeaderNames)
+	headers := new(NameTable)
 	facts := make([]*Facts, 16)
 	var wg sync.WaitGroup
 	for i := range facts {
@@ -152,5 +152,35 @@ func TestHeaderListsNumbered(t *testing.T) {
 		if !f.ListsFold(f.SetsHeaders, "x-tenant-id") || f.ListsFold(f.SetsHeaders, "content-type") || f.Allows(f.CORSAllowedHeaders, "content-type") {
 			t.Errorf("document %d: sets_headers or the absent CORS list read wrong", i)
 		}
+	}
+}
+
+// require_key's and retry's lists are lists of names too: methods compare
+// case-insensitively, operation keys exactly, and an item that is not a
+// string counts as an item (IDL208 tells an empty methods list from one
+// that names no method) but matches nothing.
+func TestListsOfNames(t *testing.T) {
+	src := `{"boundary": "bff_to_gateway", "from": "bff", "to": "gw",
+		"operations": [{"operation_key": "orders.create", "method": "POST", "path": "/orders"},
+			{"operation_key": "orders.get", "method": "GET", "path": "/orders/{id}"},
+			{"operation_key": "orders.list", "method": "GET", "path": "/orders"},
+			{"operation_key": "ORDERS.GET", "method": "GET", "path": "/ORDERS/{id}"}],
+		"http_idempotency": {"role": "passthrough", "require_key": {"methods": ["post", 7], "operations": ["orders.get"]}},
+		"http_retry": {"enabled": true, "max_attempts": 2, "methods": [5, "GET"]}}`
+	doc, _, problems := boundary.Parse("edge.json", []byte(src))
+	if doc == nil || len(problems) > 0 {
+		t.Fatalf("parse: %v", problems)
+	}
+	f := FactsOf(doc)
+	var got []bool
+	for i := range f.Operations.Items {
+		got = append(got, f.Requires(&f.Operations.Items[i]))
+	}
+	if want := []bool{true, true, false, false}; !reflect.DeepEqual(got, want) {
+		t.Errorf("operations requiring the key: %v, want %v", got, want)
+	}
+	if m := f.Retry.Methods; m.Len() != 2 || !f.ListsFold(m, "get") || f.ListsFold(m, "POST") || f.Idempotency.RequireKey.Methods.Len() != 2 {
+		t.Errorf("retry's methods: %d items, get %t, POST %t; require_key's %d items; want 2, true, false, 2",
+			m.Len(), f.ListsFold(m, "get"), f.ListsFold(m, "POST"), f.Idempotency.RequireKey.Methods.Len())
 	}
 }
