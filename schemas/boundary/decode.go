@@ -41,6 +41,9 @@ func DecodeShared(path, src string, root *jsontree.Node, shared *Strings) *Docum
 	dec := decoders.Get().(*decoder)
 	defer dec.release()
 	dec.src, dec.shared = src, shared
+	if shared != nil && (dec.recent == nil || dec.recent.of != shared) {
+		dec.recent = &recentStrings{of: shared}
+	}
 	dec.places = append(dec.places, place{}) // Pos 0 names no place
 	dec.index()
 	doc := &Document{Path: path}
@@ -63,7 +66,7 @@ func (d *decoder) release() {
 	if cap(d.lines) > 1<<16 || cap(d.places) > 1<<16 {
 		return
 	}
-	*d = decoder{lines: d.lines[:0], places: d.places[:0]}
+	*d = decoder{lines: d.lines[:0], places: d.places[:0], recent: d.recent}
 	decoders.Put(d)
 }
 
@@ -77,6 +80,18 @@ type decoder struct {
 	wide   []wide   // places that do not pack (see place)
 	names  []string // member names beyond memberNames (see wide.ref)
 	shared *Strings // nil: strings are copied into each document
+	recent *recentStrings
+}
+
+// recentStrings are the copies in one Strings that a decoder was handed
+// last, by a few bits of their hash: the header names every document
+// lists and the keys and paths of the flow it reads come back document
+// after document, and reading this is cheaper than the table's lock and
+// its map, whose slots the collector and the other workers keep out of
+// the cache.
+type recentStrings struct {
+	of     *Strings
+	copies [512]string
 }
 
 func (d *decoder) index() {
@@ -246,10 +261,15 @@ func (d *decoder) intern(s string) string {
 	if w, ok := vocabulary[s]; ok {
 		return w
 	}
-	if d.shared != nil {
-		return d.shared.intern(s)
+	if d.shared == nil {
+		return strings.Clone(s)
 	}
-	return strings.Clone(s)
+	h := maphash.String(stringsSeed, s)
+	r := &d.recent.copies[h%uint64(len(d.recent.copies))]
+	if *r != s {
+		*r = d.shared.intern(s, h)
+	}
+	return *r
 }
 
 // Strings holds one copy of every string the documents decoded with it
@@ -272,9 +292,9 @@ type Strings struct {
 
 var stringsSeed = maphash.MakeSeed()
 
-// intern returns the held copy of s, copying s when none is held yet.
-func (t *Strings) intern(s string) string {
-	h := maphash.String(stringsSeed, s)
+// intern returns the held copy of s, whose hash is h, copying s when
+// none is held yet.
+func (t *Strings) intern(s string, h uint64) string {
 	sh := &t.shards[h%uint64(len(t.shards))]
 	sh.Lock()
 	w, ok := sh.m[h]
