@@ -306,7 +306,7 @@ func (f *Facts) Requires(op *Operation) bool {
 // the facts hold about half of them. Has then answers only for those, so
 // the caller cuts only the facts of a document that fold (IDL002's typo
 // folding, the only caller of Has) cannot ask about. The facts share the
-// model's lists (require_key's, retry's, the scope, as_built), and the cut
+// model's lists (the scope, retry_on, as_built), and the cut
 // renumbers their values where they are rather than in copies: the caller
 // cuts the facts of a document it drops, which no one reads again.
 func (f *Facts) CutPlaces() {
