@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -41,8 +42,10 @@ func DecodeShared(path, src string, root *jsontree.Node, shared *Strings) *Docum
 	dec := decoders.Get().(*decoder)
 	defer dec.release()
 	dec.src, dec.shared = src, shared
-	if shared != nil && (dec.recent == nil || dec.recent.of != shared) {
-		dec.recent = &recentStrings{of: shared}
+	if shared != nil {
+		if g := shared.generation(); dec.recent == nil || dec.recent.of != g {
+			dec.recent = &recentStrings{of: g}
+		}
 	}
 	dec.places = append(dec.places, place{}) // Pos 0 names no place
 	dec.index()
@@ -88,9 +91,10 @@ type decoder struct {
 // lists and the keys and paths of the flow it reads come back document
 // after document, and reading this is cheaper than the table's lock and
 // its map, whose slots the collector and the other workers keep out of
-// the cache.
+// the cache. They name the table by its generation, not a pointer: a
+// decoder waiting in the pool must not keep a run's table alive.
 type recentStrings struct {
-	of     *Strings
+	of     uint64
 	copies [512]string
 }
 
@@ -281,6 +285,8 @@ func (d *decoder) intern(s string) string {
 // strings, not handles. A Strings is safe for concurrent use; drop it once
 // the documents are decoded.
 type Strings struct {
+	once sync.Once
+	gen  uint64 // tells this table from the others (recentStrings)
 	// The copies are keyed by their hash, 24 bytes a table slot rather
 	// than a string key's 32: a set has some hundred thousand distinct
 	// strings. Of two strings with one hash, the second is not shared.
@@ -290,7 +296,15 @@ type Strings struct {
 	}
 }
 
-var stringsSeed = maphash.MakeSeed()
+var (
+	stringsSeed = maphash.MakeSeed()
+	stringsGens atomic.Uint64
+)
+
+func (t *Strings) generation() uint64 {
+	t.once.Do(func() { t.gen = stringsGens.Add(1) })
+	return t.gen
+}
 
 // intern returns the held copy of s, whose hash is h, copying s when
 // none is held yet.

@@ -2,9 +2,11 @@ package boundary_test
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"unsafe"
+	"weak"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -88,5 +90,25 @@ func TestDecodeSharedStrings(t *testing.T) {
 	a, b := decode(edge(0), nil), decode(edge(0), nil)
 	if unsafe.StringData(a.From.Value) == unsafe.StringData(b.From.Value) {
 		t.Error("documents decoded without a Strings share a string")
+	}
+}
+
+// A run drops its Strings once its files are decoded: the decoders that
+// wait in their pool for the next document must not keep it alive.
+func TestStringsReleased(t *testing.T) {
+	src := `{"spec_version": "idemlint.boundary/v1", "boundary": "bff_to_gateway", "from": "shop-bff", "to": "edge-gw"}`
+	root, problems := jsontree.Parse(src)
+	if root == nil || len(problems) > 0 {
+		t.Fatalf("does not parse: %v", problems)
+	}
+	shared := new(boundary.Strings)
+	if doc := boundary.DecodeShared("edge.json", src, root, shared); doc.From.Value != "shop-bff" {
+		t.Fatalf("from %q", doc.From.Value)
+	}
+	released := weak.Make(shared)
+	shared = nil
+	runtime.GC()
+	if released.Value() != nil {
+		t.Error("the Strings stays live after the documents were decoded")
 	}
 }
