@@ -229,16 +229,16 @@ func BenchmarkCheck10k(b *testing.B) {
 // name); the graph's builder indexes carriers and first hops by number.
 // A check keeps 1.9 KB a document on the uniform corpus and 1.8 KB on the
 // varied one (2.6 and 3.0 KB before). At 50k files, three rounds
-// alternating with 6ec1491 at load average 1.0-1.4, peak RSS and CPU
-// (user+sys): uniform 197-210 MB and 3.1 s against 272-294 MB and
-// 3.2-3.3 s; varied 221-238 MB and 3.7-3.8 s against 328-338 MB and
-// 3.9-4.2 s. The 250 MB goal holds. Live once the uniform corpus is read,
+// alternating with 6ec1491 at load average 1.2-1.5, peak RSS and CPU
+// (user+sys): uniform 204-210 MB and 3.1-3.3 s against 268-289 MB and
+// 3.2-3.7 s; varied 220-250 MB and 3.8-4.0 s against 324-349 MB and
+// 4.0-4.4 s. The 250 MB goal holds. Live once the uniform corpus is read,
 // 93 MB: the facts' structs 27 MB, their operations 20, places 10, the
 // string table 7 (then dropped), retry sections and their triggers 8,
 // strings 4, paths 4, numbered lists 3; the chain graph adds 13 MB.
 // BenchmarkCheck10k in the same session, four rounds alternating on the
-// varied corpus: CPU 1.08-1.12x the floor's against 1.12-1.13x, wall
-// 1.16-1.18x against 1.21-1.22x, 91 MB and 0.56M allocations against 109
+// varied corpus: CPU 1.08-1.13x the floor's against 1.11-1.19x, wall
+// 1.15-1.21x against 1.19-1.27x, 91 MB and 0.56M allocations against 109
 // MB and 0.86M.
 func BenchmarkKept10k(b *testing.B) {
 	dir, _, _ := corpusFiles(b)
