@@ -244,6 +244,7 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 			sets[name] = append(sets[name], r.facts)
 		}
 	}
+	opts.names.Settle(res.Facts)
 	slices.Sort(setNames)
 	res.SetNames = setNames
 	res.Sets = make([][]*chain.Facts, len(setNames))

@@ -98,26 +98,58 @@ func (t *NameTable) number(ids []uint32, l *boundary.StringList) []uint32 {
 	return ids
 }
 
+// Settle renumbers the names of t in sorted order, and the lists of
+// facts, every fact derived with t, to match. Facts derived from several
+// goroutines at once number names in the order the goroutines meet them;
+// once settled, the facts of one set of files are the same from run to
+// run.
+func (t *NameTable) Settle(facts []*Facts) {
+	sorted := slices.Clone(t.names)
+	slices.Sort(sorted)
+	renum := make([]uint32, len(t.names))
+	for i, name := range sorted {
+		t.ids[name] = uint32(i)
+	}
+	for old, name := range t.names {
+		renum[old] = t.ids[name]
+	}
+	t.names = sorted
+	for _, f := range facts {
+		lists, n := f.nameLists()
+		for _, l := range lists[:n] {
+			for i, id := range l.ids {
+				if id != notAName {
+					l.ids[i] = renum[id]
+				}
+			}
+		}
+	}
+}
+
+// nameLists returns f's lists of names, the first n of lists: retry's
+// methods last, when f has a retry section of its own.
+func (f *Facts) nameLists() (lists [7]*Names, n int) {
+	lists = [7]*Names{&f.CORSAllowedHeaders, &f.HeaderAllowInbound, &f.HeaderAllowOutbound, &f.SetsHeaders,
+		&f.Idempotency.RequireKey.Methods, &f.Idempotency.RequireKey.Operations, &f.Retry.Methods}
+	if f.Retry == &noRetry {
+		return lists, len(lists) - 1
+	}
+	return lists, len(lists)
+}
+
 // lists sets the lists of names of f from doc's (f.Retry first). Their
 // numbers share one array: an allocation a document rather than one a
 // list.
 func (f *Facts) lists(doc *boundary.Document) {
 	from := [...]*boundary.StringList{&doc.CORSAllowedHeaders, &doc.HeaderAllowInbound, &doc.HeaderAllowOutbound, &doc.SetsHeaders,
 		&doc.Idempotency.RequireKey.Methods, &doc.Idempotency.RequireKey.Operations, &doc.Retry.Methods}
-	to := [...]*Names{&f.CORSAllowedHeaders, &f.HeaderAllowInbound, &f.HeaderAllowOutbound, &f.SetsHeaders,
-		&f.Idempotency.RequireKey.Methods, &f.Idempotency.RequireKey.Operations, nil}
-	if f.Retry != &noRetry {
-		to[len(to)-1] = &f.Retry.Methods
-	}
+	to, lists := f.nameLists()
 	n := 0
-	for _, l := range from {
+	for _, l := range from[:lists] {
 		n += len(l.Items)
 	}
 	ids := make([]uint32, 0, n)
-	for i, l := range from {
-		if to[i] == nil {
-			continue
-		}
+	for i, l := range from[:lists] {
 		start := len(ids)
 		ids = f.names.number(ids, l)
 		*to[i] = Names{Field: l.Field, ids: ids[start:len(ids):len(ids)]}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemlint/idemlint/schemas/boundary"
+	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // The facts of a document keep nothing of it alive: once the document is
@@ -182,5 +183,40 @@ func TestListsOfNames(t *testing.T) {
 	if m := f.Retry.Methods; m.Len() != 2 || !f.ListsFold(m, "get") || f.ListsFold(m, "POST") || f.Idempotency.RequireKey.Methods.Len() != 2 {
 		t.Errorf("retry's methods: %d items, get %t, POST %t; require_key's %d items; want 2, true, false, 2",
 			m.Len(), f.ListsFold(m, "get"), f.ListsFold(m, "POST"), f.Idempotency.RequireKey.Methods.Len())
+	}
+}
+
+// Facts number names in the order they are met; once their table is
+// settled, the facts of the same documents are the same whichever came
+// first.
+func TestSettledNamesFollowNoOrder(t *testing.T) {
+	srcs := []string{
+		`{"boundary": "bff_to_gateway", "from": "bff", "to": "gw", "header_to_allow_inbound": ["x-b", "x-a"],
+			"http_retry": {"enabled": true, "methods": ["PUT"]}}`,
+		`{"boundary": "browser_to_bff", "from": "web", "to": "bff", "cors_allowed_headers": ["x-c", "x-a"],
+			"http_idempotency": {"require_key": {"methods": ["POST"], "operations": ["orders.get"]}}}`,
+	}
+	docs := make([]*boundary.Document, len(srcs))
+	for i, src := range srcs {
+		var problems []jsontree.Problem
+		if docs[i], _, problems = boundary.Parse(fmt.Sprintf("%d.json", i), []byte(src)); docs[i] == nil || len(problems) > 0 {
+			t.Fatalf("parse %d: %v", i, problems)
+		}
+	}
+	derive := func(order ...int) []*Facts {
+		names := new(NameTable)
+		facts := make([]*Facts, len(docs))
+		for _, i := range order {
+			facts[i] = FactsWith(docs[i], names)
+		}
+		names.Settle(facts)
+		return facts
+	}
+	if diff := cmp.Diff(derive(0, 1), derive(1, 0), cmp.Exporter(func(reflect.Type) bool { return true })); diff != "" {
+		t.Errorf("the facts depend on the order they were derived in (-first +second):\n%s", diff)
+	}
+	f := derive(1, 0)[0]
+	if !f.Allows(f.HeaderAllowInbound, "X-A") || f.Allows(f.HeaderAllowInbound, "x-c") || !f.ListsFold(f.Retry.Methods, "put") {
+		t.Error("a settled table reads the lists wrong")
 	}
 }
