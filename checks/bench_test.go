@@ -229,16 +229,17 @@ func BenchmarkCheck10k(b *testing.B) {
 // name); the graph's builder indexes carriers and first hops by number.
 // A check keeps 1.9 KB a document on the uniform corpus and 1.8 KB on the
 // varied one (2.6 and 3.0 KB before). At 50k files, three rounds
-// alternating with 6ec1491 at load average 1.2-1.5, peak RSS and CPU
-// (user+sys): uniform 204-210 MB and 3.1-3.3 s against 268-289 MB and
-// 3.2-3.7 s; varied 220-250 MB and 3.8-4.0 s against 324-349 MB and
-// 4.0-4.4 s. The 250 MB goal holds. Live once the uniform corpus is read,
+// alternating with 6ec1491 at load average 1.6-1.8, peak RSS and CPU
+// (user+sys): uniform 194-210 MB and 3.0-3.1 s against 266-287 MB and
+// 3.1-3.4 s; varied 224-238 MB and 3.5-3.7 s against 317-345 MB and
+// 3.8-3.9 s (another session: 204-210 and 220-250 MB against 268-289 and
+// 324-349 MB). The 250 MB goal holds. Live once the uniform corpus is read,
 // 93 MB: the facts' structs 27 MB, their operations 20, places 10, the
 // string table 7 (then dropped), retry sections and their triggers 8,
 // strings 4, paths 4, numbered lists 3; the chain graph adds 13 MB.
 // BenchmarkCheck10k in the same session, four rounds alternating on the
-// varied corpus: CPU 1.08-1.13x the floor's against 1.11-1.19x, wall
-// 1.15-1.21x against 1.19-1.27x, 91 MB and 0.56M allocations against 109
+// varied corpus: CPU 1.06-1.14x the floor's against 1.08-1.24x, wall
+// 1.13-1.23x against 1.16-1.31x, 91 MB and 0.56M allocations against 109
 // MB and 0.86M.
 func BenchmarkKept10k(b *testing.B) {
 	dir, _, _ := corpusFiles(b)
