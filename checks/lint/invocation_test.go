@@ -5,12 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/fixtures"
 )
 
 // givenFlags is an Invocation's Given for the flags named.
@@ -148,18 +146,7 @@ func TestInvocationExecute(t *testing.T) {
 // among the files checked.
 func TestInvocationSpec(t *testing.T) {
 	leaveCollector(t)
-	cases, err := fixtures.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(cases, func(c fixtures.Case) bool { return c.Spec != "" })
-	if i < 0 {
-		t.Fatal("no fixture set has an OpenAPI description")
-	}
-	dir := filepath.Join(t.TempDir(), "set")
-	if err := cases[i].Materialize(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir, inSet := setWithSpec(t)
 	summary := func(spec string) string {
 		t.Helper()
 		in := Invocation{Settings: Settings{NoConfig: true}, Spec: spec, Format: "text", FailOnName: "error", WarningLimit: -1}
@@ -171,8 +158,8 @@ func TestInvocationSpec(t *testing.T) {
 		return lines[len(lines)-1]
 	}
 	// Out of the set, so that the run without it does not see it either.
-	spec := filepath.Join(t.TempDir(), filepath.Base(cases[i].Spec))
-	if err := os.Rename(filepath.Join(dir, cases[i].Spec), spec); err != nil {
+	spec := filepath.Join(t.TempDir(), filepath.Base(inSet))
+	if err := os.Rename(filepath.Join(dir, inSet), spec); err != nil {
 		t.Fatal(err)
 	}
 	plain, held := summary(""), summary(spec)

@@ -245,19 +245,8 @@ func TestWriteGraphs(t *testing.T) {
 // The report fails on errors unless told otherwise, and counts the OpenAPI
 // description among the files.
 func TestReport(t *testing.T) {
-	cases, err := fixtures.Cases()
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(cases, func(c fixtures.Case) bool { return c.Spec != "" })
-	if i < 0 {
-		t.Fatal("no fixture set has an OpenAPI description")
-	}
-	dir := filepath.Join(t.TempDir(), "set")
-	if err := cases[i].Materialize(dir); err != nil {
-		t.Fatal(err)
-	}
-	api, err := openapi.Load(filepath.Join(dir, cases[i].Spec))
+	dir, spec := setWithSpec(t)
+	api, err := openapi.Load(filepath.Join(dir, spec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,4 +266,23 @@ func TestReport(t *testing.T) {
 	if rep.FailOn != checks.Warning || rep.Files != held.Files+1 || rep.Paths[len(rep.Paths)-1] != api.Path {
 		t.Errorf("report held to %s: fail-on %v, %d files of %d, paths %v", api.Path, rep.FailOn, rep.Files, held.Files, rep.Paths)
 	}
+}
+
+// setWithSpec writes the first fixture set holding an OpenAPI description
+// into a new directory, returning it and the description's path in it.
+func setWithSpec(t *testing.T) (dir, spec string) {
+	t.Helper()
+	cases, err := fixtures.Cases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(cases, func(c fixtures.Case) bool { return c.Spec != "" })
+	if i < 0 {
+		t.Fatal("no fixture set has an OpenAPI description")
+	}
+	dir = filepath.Join(t.TempDir(), "set")
+	if err := cases[i].Materialize(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir, cases[i].Spec
 }
