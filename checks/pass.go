@@ -42,14 +42,14 @@ type DocumentPass struct {
 
 // Report reports the value at `at` at the rule's severity.
 func (p *DocumentPass) Report(at boundary.Pos, format string, args ...any) {
-	p.add(newFinding(p.Rule, p.Rule.Severity, p.Doc.Path, p.Doc.Places, at, "", "", format, args))
+	p.add(newFinding(p.Rule, p.Rule.Severity, p.Doc.Path, p.Doc.Places, at, "", "", format, args...))
 }
 
 // Warn reports the value at `at` as a warning whatever the rule's
 // severity: the spec makes some variants of an error rule (e.g. raw_bytes
 // under IDL106) warnings.
 func (p *DocumentPass) Warn(at boundary.Pos, format string, args ...any) {
-	p.add(newFinding(p.Rule, Warning, p.Doc.Path, p.Doc.Places, at, "", "", format, args))
+	p.add(newFinding(p.Rule, Warning, p.Doc.Path, p.Doc.Places, at, "", "", format, args...))
 }
 
 // Missing reports that the object at `in` lacks the member field: the
@@ -57,7 +57,7 @@ func (p *DocumentPass) Warn(at boundary.Pos, format string, args ...any) {
 // ask first whether the field is absent: one present with the wrong type
 // is the schema's finding (IDL002).
 func (p *DocumentPass) Missing(in boundary.Pos, field string, format string, args ...any) {
-	p.add(newFinding(p.Rule, p.Rule.Severity, p.Doc.Path, p.Doc.Places, in, field, "", format, args))
+	p.add(newFinding(p.Rule, p.Rule.Severity, p.Doc.Path, p.Doc.Places, in, field, "", format, args...))
 }
 
 func (p *DocumentPass) add(f Finding) { *p.findings = append(*p.findings, f) }
@@ -93,12 +93,12 @@ type SetPass struct {
 // finding of the chain named chain ("" for none), and returns it so the
 // rule can add related locations.
 func (p *SetPass) Report(doc *chain.Facts, at boundary.Pos, chain string, format string, args ...any) *Finding {
-	return p.add(newFinding(p.Rule, p.Rule.Severity, doc.Path, doc.Places, at, "", chain, format, args))
+	return p.add(newFinding(p.Rule, p.Rule.Severity, doc.Path, doc.Places, at, "", chain, format, args...))
 }
 
 // Missing is Report for a member field that the object at `in` lacks.
 func (p *SetPass) Missing(doc *chain.Facts, in boundary.Pos, field, chain string, format string, args ...any) *Finding {
-	return p.add(newFinding(p.Rule, p.Rule.Severity, doc.Path, doc.Places, in, field, chain, format, args))
+	return p.add(newFinding(p.Rule, p.Rule.Severity, doc.Path, doc.Places, in, field, chain, format, args...))
 }
 
 // ReportAt reports, at the rule's severity, a finding at a place of a file
@@ -108,7 +108,7 @@ func (p *SetPass) Missing(doc *chain.Facts, in boundary.Pos, field, chain string
 // the boundary document to it.
 func (p *SetPass) ReportAt(file string, line, column int, pointer string, format string, args ...any) *Finding {
 	return p.add(Finding{Rule: p.Rule.ID, Severity: p.Rule.Severity, File: file,
-		Line: line, Column: column, Pointer: pointer, Message: message("", format, args)})
+		Line: line, Column: column, Pointer: pointer, Message: message("", format, args...)})
 }
 
 func (p *SetPass) add(f Finding) *Finding {
@@ -119,17 +119,17 @@ func (p *SetPass) add(f Finding) *Finding {
 // newFinding is a finding at the value `at` of the document at file, whose
 // places are places, or, when member is set, where that missing member of
 // the object at `at` belongs.
-func newFinding(r *Rule, sev Severity, file string, places boundary.Places, at boundary.Pos, member, chain, format string, args []any) Finding {
+func newFinding(r *Rule, sev Severity, file string, places boundary.Places, at boundary.Pos, member, chain, format string, args ...any) Finding {
 	pl := places.Place(at)
 	if member != "" {
 		pl.Pointer = places.Member(at, member)
 	}
-	return Finding{Rule: r.ID, Severity: sev, File: file, Line: pl.Line, Column: pl.Column, Pointer: pl.Pointer, Chain: chain, Message: message(chain, format, args)}
+	return Finding{Rule: r.ID, Severity: sev, File: file, Line: pl.Line, Column: pl.Column, Pointer: pl.Pointer, Chain: chain, Message: message(chain, format, args...)}
 }
 
 // message is a finding's text: format applied to args (format as is
 // without args, so a message may contain '%'), after the chain it broke.
-func message(chain, format string, args []any) string {
+func message(chain, format string, args ...any) string {
 	text := format
 	if len(args) > 0 {
 		text = fmt.Sprintf(format, args...)

@@ -104,7 +104,7 @@ func readSuppressions(p *DocumentPass) []*suppression {
 	for i := range field.Entries {
 		e := &field.Entries[i]
 		if rule, ok := readEntry(p, e, first); ok {
-			at := newFinding(IDL003, Warning, p.Doc.Path, p.Doc.Places, e.Pos, "", "", "", nil)
+			at := newFinding(IDL003, Warning, p.Doc.Path, p.Doc.Places, e.Pos, "", "", "")
 			out = append(out, &suppression{at: at, rule: rule})
 		}
 	}
