@@ -146,17 +146,19 @@ func TestREADMEInlineCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := newRootCmd(io.Discard, io.Discard)
+	// The completion command and every command's --help are cobra's,
+	// added when the root runs.
+	root.InitDefaultCompletionCmd()
 	var commands []*cobra.Command
 	var collect func(*cobra.Command)
 	collect = func(c *cobra.Command) {
+		c.InitDefaultHelpFlag()
 		commands = append(commands, c)
 		for _, sub := range c.Commands() {
 			collect(sub)
 		}
 	}
 	collect(root)
-	// The completion command is cobra's, added when the root runs.
-	root.InitDefaultCompletionCmd()
 	spans := readmeInlineCommand.FindAllStringSubmatch(string(readme), -1)
 	if len(spans) == 0 {
 		t.Fatal("README.md names no idemlint command in its prose")
