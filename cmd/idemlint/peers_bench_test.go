@@ -101,6 +101,9 @@ var redisPeers = []string{"powertools", "node-idempotency", "express-idempotency
 // flush delay and a single pipeline connection changed nothing
 // measurable. Those rounds predate the LogBuffer, and at that load req/s
 // varies by half between rounds: compare CPU per request within a round.
+// Under 10 us of Redis per new key needs a fenced finish without a script
+// (TestCommandsPerRequest pins what a new key sends today), which Redis
+// 8.4's conditional SET would give; the server there was Redis 7.
 //
 // Serve on the memory store starts afresh each round, and every serve
 // loads benchPolicy, so that its store holds a round's records: with the
