@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,28 +17,10 @@ import (
 	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
-// syncBuffer is a bytes.Buffer the server may write while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // serveRun is one "idemlint serve" run of a test.
 type serveRun struct {
 	base   string // http://127.0.0.1:PORT
-	stderr *syncBuffer
+	stderr *testserver.SyncBuffer
 	done   chan error // receives the command's result
 	stop   context.CancelFunc
 }
@@ -49,7 +30,7 @@ type serveRun struct {
 func startServe(t testing.TB, args ...string) *serveRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &serveRun{stderr: &syncBuffer{}, done: make(chan error, 1), stop: cancel}
+	s := &serveRun{stderr: &testserver.SyncBuffer{}, done: make(chan error, 1), stop: cancel}
 	cmd := newServeCmd()
 	// As the root command does: an error is the caller's to report, and
 	// nobody reads stdout after the first line.
@@ -88,32 +69,9 @@ func (s *serveRun) wait(t *testing.T) error {
 	}
 }
 
-type reply struct {
-	status int
-	header http.Header
-	body   string
-}
-
-func (s *serveRun) send(t *testing.T, method, path, key, body string) reply {
+func (s *serveRun) send(t *testing.T, method, path, key, body string) testserver.Reply {
 	t.Helper()
-	req, err := http.NewRequest(method, s.base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("X-Idempotency-Key", key)
-	}
-	req.Header.Set("X-Tenant-Id", "tenant-a")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{resp.StatusCode, resp.Header, string(b)}
+	return testserver.Send(t, method, s.base+path, key, body)
 }
 
 const servePolicy = "../../reference/testdata/adapter.json"
@@ -125,11 +83,11 @@ func TestServeEndToEnd(t *testing.T) {
 	s := startServe(t, "--policy", servePolicy)
 	created := s.send(t, "POST", "/orders", "key-1", `{"sku": "P1"}`)
 	replay := s.send(t, "POST", "/orders", "key-1", `{"sku": "P1"}`)
-	if created.status != 201 || replay.body != created.body || replay.header.Get("Idempotent-Replayed") != "true" {
-		t.Errorf("create %d %s, then replay %d %s; want 201 replayed", created.status, created.body, replay.status, replay.body)
+	if created.Status != 201 || replay.Body != created.Body || replay.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("create %d %s, then replay %d %s; want 201 replayed", created.Status, created.Body, replay.Status, replay.Body)
 	}
-	if got := s.send(t, "GET", "/_effects", "", ""); got.body != `{"count":1}` {
-		t.Errorf("effects after a creation and its replay: %s", got.body)
+	if got := s.send(t, "GET", "/_effects", "", ""); got.Body != `{"count":1}` {
+		t.Errorf("effects after a creation and its replay: %s", got.Body)
 	}
 	s.stop()
 	if err := s.wait(t); err != nil {
@@ -236,7 +194,7 @@ func TestServeCutsRequestsAtShutdownTimeout(t *testing.T) {
 		}
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for s.send(t, "GET", "/_effects", "", "").body != `{"count":1}` {
+	for s.send(t, "GET", "/_effects", "", "").Body != `{"count":1}` {
 		if time.Now().After(deadline) {
 			t.Fatal("the slow request never reached the demo")
 		}

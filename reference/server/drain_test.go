@@ -133,7 +133,7 @@ func shutdownConfig(t *testing.T, store string, shutdownTimeout time.Duration) C
 // engine records the demo's answer (the only command that carries it), so
 // that the end of the attempt is retried in the background; it returns
 // the request's answer.
-func finishWhileStoreDown(t *testing.T, s *serving, proxy *storeProxy, key string) reply {
+func finishWhileStoreDown(t *testing.T, s *serving, proxy *storeProxy, key string) testserver.Reply {
 	t.Helper()
 	proxy.cutOn(`"operation":"orders.create"`)
 	r := s.send(t, "POST", "/orders", key, `{}`)
@@ -154,8 +154,8 @@ func TestRunShutdownWaitsForEndWrites(t *testing.T) {
 	c := shutdownConfig(t, proxy.redisURL(t, db), time.Minute)
 	s := startServing(t, c)
 	first := finishWhileStoreDown(t, s, proxy, "drained")
-	if first.status != http.StatusCreated {
-		t.Fatalf("first: %d %s, want the demo's 201 although the store is down", first.status, first.body)
+	if first.Status != http.StatusCreated {
+		t.Fatalf("first: %d %s, want the demo's 201 although the store is down", first.Status, first.Body)
 	}
 	s.stop()
 	waitUntil(t, "Run shuts down", func() bool { return strings.Contains(s.stderr.String(), `msg="shutting down"`) })
@@ -165,8 +165,8 @@ func TestRunShutdownWaitsForEndWrites(t *testing.T) {
 	}
 	c.Store = db
 	other := startServing(t, c)
-	if dup := other.send(t, "POST", "/orders", "drained", `{}`); dup.status != http.StatusCreated || dup.body != first.body {
-		t.Errorf("duplicate on another replica: %d %s, want the first answer replayed", dup.status, dup.body)
+	if dup := other.send(t, "POST", "/orders", "drained", `{}`); dup.Status != http.StatusCreated || dup.Body != first.Body {
+		t.Errorf("duplicate on another replica: %d %s, want the first answer replayed", dup.Status, dup.Body)
 	}
 }
 
@@ -201,11 +201,11 @@ func TestRunShutdownReleasesCutAttempts(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	waitUntil(t, "the demo runs", func() bool { return s.send(t, "GET", "/_effects", "", "").body == `{"count":1}` })
+	waitUntil(t, "the demo runs", func() bool { return s.send(t, "GET", "/_effects", "", "").Body == `{"count":1}` })
 	s.stop()
 	wantUnfinished(t, s.wait(t), "after cutting a request")
 	other := startServing(t, c)
-	if retry := other.send(t, "POST", "/orders", "cut", `{}`); retry.status != http.StatusCreated || retry.header.Get("Idempotent-Replayed") != "" {
-		t.Errorf("retry on another replica: %d %s, want a new execution", retry.status, retry.body)
+	if retry := other.send(t, "POST", "/orders", "cut", `{}`); retry.Status != http.StatusCreated || retry.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("retry on another replica: %d %s, want a new execution", retry.Status, retry.Body)
 	}
 }

@@ -1,39 +1,21 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the flush timer's goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestLogBufferOrder: buffered lines wait, a direct line goes out at once
 // after them, Close writes what is left and every later line at once.
 func TestLogBufferOrder(t *testing.T) {
-	var out lockedBuffer
+	var out testserver.SyncBuffer
 	b := newLogBuffer(&out, time.Hour) // the timer never fires here
 	step := func(w io.Writer, line, want string) {
 		t.Helper()
@@ -60,12 +42,12 @@ func TestLogBufferOrder(t *testing.T) {
 // TestLogBufferWritesWhenFull: the buffer never holds more than
 // logBufferSize; lines beyond it push the earlier ones out, whole.
 func TestLogBufferWritesWhenFull(t *testing.T) {
-	var out lockedBuffer
+	var out testserver.SyncBuffer
 	b := newLogBuffer(&out, time.Hour)
 	line := strings.Repeat("x", 99) + "\n"
 	n := logBufferSize/len(line) + 1
 	for range n {
-		b.Write([]byte(line)) //nolint:errcheck // lockedBuffer does not fail
+		b.Write([]byte(line)) //nolint:errcheck // SyncBuffer does not fail
 	}
 	got := out.String()
 	if len(got) == 0 || len(got) > logBufferSize || len(got)%len(line) != 0 {
@@ -80,12 +62,12 @@ func TestLogBufferWritesWhenFull(t *testing.T) {
 // TestLogBufferFlushesByItself: a line is written without Flush or Close
 // once the delay passed.
 func TestLogBufferFlushesByItself(t *testing.T) {
-	var out lockedBuffer
+	var out testserver.SyncBuffer
 	b := newLogBuffer(&out, time.Millisecond)
 	defer b.Close()
-	b.Write([]byte("access\n")) //nolint:errcheck // lockedBuffer does not fail
+	b.Write([]byte("access\n")) //nolint:errcheck // SyncBuffer does not fail
 	waitUntil(t, "the line is written", func() bool { return out.String() == "access\n" })
-	b.Write([]byte("again\n")) //nolint:errcheck // lockedBuffer does not fail
+	b.Write([]byte("again\n")) //nolint:errcheck // SyncBuffer does not fail
 	waitUntil(t, "the next line is written", func() bool { return out.String() == "access\nagain\n" })
 }
 
@@ -106,7 +88,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 func TestRunLogsEveryRequestByExit(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr lockedBuffer
+	var stderr testserver.SyncBuffer
 	c := testConfig(policyFile)
 	c.DemoDelay = time.Second // the last request is still running at shutdown
 	base, done := startRunConfig(t, ctx, c, &stderr)

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -58,26 +56,15 @@ func startProcess(t *testing.T, c Config, stderr io.Writer, env ...string) (*exe
 	}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(append(os.Environ(), processConfigEnv+"="+string(config)), env...)
-	head := &headBuffer{}
+	head := &testserver.SyncBuffer{Limit: 4 << 10} // why it did not start
 	cmd.Stderr = io.MultiWriter(head, stderr)
 	return cmd, testserver.StartListening(t, "server process", cmd, head.String)
-}
-
-// headBuffer keeps the first 4 KiB written to it, to tell why a server
-// process did not start.
-type headBuffer struct{ lockedBuffer }
-
-func (h *headBuffer) Write(p []byte) (int, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.b.Write(p[:min(len(p), max(0, 4<<10-h.b.Len()))])
-	return len(p), nil
 }
 
 // serving is one in-process Run of a test.
 type serving struct {
 	base   string // http://127.0.0.1:PORT
-	stderr *lockedBuffer
+	stderr *testserver.SyncBuffer
 	done   chan error // receives Run's result
 	stop   context.CancelFunc
 }
@@ -87,7 +74,7 @@ type serving struct {
 func startServing(t *testing.T, c Config) *serving {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &serving{stderr: &lockedBuffer{}, stop: cancel}
+	s := &serving{stderr: &testserver.SyncBuffer{}, stop: cancel}
 	base, done := startRunConfig(t, ctx, c, s.stderr)
 	s.base, s.done = base, make(chan error, 1)
 	go func() { s.done <- <-done }()
@@ -111,38 +98,9 @@ func (s *serving) wait(t *testing.T) error {
 	}
 }
 
-type reply struct {
-	status int
-	header http.Header
-	body   string
-}
-
-// send sends a request of tenant-a to base, with key when not "".
-func send(t *testing.T, method, url, key, body string) reply {
+func (s *serving) send(t *testing.T, method, path, key, body string) testserver.Reply {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("X-Idempotency-Key", key)
-	}
-	req.Header.Set("X-Tenant-Id", "tenant-a")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reply{resp.StatusCode, resp.Header, string(b)}
-}
-
-func (s *serving) send(t *testing.T, method, path, key, body string) reply {
-	t.Helper()
-	return send(t, method, s.base+path, key, body)
+	return testserver.Send(t, method, s.base+path, key, body)
 }
 
 // policyWith writes the test policy, changed by edit, to a temporary file

@@ -116,40 +116,40 @@ func TestRunServesTheDemo(t *testing.T) {
 	s := startServing(t, testConfig(policyFile))
 
 	created := s.send(t, "POST", "/orders", "key-1", `{"sku": "P1", "qty": 2}`)
-	if created.status != 201 || created.header.Get("Content-Type") != "application/json" || created.header.Get("X-Idempotency-Key") != "key-1" {
-		t.Fatalf("create: %d %v %s", created.status, created.header, created.body)
+	if created.Status != 201 || created.Header.Get("Content-Type") != "application/json" || created.Header.Get("X-Idempotency-Key") != "key-1" {
+		t.Fatalf("create: %d %v %s", created.Status, created.Header, created.Body)
 	}
 	var order struct {
 		ID        string          `json:"id"`
 		Operation string          `json:"operation"`
 		Request   json.RawMessage `json:"request"`
 	}
-	if err := json.Unmarshal([]byte(created.body), &order); err != nil || order.ID == "" || order.Operation != "orders.create" || string(order.Request) != `{"sku":"P1","qty":2}` {
-		t.Fatalf("create body %s (%v)", created.body, err)
+	if err := json.Unmarshal([]byte(created.Body), &order); err != nil || order.ID == "" || order.Operation != "orders.create" || string(order.Request) != `{"sku":"P1","qty":2}` {
+		t.Fatalf("create body %s (%v)", created.Body, err)
 	}
 
 	replay := s.send(t, "POST", "/orders", "key-1", `{"qty":2,"sku":"P1"}`)
-	if replay.status != 201 || replay.body != created.body || replay.header.Get("Idempotent-Replayed") != "true" {
-		t.Errorf("replay: %d %s, replayed %q; want the stored 201", replay.status, replay.body, replay.header.Get("Idempotent-Replayed"))
+	if replay.Status != 201 || replay.Body != created.Body || replay.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay: %d %s, replayed %q; want the stored 201", replay.Status, replay.Body, replay.Header.Get("Idempotent-Replayed"))
 	}
-	if other := s.send(t, "POST", "/orders", "key-2", `{"sku": "P2"}`); other.status != 201 || other.body == created.body {
-		t.Errorf("another key: %d %s", other.status, other.body)
+	if other := s.send(t, "POST", "/orders", "key-2", `{"sku": "P2"}`); other.Status != 201 || other.Body == created.Body {
+		t.Errorf("another key: %d %s", other.Status, other.Body)
 	}
-	if got := s.send(t, "GET", "/_effects", "", ""); got.body != `{"count":2}` {
-		t.Errorf("effects after two creations and a replay: %s", got.body)
+	if got := s.send(t, "GET", "/_effects", "", ""); got.Body != `{"count":2}` {
+		t.Errorf("effects after two creations and a replay: %s", got.Body)
 	}
-	if got := s.send(t, "GET", "/orders/"+order.ID, "", ""); got.status != 200 || got.body != created.body {
-		t.Errorf("read by id: %d %s, want %s", got.status, got.body, created.body)
+	if got := s.send(t, "GET", "/orders/"+order.ID, "", ""); got.Status != 200 || got.Body != created.Body {
+		t.Errorf("read by id: %d %s, want %s", got.Status, got.Body, created.Body)
 	}
-	if got := s.send(t, "GET", "/orders", "", ""); got.status != 200 || !strings.HasPrefix(got.body, `{"items":[`+created.body+`,`) {
-		t.Errorf("list: %d %s", got.status, got.body)
+	if got := s.send(t, "GET", "/orders", "", ""); got.Status != 200 || !strings.HasPrefix(got.Body, `{"items":[`+created.Body+`,`) {
+		t.Errorf("list: %d %s", got.Status, got.Body)
 	}
 	missing := s.send(t, "POST", "/orders", "", `{}`)
-	if missing.status != 400 || missing.header.Get("Content-Type") != "application/problem+json" || !strings.Contains(missing.body, `"error_code":"idempotency_key_required"`) {
-		t.Errorf("without a key: %d %s", missing.status, missing.body)
+	if missing.Status != 400 || missing.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(missing.Body, `"error_code":"idempotency_key_required"`) {
+		t.Errorf("without a key: %d %s", missing.Status, missing.Body)
 	}
-	if got := s.send(t, "GET", "/nowhere", "", ""); got.status != 404 {
-		t.Errorf("undeclared path: %d %s", got.status, got.body)
+	if got := s.send(t, "GET", "/nowhere", "", ""); got.Status != 404 {
+		t.Errorf("undeclared path: %d %s", got.Status, got.Body)
 	}
 
 	s.stop()
@@ -206,7 +206,7 @@ func TestRunCutsRequestsAtShutdownTimeout(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	waitUntil(t, "the slow request reaches the demo", func() bool { return s.send(t, "GET", "/_effects", "", "").body == `{"count":1}` })
+	waitUntil(t, "the slow request reaches the demo", func() bool { return s.send(t, "GET", "/_effects", "", "").Body == `{"count":1}` })
 	s.stop()
 	wantUnfinished(t, s.wait(t), "after cutting a request")
 	if !strings.Contains(s.stderr.String(), "shutdown cut requests still in flight") {
@@ -281,8 +281,8 @@ func TestRunCutsStalledBody(t *testing.T) {
 	}
 
 	body := `{"note":"` + strings.Repeat("x", size-11) + `"}`
-	if got := s.send(t, "POST", "/orders", "other", body); got.status != http.StatusCreated {
-		t.Fatalf("a whole body while stalled ones wait: %d %q, want 201", got.status, got.body)
+	if got := s.send(t, "POST", "/orders", "other", body); got.Status != http.StatusCreated {
+		t.Fatalf("a whole body while stalled ones wait: %d %q, want 201", got.Status, got.Body)
 	}
 	for _, c := range stalled {
 		c.SetReadDeadline(time.Now().Add(time.Minute))
@@ -333,8 +333,8 @@ func health(t *testing.T, s *serving) (status string, warnings []string) {
 		Status   string
 		Warnings []string
 	}
-	if err := json.Unmarshal([]byte(r.body), &h); r.status != 200 || err != nil {
-		t.Fatalf("/_health: %d %s (%v)", r.status, r.body, err)
+	if err := json.Unmarshal([]byte(r.Body), &h); r.Status != 200 || err != nil {
+		t.Fatalf("/_health: %d %s (%v)", r.Status, r.Body, err)
 	}
 	return h.Status, h.Warnings
 }
