@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/idemlint/idemlint/schemas/jsontree"
 )
@@ -165,20 +164,16 @@ func (d Places) placeAt(p Pos) wide {
 }
 
 // A cut table (Places.Cut) is read only when a finding names one of its
-// values, so it is kept smaller still: its places are varints, written in
-// the memory of its places slice after places[0], whose lineCol holds the
-// number of places (never 0: a plain table's places[0] is zero) and link
-// the length of the encoding. A place takes 4-5 bytes there instead of 8:
+// values, so it is kept smaller still: its places are varints (Places.enc),
+// the number of places first, then each place in 4-5 bytes instead of 8:
 // the line as the distance from the previous place's, the column, the
 // distance back to the parent and the ref.
 
-// encoded reports whether d is a cut table.
-func (d Places) encoded() bool { return len(d.places) > 0 && d.places[0].lineCol != 0 }
-
-// count is the number of places d holds, places[0] included.
+// count is the number of places d holds, the unused Pos 0 included.
 func (d Places) count() int {
-	if d.encoded() {
-		return int(d.places[0].lineCol)
+	if d.enc != nil {
+		n, _ := binary.Uvarint(d.enc)
+		return int(n)
 	}
 	return len(d.places)
 }
@@ -191,12 +186,13 @@ type table struct {
 }
 
 func (d Places) table(buf []wide) table {
-	if !d.encoded() {
+	if d.enc == nil {
 		return table{d: d}
 	}
-	n := d.count()
+	count, k := binary.Uvarint(d.enc)
+	n := int(count)
 	out := slices.Grow(buf[:0], n)[:1]
-	enc := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d.places))), 8*len(d.places))[8:][:d.places[0].link]
+	enc := d.enc[k:]
 	var prevLine int64
 	for i := 1; i < n; i++ {
 		line, k := binary.Varint(enc)
@@ -224,6 +220,7 @@ func (t table) at(p Pos) wide {
 // the document itself is gone.
 type Places struct {
 	places []place // indexed by Pos; places[0] is unused
+	enc    []byte  // a cut table's places as varints (see count), else nil
 	extra  *extra  // nil unless a name or a place needs it
 }
 
@@ -424,10 +421,12 @@ func (d Places) encode(renum []Pos) Places {
 		enc = binary.AppendVarint(enc, int64(w.ref))
 		prevLine = int64(w.line)
 	}
-	out := Places{places: make([]place, 1+(len(enc)+7)/8)}
-	out.places[0] = place{lineCol: uint32(n + 1), link: uint32(len(enc))}
-	copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out.places))), 8*len(out.places))[8:], enc)
-	return out
+	var head [binary.MaxVarintLen64]byte
+	h := binary.PutUvarint(head[:], uint64(n+1))
+	whole := make([]byte, h+len(enc))
+	copy(whole, head[:h])
+	copy(whole[h:], enc)
+	return Places{enc: whole}
 }
 
 // pack returns the n places of d that renum numbers as a plain table.
