@@ -18,7 +18,7 @@ type Probe struct {
 	ID     string `json:"id"`     // "CF07"; never renamed: the spec and every output name it
 	Name   string `json:"name"`   // what it sends, in a few words: every output's probe column
 	Checks string `json:"checks"` // the policy rule or property it checks
-	Passes string `json:"passes"` // when it passes, in one line: README's probe table
+	Passes string `json:"passes"` // when it passes, in one line: the probe table of docs/probes.md
 	// Why says what goes wrong for clients when a target fails the probe.
 	Why string `json:"why"`
 	// Sends says what the probe sends, request by request.
