@@ -136,7 +136,7 @@ func docHeadings(text string) []string {
 }
 
 var (
-	slugDropped = regexp.MustCompile("[^\\p{L}\\p{N} _-]")
+	slugDropped = regexp.MustCompile(`[^\p{L}\p{N} _-]`)
 	explicitID  = regexp.MustCompile(`<a id="([^"]+)"></a>`)
 )
 
