@@ -189,10 +189,25 @@ func CheckFiles(files []string, opts Options) *Result { return newRun(&opts).che
 
 // checkFiles is CheckFiles for a collection in which the skipped paths
 // could not be read at all.
-func (run *run) checkFiles(files []string, skipped []fileset.Skipped) *Result {
-	opts := run.opts
+func (r *run) checkFiles(files []string, skipped []fileset.Skipped) *Result {
+	loaded := r.loadEach(files)
+	r.waitForInputs()
+	res, lost := r.tally(files, skipped, loaded)
+	unreadable := r.groupSets(res, lost)
+	if !r.decodeOnly {
+		var found []Finding
+		found, r.overlaps, res.NotRun = checkSets(r.rules, res.Sets, unreadable, r.opts)
+		res.Findings = append(res.Findings, found...)
+	}
+	r.afterRules(res)
+	return res
+}
+
+// loadEach takes every file through the per-document stages on a pool of
+// GOMAXPROCS workers, and returns what each kept, in the order of files.
+func (r *run) loadEach(files []string) []loaded {
 	results := make([]loaded, len(files))
-	run.strings, run.names = new(boundary.Strings), new(chain.NameTable)
+	r.strings, r.names = new(boundary.Strings), new(chain.NameTable)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
@@ -205,74 +220,89 @@ func (run *run) checkFiles(files []string, skipped []fileset.Skipped) *Result {
 				if i >= len(files) {
 					return
 				}
-				results[i] = w.load(files[i], run)
+				results[i] = w.load(files[i], r)
 			}
 		}()
 	}
 	wg.Wait()
-	run.strings = nil // the facts hold the strings, the table is done
-	for _, in := range opts.Inputs {
-		if p, ok := in.value.(PendingInput); ok {
-			run.inputFindings = append(run.inputFindings, p.Findings()...)
-		}
-	}
+	r.strings = nil // the facts hold the strings, the table is done
+	return results
+}
 
-	setOf := func(path string) string {
-		if opts.Files.SetOf == nil {
-			return ""
+// waitForInputs waits for the supplied inputs still being read while the
+// workers read the files, and keeps their own findings for the stage that
+// adds them.
+func (r *run) waitForInputs() {
+	for _, in := range r.opts.Inputs {
+		if p, ok := in.value.(PendingInput); ok {
+			r.inputFindings = append(r.inputFindings, p.Findings()...)
 		}
-		return opts.Files.SetOf(path)
 	}
+}
+
+// tally gathers what the files said into the run's result: their
+// findings and suppressions, the facts of the boundary documents and the
+// counts of the others; and, by set name, how many files of each set could
+// not be read, since each may be a missing hop of its own set.
+func (r *run) tally(files []string, skipped []fileset.Skipped, loaded []loaded) (*Result, map[string]int) {
 	res := &Result{Files: len(files) + len(skipped), Unreadable: len(skipped)}
-	sup := run.suppressions
-	sets := map[string][]*chain.Facts{}
-	var setNames []string
-	// A file that could not be read may be a missing hop of its own set.
 	lost := map[string]int{}
 	for _, s := range skipped {
 		res.Findings = append(res.Findings, unreadable(s.Path, s.Err))
-		lost[setOf(s.Path)]++
+		lost[r.setOf(s.Path)]++
 	}
-	for i, r := range results {
-		if r.said != nil {
-			res.Findings = append(res.Findings, r.said.findings...)
+	for i, l := range loaded {
+		if l.said != nil {
+			res.Findings = append(res.Findings, l.said.findings...)
 		}
 		switch {
-		case r.unreadable:
+		case l.unreadable:
 			res.Unreadable++
-			lost[setOf(files[i])]++
-		case r.notBoundary:
+			lost[r.setOf(files[i])]++
+		case l.notBoundary:
 			res.NotBoundary++
-		case r.facts != nil:
-			if r.doc != nil {
-				res.Documents = append(res.Documents, r.doc)
+		case l.facts != nil:
+			if l.doc != nil {
+				res.Documents = append(res.Documents, l.doc)
 			}
-			res.Facts = append(res.Facts, r.facts)
-			if r.said != nil {
-				sup.add(r.facts.Path, r.said.suppressions)
+			res.Facts = append(res.Facts, l.facts)
+			if l.said != nil {
+				r.suppressions.add(l.facts.Path, l.said.suppressions)
 			}
-			name := setOf(r.facts.Path)
-			if _, ok := sets[name]; !ok {
-				setNames = append(setNames, name)
-			}
-			sets[name] = append(sets[name], r.facts)
 		}
 	}
-	run.names.Settle(res.Facts)
-	slices.Sort(setNames)
-	res.SetNames = setNames
-	res.Sets = make([][]*chain.Facts, len(setNames))
-	unreadable := make([]int, len(setNames))
-	for i, name := range setNames {
+	r.names.Settle(res.Facts)
+	return res, lost
+}
+
+// groupSets groups the facts of res by boundary set, in the order of the
+// sets' names (Result.Sets, Result.SetNames), and returns how many files of
+// each set could not be read, given them by set name (lost).
+func (r *run) groupSets(res *Result, lost map[string]int) (unreadable []int) {
+	sets := map[string][]*chain.Facts{}
+	for _, f := range res.Facts {
+		name := r.setOf(f.Path)
+		if _, ok := sets[name]; !ok {
+			res.SetNames = append(res.SetNames, name)
+		}
+		sets[name] = append(sets[name], f)
+	}
+	slices.Sort(res.SetNames)
+	res.Sets = make([][]*chain.Facts, len(res.SetNames))
+	unreadable = make([]int, len(res.SetNames))
+	for i, name := range res.SetNames {
 		res.Sets[i], unreadable[i] = sets[name], lost[name]
 	}
-	if !run.decodeOnly {
-		var found []Finding
-		found, run.overlaps, res.NotRun = checkSets(run.rules, res.Sets, unreadable, opts)
-		res.Findings = append(res.Findings, found...)
+	return unreadable
+}
+
+// setOf names the boundary set of the file at path (Files.SetOf); "" is
+// the default set.
+func (r *run) setOf(path string) string {
+	if r.opts.Files.SetOf == nil {
+		return ""
 	}
-	run.afterRules(res)
-	return res
+	return r.opts.Files.SetOf(path)
 }
 
 // A worker takes files through the per-document stages one after another,
@@ -287,8 +317,8 @@ type worker struct {
 // parse and decode (IDL001), the schema (IDL002), the per-document rules
 // and its suppressions. What it keeps of a boundary document is its facts
 // (and, for Load, the document).
-func (w *worker) load(path string, run *run) loaded {
-	opts := run.opts
+func (w *worker) load(path string, r *run) loaded {
+	opts := r.opts
 	var src []byte
 	var err error
 	if opts.Files.ReadFile != nil {
@@ -300,21 +330,21 @@ func (w *worker) load(path string, run *run) loaded {
 	if err != nil {
 		return loaded{said: saying([]Finding{unreadable(path, err)}, fileSuppressions{}), unreadable: true}
 	}
-	doc, findings := checkDocument(path, src, &w.parser, run)
+	doc, findings := checkDocument(path, src, &w.parser, r)
 	switch {
-	case doc == nil && notBoundaryText(src, run.walked != nil && run.walked(path)):
+	case doc == nil && notBoundaryText(src, r.walked != nil && r.walked(path)):
 		return loaded{notBoundary: true}
 	case doc == nil:
 		return loaded{said: saying(findings, fileSuppressions{}), unreadable: true}
 	case !doc.Boundary:
 		return loaded{notBoundary: true}
 	}
-	if run.decodeOnly {
-		return loaded{doc: doc, facts: chain.FactsWith(doc, run.names)}
+	if r.decodeOnly {
+		return loaded{doc: doc, facts: chain.FactsWith(doc, r.names)}
 	}
 	var fs fileSuppressions
-	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed}, run.rules)
-	facts := chain.FactsWith(doc, run.names)
+	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed}, r.rules)
+	facts := chain.FactsWith(doc, r.names)
 	if !slices.ContainsFunc(findings, foldsAt) {
 		facts.CutPlaces() // the document is dropped: its facts need only their own places
 	}
