@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/reference/conform"
 )
 
@@ -72,7 +72,7 @@ func TestDocsExplanations(t *testing.T) {
 	for _, page := range []struct {
 		name string
 		ids  []string
-	}{{"docs/rules.md", checks.RuleIDs()}, {"docs/probes.md", probeIDs}} {
+	}{{"docs/rules.md", lint.Rules.IDs()}, {"docs/probes.md", probeIDs}} {
 		text := docFile(t, page.name)
 		before, rest, ok := strings.Cut(text, explanationsStart)
 		_, after, ok2 := strings.Cut(rest, explanationsEnd)
