@@ -271,7 +271,7 @@ func KeyHeader(api *API) (header string, ok bool) {
 				continue
 			}
 			for _, p := range o.HeaderParams {
-				if !speaks(p) || !isToken(p.Name) {
+				if !speaks(p) || !IsHeaderName(p.Name) {
 					continue
 				}
 				name := strings.ToLower(p.Name)
@@ -295,8 +295,9 @@ func KeyHeader(api *API) (header string, ok bool) {
 	return "x-idempotency-key", false
 }
 
-// isToken reports whether s is an RFC 9110 token, what a header name is.
-func isToken(s string) bool {
+// IsHeaderName reports whether s is an RFC 9110 token, what a header name
+// is.
+func IsHeaderName(s string) bool {
 	if s == "" {
 		return false
 	}

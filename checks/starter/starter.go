@@ -83,6 +83,9 @@ func (s *Set) fromOpenAPI(api *openapi.API, base fs.FS, keyHeader string) error 
 			return err
 		}
 	}
+	if keyHeader != "" && !openapi.IsHeaderName(keyHeader) {
+		return fmt.Errorf("--key-header %q is not a header name", keyHeader)
+	}
 	s.Notes = slices.Clone(api.Notes)
 	s.KeyHeader = keyHeader
 	if s.KeyHeader == "" {
