@@ -1,10 +1,10 @@
 // Package openapi reads an OpenAPI 3.x or Swagger 2.0 description of the
 // API a browser calls: its operations with their header parameters,
 // responses, request media types and positions in the file, and the full
-// paths a browser sends them to. The rules that hold a boundary set to it (IDL301-IDL304, one
-// file each) live here too and register themselves with package checks;
-// they read the description a command hands to a run with Use, as the
-// input Description. "init --from-openapi" builds a starter set from it
+// paths a browser sends them to. The rules that hold a boundary set to it
+// (IDL301-IDL304, one file each, listed in Rules) live here too as rules
+// of package checks; they read the description a command supplies to a
+// run as the input Description. "init --from-openapi" builds a starter set from it
 // (Starter).
 //
 // The reader visits only what idemlint reads (paths, parameters, the keys
