@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -233,8 +234,8 @@ func (n node) at() Location {
 	return Location{File: n.src.name, Line: 1, Column: 1}
 }
 
-// decode is the node as a Go value, as encoding/json would decode it:
-// maps, slices, strings, float64 or int numbers, booleans and nil.
+// decode is the node as a Go value that encoding/json writes back: maps,
+// slices, strings, numbers, booleans and nil.
 func (n node) decode() (any, error) {
 	if n.j != nil {
 		return jsonValue(n.j), nil
@@ -254,10 +255,7 @@ func jsonValue(j *jsontree.Node) any {
 	case jsontree.Bool:
 		return j.True
 	case jsontree.Number:
-		if f, err := strconv.ParseFloat(j.Text, 64); err == nil {
-			return f
-		}
-		return j.Text
+		return json.Number(j.Text) // as written: no precision lost
 	case jsontree.String:
 		return j.Text
 	case jsontree.Array:
