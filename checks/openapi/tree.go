@@ -63,8 +63,56 @@ func parseSource(name string, data []byte) (*source, error) {
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
 		root = root.Content[0]
 	}
+	// A parser that decodes into maps refuses a key written twice; the
+	// tree keeps both, and the reader would take the first. Refused here,
+	// as in JSON.
+	if dup := duplicateKey(root, 0); dup != nil {
+		return nil, fmt.Errorf("%d:%d: not valid YAML: duplicate key %q", dup.Line, dup.Column, dup.Value)
+	}
 	s.root = node{y: root, src: s}
 	return s, nil
+}
+
+// duplicateKey is the second of two equal keys of a mapping under y, nil
+// when there is none. Small mappings, most of a description, are
+// scanned; larger ones use a set.
+func duplicateKey(y *yaml.Node, depth int) *yaml.Node {
+	if depth > maxDepth {
+		return nil
+	}
+	switch y.Kind {
+	case yaml.MappingNode:
+		n := len(y.Content) / 2
+		var seen map[string]bool
+		if n > 16 {
+			seen = make(map[string]bool, n)
+		}
+		for i := 0; i+1 < len(y.Content); i += 2 {
+			k := y.Content[i]
+			if seen != nil {
+				if seen[k.Value] {
+					return k
+				}
+				seen[k.Value] = true
+			} else {
+				for j := 0; j < i; j += 2 {
+					if y.Content[j].Value == k.Value {
+						return k
+					}
+				}
+			}
+			if dup := duplicateKey(y.Content[i+1], depth+1); dup != nil {
+				return dup
+			}
+		}
+	case yaml.SequenceNode:
+		for _, it := range y.Content {
+			if dup := duplicateKey(it, depth+1); dup != nil {
+				return dup
+			}
+		}
+	}
+	return nil
 }
 
 // yamlError says where the YAML is broken.
