@@ -165,10 +165,7 @@ func Load(path string) (*API, error) {
 	}
 	src, err := parseSource(path, data)
 	if err != nil {
-		if strings.Contains(err.Error(), "not valid JSON") {
-			return nil, fmt.Errorf("%s:%w", path, err)
-		}
-		return nil, fmt.Errorf("%s: cannot load the OpenAPI description: %w", path, err)
+		return nil, err
 	}
 	api := &API{Path: path}
 	if api.abs, err = filepath.Abs(path); err != nil {

@@ -124,8 +124,8 @@ func TestLoadRefusesWhatItCannotUse(t *testing.T) {
 		{"swagger without paths", "swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths: {}\n", `the OpenAPI description has no "paths"`},
 		{"openapi 4", "openapi: 4.0.0\ninfo: {title: t, version: '1'}\npaths: {/a: {}}\n", `OpenAPI "4.0.0" is not supported`},
 		{"no paths", head, `the OpenAPI description has no "paths"`},
-		{"not yaml", "paths: [unclosed\n", "cannot load the OpenAPI description: 2:1: not valid YAML or JSON"},
-		{"duplicate key in yaml", "openapi: 3.0.3\ninfo: {version: '1', version: '2'}\npaths: {/a: {}}\n", `cannot load the OpenAPI description: 2:22: not valid YAML: duplicate key "version"`},
+		{"not yaml", "paths: [unclosed\n", "api.yaml:2:1: not valid YAML or JSON"},
+		{"duplicate key in yaml", "openapi: 3.0.3\ninfo: {version: '1', version: '2'}\npaths: {/a: {}}\n", `api.yaml:2:22: not valid YAML: duplicate key "version"`},
 		{"not an object", "- openapi\n", "not an OpenAPI description: not a YAML or JSON object"},
 		{"duplicate key in json", `{"openapi": "3.0.3",` + "\n" + `"openapi": "3.1.0"}`, `api.yaml:2:1: not valid JSON: duplicate key "openapi"`},
 	} {

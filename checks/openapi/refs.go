@@ -157,7 +157,7 @@ func (r *resolver) read(abs string) (*source, error) {
 	}
 	s, err := parseSource(name, data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	s.abs = abs
 	return s, nil

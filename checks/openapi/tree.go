@@ -39,6 +39,21 @@ type node struct {
 	src *source
 }
 
+// syntaxError is a file that is not valid YAML or JSON, at a place when
+// the parser says one (Line > 0).
+type syntaxError struct {
+	File         string
+	Line, Column int
+	Msg          string
+}
+
+func (e *syntaxError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+	}
+	return e.File + ": " + e.Msg
+}
+
 // parseSource parses data, the file name.
 func parseSource(name string, data []byte) (*source, error) {
 	s := &source{name: name}
@@ -46,18 +61,18 @@ func parseSource(name string, data []byte) (*source, error) {
 		root, problems := jsontree.Parse(string(data))
 		if len(problems) > 0 {
 			pr := problems[0]
-			return nil, fmt.Errorf("%d:%d: not valid JSON: %s", pr.Line, pr.Column, pr.Message)
+			return nil, &syntaxError{name, pr.Line, pr.Column, "not valid JSON: " + pr.Message}
 		}
 		s.root, s.pos = node{j: root, src: s}, jsontree.NewPosition(string(data))
 		return s, nil
 	}
 	loader, err := yaml.NewLoader(bytes.NewReader(data), yaml.WithPlugin(loaderlimits.New(loaderlimits.DepthValue(maxDepth))))
 	if err != nil {
-		return nil, yamlError(err)
+		return nil, yamlError(name, err)
 	}
 	var doc yaml.Node
 	if err := loader.Load(&doc); err != nil {
-		return nil, yamlError(err)
+		return nil, yamlError(name, err)
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
@@ -67,7 +82,7 @@ func parseSource(name string, data []byte) (*source, error) {
 	// tree keeps both, and the reader would take the first. Refused here,
 	// as in JSON.
 	if dup := duplicateKey(root, 0); dup != nil {
-		return nil, fmt.Errorf("%d:%d: not valid YAML: duplicate key %q", dup.Line, dup.Column, dup.Value)
+		return nil, &syntaxError{name, dup.Line, dup.Column, fmt.Sprintf("not valid YAML: duplicate key %q", dup.Value)}
 	}
 	s.root = node{y: root, src: s}
 	return s, nil
@@ -115,20 +130,17 @@ func duplicateKey(y *yaml.Node, depth int) *yaml.Node {
 	return nil
 }
 
-// yamlError says where the YAML is broken.
-func yamlError(err error) error {
+// yamlError says where the YAML of the file name is broken.
+func yamlError(name string, err error) error {
 	var le *yaml.LoadError
 	if errors.As(err, &le) {
 		msg := le.Message
 		if le.ContextMsg != "" {
 			msg = le.ContextMsg + ": " + msg
 		}
-		if le.Mark.Line > 0 {
-			return fmt.Errorf("%d:%d: not valid YAML or JSON: %s", le.Mark.Line, le.Mark.Column, msg)
-		}
-		return errors.New("not valid YAML or JSON: " + msg)
+		return &syntaxError{name, le.Mark.Line, le.Mark.Column, "not valid YAML or JSON: " + msg}
 	}
-	return fmt.Errorf("not valid YAML or JSON: %w", err)
+	return &syntaxError{File: name, Msg: "not valid YAML or JSON: " + err.Error()}
 }
 
 // ok reports whether the node exists.
