@@ -85,9 +85,9 @@ type Operation struct {
 	// JSON (the media type's example, else its first example by name),
 	// nil when it declares none.
 	RequestExample json.RawMessage
-	// MediaTypes are the media types of its request body, in lower case
+	// RequestMediaTypes are the media types of its request body, in lower case
 	// without parameters, sorted: "application/x-www-form-urlencoded".
-	MediaTypes []string
+	RequestMediaTypes []string
 
 	bodyKey string // a body property that carries an idempotency key
 }
@@ -392,7 +392,7 @@ func (rd *reader) body(o *Operation, op node) {
 	var jsonMedia node
 	content.members(func(name string, _ keyAt, media node) bool {
 		mt := mediaType(name)
-		o.MediaTypes = append(o.MediaTypes, mt)
+		o.RequestMediaTypes = append(o.RequestMediaTypes, mt)
 		if !jsonMedia.ok() && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
 			jsonMedia = media
 		}
@@ -401,8 +401,8 @@ func (rd *reader) body(o *Operation, op node) {
 		}
 		return true
 	})
-	slices.Sort(o.MediaTypes)
-	o.MediaTypes = slices.Compact(o.MediaTypes)
+	slices.Sort(o.RequestMediaTypes)
+	o.RequestMediaTypes = slices.Compact(o.RequestMediaTypes)
 	if app := content.val("application/json"); app.ok() {
 		jsonMedia = app
 	}
@@ -439,16 +439,16 @@ func (rd *reader) bodyV2(o *Operation, op node) {
 		consumes = rd.root.val("consumes")
 	}
 	for _, c := range consumes.items() {
-		o.MediaTypes = append(o.MediaTypes, mediaType(c.str()))
+		o.RequestMediaTypes = append(o.RequestMediaTypes, mediaType(c.str()))
 	}
-	if len(o.MediaTypes) == 0 {
-		o.MediaTypes = []string{"application/json"}
+	if len(o.RequestMediaTypes) == 0 {
+		o.RequestMediaTypes = []string{"application/json"}
 		if form {
-			o.MediaTypes = []string{"application/x-www-form-urlencoded"}
+			o.RequestMediaTypes = []string{"application/x-www-form-urlencoded"}
 		}
 	}
-	slices.Sort(o.MediaTypes)
-	o.MediaTypes = slices.Compact(o.MediaTypes)
+	slices.Sort(o.RequestMediaTypes)
+	o.RequestMediaTypes = slices.Compact(o.RequestMediaTypes)
 }
 
 // mediaType is a media type in lower case without its parameters.
