@@ -22,7 +22,7 @@ type NoteKind struct{ Noun, Text string }
 // The kinds of notes.
 var (
 	NoteIgnoredRef = &NoteKind{"$refs", "ignored, a $ref that does not resolve in a part idemlint does not read (request and response bodies, examples, unused components)"}
-	NoteUnreadable = &NoteKind{"operations", "left out, an operation a $ref of whose does not resolve where idemlint needs it (a parameter, a response, its path item): nothing is reported there"}
+	NoteUnreadable = &NoteKind{"operations", "left out, an operation whose parameter, response or path item is a $ref that does not resolve: nothing is reported there"}
 	NoteBodyKey    = &NoteKind{"operations", "IDL302 not reported, the description carries its idempotency key in the request body, not in a header (the starter set's key header stands for it)"}
 	NoteNoKey      = &NoteKind{"descriptions", "no idempotency key header declared (no header parameter whose name or description says idempotency), so the starter set uses x-idempotency-key; name the API's header with --key-header"}
 	NoteKeyGap     = &NoteKind{"operations", "openapi check will report IDL302 until the description declares the key header as a required header parameter (the browser edge requires the key, IDL101, so the description is what to fix)"}
