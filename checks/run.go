@@ -57,10 +57,11 @@ type Options struct {
 	InputFindings []Finding
 	// Pending are inputs the caller still reads while the run reads the
 	// files (an as-built configuration, read on other cores meanwhile):
-	// each waits for its input and returns its findings, which join
-	// InputFindings. The run calls them once its workers have read the
-	// files, before any rule.
-	Pending []func() []Finding
+	// each waits for its input and says what it read; its findings join
+	// InputFindings, and its files that could not be read count in
+	// Result.Unreadable. The run calls them once its workers have read
+	// the files, before any rule.
+	Pending []func() InputRead
 	// FailOn is the least severity that fails the run (Result.Verdict);
 	// unset, Error.
 	FailOn Severity
@@ -77,6 +78,13 @@ type Options struct {
 	// directory rather than named: text in such a file that is not JSON
 	// is judged only when it names a boundary marker (spec 6.8).
 	walked func(path string) bool
+}
+
+// InputRead is what an input read beside a run (Options.Pending) says:
+// its findings, and how many of its files could not be read.
+type InputRead struct {
+	Findings   []Finding
+	Unreadable int
 }
 
 // DefaultOptions returns every rule on with the spec's limits.
@@ -199,8 +207,11 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 	}
 	wg.Wait()
 	opts.strings = nil // the facts hold the strings, the table is done
+	inputUnreadable := 0
 	for _, wait := range opts.Pending {
-		opts.InputFindings = slices.Concat(opts.InputFindings, wait())
+		read := wait()
+		opts.InputFindings = slices.Concat(opts.InputFindings, read.Findings)
+		inputUnreadable += read.Unreadable
 	}
 
 	setOf := func(path string) string {
@@ -209,7 +220,7 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 		}
 		return opts.SetOf(path)
 	}
-	res := &Result{Files: len(files) + len(skipped), Unreadable: len(skipped)}
+	res := &Result{Files: len(files) + len(skipped), Unreadable: len(skipped) + inputUnreadable}
 	sup := &suppressions{entries: map[string][]*suppression{}}
 	sets := map[string][]*chain.Facts{}
 	var setNames []string

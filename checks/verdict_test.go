@@ -45,8 +45,8 @@ func TestVerdictJudgesWhatTheStagesLeft(t *testing.T) {
 		}, checks.Verdict{Failed: true}},
 		{"a pending input's finding", func(o *checks.Options) {
 			o.Baseline = func([]checks.Finding) []checks.Finding { return nil }
-			o.Pending = []func() []checks.Finding{func() []checks.Finding {
-				return []checks.Finding{{Rule: "IDL001", Severity: checks.Error, File: "gateway.yaml", Line: 1, Column: 1}}
+			o.Pending = []func() checks.InputRead{func() checks.InputRead {
+				return checks.InputRead{Findings: []checks.Finding{{Rule: "IDL001", Severity: checks.Error, File: "gateway.yaml", Line: 1, Column: 1}}, Unreadable: 1}
 			}}
 		}, checks.Verdict{Failed: true}},
 	}

@@ -2,7 +2,6 @@ package asbuilt
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/idemlint/idemlint/checks"
@@ -50,11 +49,10 @@ After:
 				if !r.Retries() {
 					continue
 				}
-				res := h.Route.Resource
-				where := fmt.Sprintf("%s %s/%s", res.Kind, res.Namespace, res.Name.Value)
+				where := resourceName(h.Route.Resource)
 				if max := declared.MaxAttempts; max.OK() && r.AttemptsKnown && (r.Attempts == 0 || int64(r.Attempts) > max.Value) {
 					report(p, r.AttemptsFrom.At, e, "the retry the boundary edge declares",
-						"%s: %s sends it %s%s, more than the %d attempts in all the boundary edge %s declares (http_retry.max_attempts): lower it",
+						"%s: %s sends it %s%s, more than the %d attempts in all the edge %s declares (http_retry.max_attempts): lower the attempts",
 						e.name(), where, attempts(r), origin(r.AttemptsFrom), max.Value, e.edge())
 				}
 				// A written condition says it best; a default's, else.
@@ -65,7 +63,7 @@ After:
 						continue
 					}
 					report(p, c.From.At, e, "the retry the boundary edge declares",
-						"%s: %s retries it on %s [%s]%s, which the boundary edge %s does not name in http_retry.retry_on: retry only on what the edge declares, or declare it",
+						"%s: %s retries it on %s [%s]%s, which the edge %s does not name in http_retry.retry_on: retry only on what the edge declares, or declare it",
 						e.name(), where, c, c.Platform, origin(c.From), e.edge())
 					break // one condition per route says it
 				}

@@ -71,8 +71,8 @@ After: require the key at the browser edge:
 					seen[reported{hop.Route, h.Op}] = true
 					res := hop.Route.Resource
 					report(p, cond.From.At, e, "the edge operation no hop up to this one requires the key for",
-						"%s: %s %s/%s resends it after the upstream received it, on %s [%s]%s, while no hop up to %s requires the key for it: a resent keyless write runs twice; require the key (require_key with on_missing reject) at or before this hop",
-						e.name(), res.Kind, res.Namespace, res.Name.Value, cond, cond.Platform, origin(cond.From), e.edge())
+						"%s: %s resends it after the upstream received it (on %s [%s]%s) while no hop up to %s rejects it without a key, so a resent keyless write runs twice: require the key (require_key with on_missing reject) at or before this hop",
+						e.name(), resourceName(res), cond, cond.Platform, origin(cond.From), e.edge())
 				}
 			}
 		}

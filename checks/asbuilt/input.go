@@ -2,6 +2,7 @@ package asbuilt
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/chain"
@@ -33,7 +34,12 @@ type Deployment struct {
 	Mesh Mesh
 	// MeshAt is where the mesh is declared (Source.MeshAt).
 	MeshAt Pos
-	wait   func() // the wait for the files Open reads; nil once Load read them
+	// Classes are the implementations of Gateway classes by name
+	// (.idemlint.json as_built.classes).
+	Classes map[string]ImplementationName
+	wait    func() // the wait for the files Open reads; nil once Load read them
+	// implemented applies Mesh and Classes to the Set once it is read.
+	implemented sync.Once
 }
 
 // Config is the as-built configuration; without one the as-built rules
@@ -49,9 +55,9 @@ var Config = &checks.InputOf[*Deployment]{
 // the files Open is still reading, if any.
 func Use(opts *checks.Options, d *Deployment) {
 	Config.Supply(opts, d)
-	opts.Pending = append(opts.Pending, func() []checks.Finding {
+	opts.Pending = append(opts.Pending, func() checks.InputRead {
 		d.Wait()
-		return d.Set.FileFindings()
+		return checks.InputRead{Findings: d.Set.FileFindings(), Unreadable: len(d.Set.Errors)}
 	})
 }
 
@@ -120,16 +126,23 @@ func (d *Deployment) meshDefault(doc *chain.Facts, b Binding) *Retry {
 }
 
 // bind binds an edge document (spec 8.4): by its as_built entries when
-// it has the member, else by its "to".
+// it has the member, else by its "to"; only to routes that apply to the
+// hop's traffic.
 func (d *Deployment) bind(doc *chain.Facts) Binding {
+	d.Wait()
+	traffic := AnyTraffic
+	if doc.Kind == boundary.BrowserToBFF {
+		// The browser's requests enter through a gateway.
+		traffic = GatewayTraffic
+	}
 	if !doc.AsBuilt.Present() {
-		return d.Set.Bind(doc.To.Value, nil)
+		return d.Set.Bind(doc.To.Value, nil, traffic)
 	}
 	refs := make([]Ref, len(doc.AsBuilt.Items))
 	for i, r := range doc.AsBuilt.Items {
 		refs[i] = Ref{Kind: r.Kind.Value, Name: r.Name.Value, Namespace: r.Namespace.Value}
 	}
-	return d.Set.Bind(doc.To.Value, refs)
+	return d.Set.Bind(doc.To.Value, refs, traffic)
 }
 
 // retries reports whether the edge document declares a retry of method.
@@ -141,14 +154,22 @@ func retries(doc *chain.Facts, method string) bool {
 	return doc.ListsFold(r.Methods, method)
 }
 
-// origin names where a value comes from, for messages: a default with
-// its source, else nothing.
+// origin names where a value comes from, for messages: a default by its
+// id (its setting and source are in the defaults table and "idemlint
+// explain ID"), else nothing.
 func origin(o Origin) string {
 	if o.Default == nil {
 		return ""
 	}
-	d := o.Default
-	return fmt.Sprintf(", a default: %s when not written is %s (%s)", d.Setting, d.Value, d.Source)
+	return " (default " + o.Default.ID + ")"
+}
+
+// resourceName names a resource in messages: "VirtualService shop/orders".
+func resourceName(res *Resource) string {
+	if res.Namespace == "" {
+		return res.Kind + " " + res.Name.Value
+	}
+	return res.Kind + " " + res.Namespace + "/" + res.Name.Value
 }
 
 // report reports a finding at an as-built place and relates the edge

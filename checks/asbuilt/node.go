@@ -1,7 +1,9 @@
 package asbuilt
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -219,4 +221,39 @@ func (r *reader) boolean(n *yaml.Node, what string) (bool, Pos, bool) {
 		return false, Pos{}, false
 	}
 	return v, t.At, true
+}
+
+// fingerprint hashes what the document n says, not how it is written
+// (style, comments, positions, anchors): two copies of one resource, a
+// chart rendered twice or a List's item beside its own file, hash
+// alike, and a copy that differs does not. Each node is hashed once (an
+// alias reuses its anchor's hash), so an alias bomb costs its size.
+func fingerprint(n *yaml.Node) uint64 {
+	memo := map[*yaml.Node]uint64{}
+	var hash func(n *yaml.Node) uint64
+	hash = func(n *yaml.Node) uint64 {
+		for n != nil && n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		if n == nil {
+			return 0
+		}
+		if h, ok := memo[n]; ok {
+			return h
+		}
+		memo[n] = 0 // an anchor inside itself
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%d:", n.Kind)
+		if n.Kind == yaml.ScalarNode {
+			fmt.Fprintf(h, "%s=%d:%s;", n.ShortTag(), len(n.Value), n.Value)
+		}
+		var sum [8]byte
+		for _, c := range n.Content {
+			binary.LittleEndian.PutUint64(sum[:], hash(c))
+			h.Write(sum[:])
+		}
+		memo[n] = h.Sum64()
+		return memo[n]
+	}
+	return hash(n)
 }

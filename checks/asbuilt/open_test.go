@@ -45,11 +45,13 @@ func TestOpen(t *testing.T) {
 	opts := checks.DefaultOptions()
 	Use(&opts, d)
 	var given []checks.Finding
+	unreadable := 0
 	for _, wait := range opts.Pending {
-		given = append(given, wait()...)
+		read := wait()
+		given, unreadable = append(given, read.Findings...), unreadable+read.Unreadable
 	}
-	if len(given) != 1 || given[0].Rule != "IDL001" || given[0].File != filepath.Join(dir, "broken.yaml") {
-		t.Errorf("Use gave the run %v, want broken.yaml's IDL001", given)
+	if len(given) != 1 || given[0].Rule != "IDL001" || given[0].File != filepath.Join(dir, "broken.yaml") || unreadable != 1 {
+		t.Errorf("Use gave the run %v and %d unreadable, want broken.yaml's IDL001, 1 unreadable", given, unreadable)
 	}
 }
 

@@ -2,6 +2,7 @@ package asbuilt
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -48,8 +49,10 @@ type Set struct {
 	// Configs are the cluster-wide configurations read: the Istio mesh
 	// ConfigMap and the ingress-nginx controller ConfigMap.
 	Configs []Text // each named by kind/namespace/name, where it is
-	// Skipped counts the documents of kinds idemlint does not read.
-	Skipped int
+	// Skipped counts the documents of kinds idemlint does not read, and
+	// SkippedKinds them by kind ("" for a document without one).
+	Skipped      int
+	SkippedKinds map[string]int
 	// Errors are the files that cannot be read or parsed (IDL001 at the
 	// file); nothing of them is used.
 	Errors []*FileError
@@ -137,7 +140,7 @@ type fileRead struct {
 	data      []byte // the file
 	resources []*Resource
 	configs   []Text
-	skipped   int
+	skipped   map[string]int // by kind
 	finish    []func()
 	// meshes and nginxes are the cluster-wide configurations read, in
 	// order: the first of the whole set is used.
@@ -160,7 +163,13 @@ func (s *Set) add(f *fileRead) {
 	f.set = s
 	s.Resources = append(s.Resources, f.resources...)
 	s.Configs = append(s.Configs, f.configs...)
-	s.Skipped += f.skipped
+	for kind, n := range f.skipped {
+		if s.SkippedKinds == nil {
+			s.SkippedKinds = map[string]int{}
+		}
+		s.SkippedKinds[kind] += n
+		s.Skipped += n
+	}
 	s.Problems = append(s.Problems, f.problems...)
 	s.finish = append(s.finish, f.finish...)
 	for _, m := range f.meshes {
@@ -179,6 +188,11 @@ func (f *fileRead) read(data []byte) *FileError {
 		start := bytes.LastIndexByte(data[:at], '\n') + 1
 		return &FileError{At: Pos{File: f.file, Line: line, Column: utf8.RuneCount(data[start:at]) + 1}, Err: fmt.Errorf("not UTF-8: the byte %#x starts no UTF-8 character (YAML and JSON files are UTF-8, or UTF-16 with a byte order mark)", data[at])}
 	}
+	if bytes.Contains(data, []byte("{{")) {
+		if line, col, ok := templateAction(data); ok {
+			return &FileError{At: Pos{File: f.file, Line: line, Column: col}, Err: errTemplate}
+		}
+	}
 	// Each document is parsed on its own, and one of a kind idemlint
 	// does not read is skipped unparsed (most of a platform team's
 	// manifests are Deployments and Services; spec 6.8 skips unrelated
@@ -190,16 +204,17 @@ func (f *fileRead) read(data []byte) *FileError {
 		return f.parseDocuments(data)
 	}
 	for offset, doc := range documents(data) {
-		switch triage(doc) {
+		v, kind := triage(doc)
+		switch v {
 		case emptyDoc:
 			continue
 		case skipIt:
-			f.skipped++
+			f.skip(string(kind))
 			continue
 		}
 		if !mayHold(doc) {
 			if !blank(doc) {
-				f.skipped++
+				f.skip(string(kind))
 			}
 			continue
 		}
@@ -333,7 +348,7 @@ func (f *fileRead) document(doc *yaml.Node, depth int) {
 		return // an empty document, between two "---"
 	}
 	if root.Kind != yaml.MappingNode {
-		f.skipped++
+		f.skip("")
 		return
 	}
 	apiVersion, _ := f.text(f.field(root, "apiVersion"), "apiVersion")
@@ -353,28 +368,33 @@ func (f *fileRead) document(doc *yaml.Node, depth int) {
 				return
 			}
 		}
-		f.skipped++
+		f.skip("")
 	default:
 		if k := kindReaderOf(kind.Value, group); k != nil {
 			k.read(f, root)
 			return
 		}
-		f.skipped++
+		f.skip(kind.Value)
 	}
 }
 
-// meta returns a Kubernetes resource's name and namespace.
+// meta returns a Kubernetes resource's name and namespace: "default"
+// when none is written, as Kubernetes reads it, so that a resource is
+// compared and named alike with and without it.
 func (f *fileRead) meta(root *yaml.Node) (name Text, namespace string) {
 	m := f.field(root, "metadata")
 	name, _ = f.text(f.field(m, "name"), "metadata.name")
 	ns, _ := f.text(f.field(m, "namespace"), "metadata.namespace")
-	return name, ns.Value
+	return name, cmp.Or(ns.Value, defaultNamespace)
 }
+
+// defaultNamespace is the namespace of a resource that names none.
+const defaultNamespace = "default"
 
 // resource starts a resource read from root.
 func (f *fileRead) resource(p Platform, kind string, root *yaml.Node) *Resource {
 	name, ns := f.meta(root)
-	res := &Resource{Platform: p, Kind: kind, Name: name, Namespace: ns, At: f.pos(f.visit(root))}
+	res := &Resource{Platform: p, Kind: kind, Name: name, Namespace: ns, At: f.pos(f.visit(root)), Traffic: AnyTraffic, fingerprint: fingerprint(root)}
 	f.resources = append(f.resources, res)
 	return res
 }
@@ -397,6 +417,7 @@ func (s *Set) resolve() {
 	}
 	s.finish = nil
 	s.judgeConfigs()
+	s.dropCopies()
 	s.named = map[Ref][]*Resource{}
 	s.byBackend = map[string][]*Resource{}
 	for _, res := range s.Resources {
@@ -412,6 +433,33 @@ func (s *Set) resolve() {
 			}
 		}
 	}
+	s.Implement(Platforms{Mesh: NoMesh})
+}
+
+// dropCopies keeps one resource of each kind, namespace and name, the
+// first in path order: a copy that says the same (a chart rendered
+// twice, a List beside its items' files) is the same resource, and a
+// copy that says otherwise is reported once, at the first that differs,
+// since only one of them can be what the cluster holds.
+func (s *Set) dropCopies() {
+	first := make(map[Ref]*Resource, len(s.Resources))
+	reported := map[Ref]bool{}
+	kept := s.Resources[:0]
+	for _, res := range s.Resources {
+		id := Ref{Kind: res.Kind, Name: res.Name.Value, Namespace: res.Namespace}
+		was, ok := first[id]
+		if !ok {
+			first[id] = res
+			kept = append(kept, res)
+			continue
+		}
+		if was.fingerprint != res.fingerprint && !reported[id] {
+			reported[id] = true
+			s.Problems = append(s.Problems, Problem{At: res.At, Message: fmt.Sprintf("two definitions of %s %s/%s; the one at %s is used", res.Kind, res.Namespace, res.Name.Value, was.At)})
+		}
+	}
+	clear(s.Resources[len(kept):])
+	s.Resources = kept
 }
 
 // configMap reads the ConfigMaps a platform claims (the Istio mesh
@@ -426,7 +474,15 @@ func (f *fileRead) configMap(root *yaml.Node) {
 			return
 		}
 	}
-	f.skipped++
+	f.skip("ConfigMap")
+}
+
+// skip counts a document skipped, by kind ("" when it has none).
+func (f *fileRead) skip(kind string) {
+	if f.skipped == nil {
+		f.skipped = map[string]int{}
+	}
+	f.skipped[kind]++
 }
 
 // judgeConfigs reports the values of the cluster-wide configurations

@@ -36,18 +36,9 @@ func defaulted(d *Default, at Pos) *setting {
 // attempts nil means no HTTPRetry at all: the default policy, applied
 // because of what is at at.
 func envoyRetry(attempts, retryOn, perTry *setting, at Pos) (Retry, []Problem) {
-	var problems []Problem
 	if attempts == nil {
 		attempts, retryOn = defaulted(IstioRetries, at), nil
 	}
-	retries, err := strconv.Atoi(attempts.Value)
-	if err != nil {
-		problems = append(problems, Problem{attempts.From.At, "retries.attempts is " + strconv.Quote(attempts.Value) + ", not a whole number"})
-	}
-	if retries <= 0 {
-		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: attempts.From}, problems
-	}
-	out := Retry{Attempts: 1 + retries, AttemptsKnown: true, AttemptsFrom: attempts.From}
 	codes := []*setting{defaulted(IstioRetriableStatusCodes, at)}
 	if retryOn == nil {
 		retryOn = defaulted(IstioRetryOn, at)
@@ -58,9 +49,26 @@ func envoyRetry(attempts, retryOn, perTry *setting, at Pos) (Retry, []Problem) {
 				codes = append(codes, &setting{Value: strconv.Itoa(code), From: retryOn.From})
 			}
 		}
-		if len(codes) > 0 && !strings.Contains(retryOn.Value, "retriable-status-codes") {
-			retryOn = &setting{Value: retryOn.Value + ",retriable-status-codes", From: retryOn.From}
-		}
+	}
+	return envoyRetryWith(attempts, retryOn, codes, perTry)
+}
+
+// envoyRetryWith is an Envoy retry policy: attempts are retries (0 or
+// fewer turn retries off), retryOn its conditions, codes its retriable
+// status codes (which retriable-status-codes then retries, added to
+// retryOn when missing).
+func envoyRetryWith(attempts, retryOn *setting, codes []*setting, perTry *setting) (Retry, []Problem) {
+	var problems []Problem
+	retries, err := strconv.Atoi(attempts.Value)
+	if err != nil {
+		problems = append(problems, Problem{attempts.From.At, "retries.attempts is " + strconv.Quote(attempts.Value) + ", not a whole number"})
+	}
+	if retries <= 0 {
+		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: attempts.From}, problems
+	}
+	out := Retry{Attempts: 1 + retries, AttemptsKnown: true, AttemptsFrom: attempts.From}
+	if len(codes) > 0 && !strings.Contains(retryOn.Value, "retriable-status-codes") {
+		retryOn = &setting{Value: retryOn.Value + ",retriable-status-codes", From: retryOn.From}
 	}
 	onReset := false
 	for part := range strings.SplitSeq(retryOn.Value, ",") {
