@@ -239,14 +239,14 @@ func (f *fileRead) ruleRetry(rt *Route, rule *yaml.Node) *ruleRetry {
 	if out.present {
 		if t, ok := f.text(f.field(stanza, "attempts"), "retry.attempts"); ok {
 			if n, err := strconv.Atoi(t.Value); err != nil || n < 0 {
-				f.problems = append(f.problems, Problem{t.At, "retry.attempts is " + strconv.Quote(t.Value) + ", not a whole number"})
+				f.problems = append(f.problems, Problem{At: t.At, Message: "retry.attempts is " + strconv.Quote(t.Value) + ", not a whole number"})
 			} else {
 				out.attempts = written(t)
 			}
 		}
 		for _, c := range f.texts(f.field(stanza, "codes"), "retry.codes") {
 			if code, err := strconv.Atoi(c.Value); err != nil || code < 400 || code > 599 {
-				f.problems = append(f.problems, Problem{c.At, "retry.codes entry " + strconv.Quote(c.Value) + " is not a status code from 400 to 599"})
+				f.problems = append(f.problems, Problem{At: c.At, Message: "retry.codes entry " + strconv.Quote(c.Value) + " is not a status code from 400 to 599"})
 				continue
 			}
 			out.codes = append(out.codes, c)

@@ -173,10 +173,43 @@ func resourceName(res *Resource) string {
 }
 
 // report reports a finding at an as-built place and relates the edge
-// operation it breaks.
+// operation it breaks; a place in the edge document itself (a mesh's
+// default when --mesh declared the mesh) is the operation's.
 func report(p *checks.SetPass, at Pos, e edgeOp, related, format string, args ...any) {
+	if at.File == e.doc.Path {
+		p.Report(e.doc, e.op.Pos, "", format, args...)
+		return
+	}
 	f := p.ReportAt(at.File, at.Line, at.Column, "", format, args...)
 	f.Relate(e.doc, e.op.Pos, related)
+}
+
+// carrier is what retries an edge operation as built: a route bound to
+// the edge, or the mesh's default retry of a hop no resource binds.
+type carrier struct {
+	retry Retry
+	route *Route // nil for the mesh's default
+}
+
+// name names the carrier in messages.
+func (c carrier) name() string {
+	if c.route == nil {
+		return "Istio's default retry (mesh istio)"
+	}
+	return resourceName(c.route.Resource)
+}
+
+// carriers are what retries the operation as built, one verdict for a
+// default whether a route without retries or the mesh gives it.
+func (e edgeOp) carriers() []carrier {
+	out := make([]carrier, 0, len(e.hops)+1)
+	for _, h := range e.hops {
+		out = append(out, carrier{retry: h.Retry, route: h.Route})
+	}
+	if e.meshDefault != nil {
+		out = append(out, carrier{retry: *e.meshDefault})
+	}
+	return out
 }
 
 // FileFindings are the IDL001 findings of the as-built files (spec 8.1,
@@ -192,8 +225,13 @@ func (s *Set) FileFindings() []checks.Finding {
 	// applies to: reported once.
 	seen := make(map[Problem]bool, len(s.Problems))
 	for _, p := range s.Problems {
-		if !seen[p] {
-			seen[p] = true
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if p.Resource {
+			out = append(out, inputFinding(p.At, "as-built resource not used: "+p.Message))
+		} else {
 			out = append(out, inputFinding(p.At, "as-built value not used: "+p.Message))
 		}
 	}

@@ -38,6 +38,9 @@ type reader struct {
 type Problem struct {
 	At      Pos
 	Message string
+	// Resource is set when the whole resource at At is not used (a second,
+	// different definition of it), not one of its values.
+	Resource bool
 }
 
 // visitsPerByte bounds the nodes a file's reading may visit: a node

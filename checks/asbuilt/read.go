@@ -455,7 +455,7 @@ func (s *Set) dropCopies() {
 		}
 		if was.fingerprint != res.fingerprint && !reported[id] {
 			reported[id] = true
-			s.Problems = append(s.Problems, Problem{At: res.At, Message: fmt.Sprintf("two definitions of %s %s/%s; the one at %s is used", res.Kind, res.Namespace, res.Name.Value, was.At)})
+			s.Problems = append(s.Problems, Problem{At: res.At, Resource: true, Message: fmt.Sprintf("two definitions of %s, which differ; the one at %s is used", resourceName(res), was.At)})
 		}
 	}
 	clear(s.Resources[len(kept):])
