@@ -57,7 +57,7 @@ var (
 
 // meshConfig is the Istio mesh ConfigMap read.
 type meshConfig struct {
-	at Pos
+	at configID
 	// retry is defaultHttpRetryPolicy, nil when not written: it replaces
 	// the built-in policy for routes without retries.
 	retry *istioRetry

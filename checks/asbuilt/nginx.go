@@ -77,7 +77,7 @@ const annotationPrefix = "nginx.ingress.kubernetes.io/"
 // nginxConfig is the controller ConfigMap read: the settings it writes,
 // by key.
 type nginxConfig struct {
-	at       Pos
+	at       configID
 	settings map[string]*setting
 }
 

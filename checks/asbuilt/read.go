@@ -69,6 +69,9 @@ type Set struct {
 	// byBackend are the Resources with a route to each backend, in
 	// Resources order, for implicit bindings: one lookup an edge.
 	byBackend map[string][]*Resource
+	// differing are the resources whose second, different definition is
+	// reported, by name: once each.
+	differing map[string]bool
 }
 
 // FileError is a file that cannot be read or parsed.
@@ -399,12 +402,21 @@ func (f *fileRead) resource(p Platform, kind string, root *yaml.Node) *Resource 
 	return res
 }
 
-// config records a cluster-wide configuration read.
-func (f *fileRead) config(kind string, root *yaml.Node) Pos {
+// config records a cluster-wide configuration read, and returns what
+// tells it apart.
+func (f *fileRead) config(kind string, root *yaml.Node) configID {
 	name, ns := f.meta(root)
-	at := f.pos(f.visit(root))
-	f.configs = append(f.configs, Text{Value: kind + " " + ns + "/" + name.Value, At: at})
-	return at
+	id := configID{at: f.pos(f.visit(root)), name: kind + " " + ns + "/" + name.Value, fingerprint: fingerprint(root)}
+	f.configs = append(f.configs, Text{Value: id.name, At: id.at})
+	return id
+}
+
+// configID is a cluster-wide configuration: where it is, its kind,
+// namespace and name, and what it says.
+type configID struct {
+	at          Pos
+	name        string // "ConfigMap istio-system/istio"
+	fingerprint uint64
 }
 
 // later runs fn once every file is read: what a route does can depend on
@@ -443,7 +455,6 @@ func (s *Set) resolve() {
 // since only one of them can be what the cluster holds.
 func (s *Set) dropCopies() {
 	first := make(map[Ref]*Resource, len(s.Resources))
-	reported := map[Ref]bool{}
 	kept := s.Resources[:0]
 	for _, res := range s.Resources {
 		id := Ref{Kind: res.Kind, Name: res.Name.Value, Namespace: res.Namespace}
@@ -453,13 +464,19 @@ func (s *Set) dropCopies() {
 			kept = append(kept, res)
 			continue
 		}
-		if was.fingerprint != res.fingerprint && !reported[id] {
-			reported[id] = true
-			s.Problems = append(s.Problems, Problem{At: res.At, Resource: true, Message: fmt.Sprintf("two definitions of %s, which differ; the one at %s is used", resourceName(res), was.At)})
+		if name := resourceName(res); was.fingerprint != res.fingerprint && !s.differing[name] {
+			s.differ(name, was.At, res.At)
 		}
 	}
 	clear(s.Resources[len(kept):])
 	s.Resources = kept
+	// The configurations' copies were told apart as they were added.
+	seen := map[string]bool{}
+	s.Configs = slices.DeleteFunc(s.Configs, func(c Text) bool {
+		dup := seen[c.Value]
+		seen[c.Value] = true
+		return dup
+	})
 }
 
 // configMap reads the ConfigMaps a platform claims (the Istio mesh
@@ -491,21 +508,38 @@ func (f *fileRead) skip(kind string) {
 // reports a place once however many routes judged it.
 func (s *Set) judgeConfigs() {
 	if m := s.mesh; m != nil && m.retry != nil {
-		_, problems := envoyRetry(m.retry.attempts, m.retry.retryOn, m.retry.perTry, m.at)
+		_, problems := envoyRetry(m.retry.attempts, m.retry.retryOn, m.retry.perTry, m.at.at)
 		s.Problems = append(s.Problems, problems...)
 	}
 	if c := s.nginx; c != nil {
-		_, problems := nginxRetry(s.controller("proxy-next-upstream", NginxProxyNextUpstream, c.at),
-			s.controller("proxy-next-upstream-tries", NginxProxyNextUpstreamTries, c.at),
-			s.controller("retry-non-idempotent", NginxRetryNonIdempotent, c.at), false)
+		_, problems := nginxRetry(s.controller("proxy-next-upstream", NginxProxyNextUpstream, c.at.at),
+			s.controller("proxy-next-upstream-tries", NginxProxyNextUpstreamTries, c.at.at),
+			s.controller("retry-non-idempotent", NginxRetryNonIdempotent, c.at.at), false)
 		s.Problems = append(s.Problems, problems...)
 	}
 }
 
 // once reports a second cluster-wide configuration of one kind: the
-// first read is used.
-func (s *Set) once(kind string, first, second Pos) {
-	s.Problems = append(s.Problems, Problem{At: second, Message: fmt.Sprintf("a second %s; the one at %s is used", kind, first)})
+// first read is used. A copy of the first (same name) is the same
+// configuration: read once, and reported once if it differs.
+func (s *Set) once(kind string, first, second configID) {
+	if first.name != second.name {
+		s.Problems = append(s.Problems, Problem{At: second.at, Message: fmt.Sprintf("a second %s; the one at %s is used", kind, first.at)})
+		return
+	}
+	if first.fingerprint != second.fingerprint && !s.differing[first.name] {
+		s.differ(first.name, first.at, second.at)
+	}
+}
+
+// differ reports a second definition of the resource name that differs
+// from the first, at first, and remembers it is reported.
+func (s *Set) differ(name string, first, second Pos) {
+	if s.differing == nil {
+		s.differing = map[string]bool{}
+	}
+	s.differing[name] = true
+	s.Problems = append(s.Problems, Problem{At: second, Resource: true, Message: fmt.Sprintf("two definitions of %s, which differ; the one at %s is used", name, first)})
 }
 
 // The readers' shared value types.
