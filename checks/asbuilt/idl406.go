@@ -25,7 +25,8 @@ stacks waiters exactly when it is slow.
 Recomputed over each chain with, for every hop, the largest attempts of the
 routes that carry it as built (several routes on one hop are alternatives:
 one of them carries a given request), else what its edge declares (Istio's
-default under --mesh istio):
+default under --mesh istio); a route that resends only what was never
+sent (ingress-nginx's POST, connection errors) passes each request on once:
 - the product of attempts in all above the limit of IDL208 (10 unless
   configured), reported at the as-built attempts that contribute most;
 - an inflight wait_timeout_ms not below the smallest as-built per-try
@@ -162,7 +163,8 @@ func declared(h chain.Hop) (factor, bool) {
 }
 
 // asBuilt is the factor of one as-built hop r of h; false when it does
-// not retry, or does not say how often (reported here, at its retry).
+// not resend a request the next hop received, or does not say how often
+// (reported here, at its retry).
 func (t *timing) asBuilt(c *chain.Chain, h chain.Hop, r *Hop) (factor, bool) {
 	if !r.Retry.Retries() {
 		return factor{}, false
@@ -176,6 +178,11 @@ func (t *timing) asBuilt(c *chain.Chain, h chain.Hop, r *Hop) (factor, bool) {
 			t.p.ReportAt(f.at.File, f.at.Line, f.at.Column, "", "%s retries %s on %s without saying how often%s: write the attempts down (retry.attempts) so that the chain's retries can be counted",
 				f.what(), c.Operation(), h.Endpoints(), origin(r.Retry.AttemptsFrom))
 		}
+		return factor{}, false
+	}
+	if !r.Retry.ResendsAfterReceipt() {
+		// Resent only when never sent (nginx's POST, connection errors):
+		// the next hop sees the request once.
 		return factor{}, false
 	}
 	f.n = r.Retry.Attempts
