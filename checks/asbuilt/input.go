@@ -223,17 +223,19 @@ func (s *Set) FileFindings() []checks.Finding {
 	}
 	// A cluster-wide configuration's value is judged once per route it
 	// applies to: reported once.
-	seen := make(map[Problem]bool, len(s.Problems))
+	seen := make(map[Problem]bool, len(s.Problems)) // Used is set once per resource
 	for _, p := range s.Problems {
 		if seen[p] {
 			continue
 		}
 		seen[p] = true
-		if p.Resource {
-			out = append(out, inputFinding(p.At, "as-built resource not used: "+p.Message))
-		} else {
+		if p.Used == nil {
 			out = append(out, inputFinding(p.At, "as-built value not used: "+p.Message))
+			continue
 		}
+		f := inputFinding(p.At, "as-built resource not used: "+p.Message)
+		f.Related = []checks.Location{{File: p.Used.File, Line: p.Used.Line, Column: p.Used.Column, Message: "the definition used"}}
+		out = append(out, f)
 	}
 	return out
 }

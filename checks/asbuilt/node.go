@@ -38,9 +38,10 @@ type reader struct {
 type Problem struct {
 	At      Pos
 	Message string
-	// Resource is set when the whole resource at At is not used (a second,
-	// different definition of it), not one of its values.
-	Resource bool
+	// Used, when set, is the resource used instead of the one at At (its
+	// first definition): the whole resource at At is not used, not one of
+	// its values.
+	Used *Pos
 }
 
 // visitsPerByte bounds the nodes a file's reading may visit: a node

@@ -539,7 +539,7 @@ func (s *Set) differ(name string, first, second Pos) {
 		s.differing = map[string]bool{}
 	}
 	s.differing[name] = true
-	s.Problems = append(s.Problems, Problem{At: second, Resource: true, Message: fmt.Sprintf("two definitions of %s, which differ; the one at %s is used", name, first)})
+	s.Problems = append(s.Problems, Problem{At: second, Used: &first, Message: fmt.Sprintf("two definitions of %s, which differ: the first is used; keep one", name)})
 }
 
 // The readers' shared value types.
