@@ -119,7 +119,7 @@ func (f *fileRead) ingress(root *yaml.Node) {
 		class, _ = f.text(f.field(annotations, "kubernetes.io/ingress.class"), "the kubernetes.io/ingress.class annotation")
 	}
 	if class.Value != "" && !strings.Contains(class.Value, "nginx") {
-		f.skip("Ingress of class " + class.Value) // another controller's (an AWS ALB, GCE)
+		f.skip([]byte("Ingress of class " + class.Value)) // another controller's (an AWS ALB, GCE)
 		return
 	}
 	res := f.resource(IngressNginx, "Ingress", root)

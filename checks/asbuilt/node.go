@@ -230,10 +230,10 @@ func (r *reader) boolean(n *yaml.Node, what string) (bool, Pos, bool) {
 // fingerprint hashes what the document n says, not how it is written
 // (style, comments, positions, anchors): two copies of one resource, a
 // chart rendered twice or a List's item beside its own file, hash
-// alike, and a copy that differs does not. Each node is hashed once (an
-// alias reuses its anchor's hash), so an alias bomb costs its size.
+// alike, and a copy that differs does not. An anchored node is hashed
+// once (its aliases reuse the hash), so an alias bomb costs its size.
 func fingerprint(n *yaml.Node) uint64 {
-	memo := map[*yaml.Node]uint64{}
+	var anchored map[*yaml.Node]uint64
 	var hash func(n *yaml.Node) uint64
 	hash = func(n *yaml.Node) uint64 {
 		for n != nil && n.Kind == yaml.AliasNode {
@@ -242,22 +242,36 @@ func fingerprint(n *yaml.Node) uint64 {
 		if n == nil {
 			return 0
 		}
-		if h, ok := memo[n]; ok {
-			return h
+		if n.Anchor != "" {
+			if h, ok := anchored[n]; ok {
+				return h
+			}
+			if anchored == nil {
+				anchored = map[*yaml.Node]uint64{}
+			}
+			anchored[n] = 0 // an anchor inside itself
 		}
-		memo[n] = 0 // an anchor inside itself
 		h := fnv.New64a()
-		fmt.Fprintf(h, "%d:", n.Kind)
+		var buf [9]byte
+		buf[0] = byte(n.Kind)
 		if n.Kind == yaml.ScalarNode {
-			fmt.Fprintf(h, "%s=%d:%s;", n.ShortTag(), len(n.Value), n.Value)
+			h.Write(buf[:1])
+			h.Write([]byte(n.ShortTag()))
+			binary.LittleEndian.PutUint64(buf[1:], uint64(len(n.Value)))
+			h.Write(buf[1:])
+			h.Write([]byte(n.Value))
+		} else {
+			h.Write(buf[:1])
 		}
-		var sum [8]byte
 		for _, c := range n.Content {
-			binary.LittleEndian.PutUint64(sum[:], hash(c))
-			h.Write(sum[:])
+			binary.LittleEndian.PutUint64(buf[1:], hash(c))
+			h.Write(buf[1:])
 		}
-		memo[n] = h.Sum64()
-		return memo[n]
+		sum := h.Sum64()
+		if n.Anchor != "" {
+			anchored[n] = sum
+		}
+		return sum
 	}
 	return hash(n)
 }

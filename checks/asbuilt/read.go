@@ -143,7 +143,7 @@ type fileRead struct {
 	data      []byte // the file
 	resources []*Resource
 	configs   []Text
-	skipped   map[string]int // by kind
+	skipped   []kindCount // by kind, as met
 	finish    []func()
 	// meshes and nginxes are the cluster-wide configurations read, in
 	// order: the first of the whole set is used.
@@ -166,12 +166,12 @@ func (s *Set) add(f *fileRead) {
 	f.set = s
 	s.Resources = append(s.Resources, f.resources...)
 	s.Configs = append(s.Configs, f.configs...)
-	for kind, n := range f.skipped {
+	for _, k := range f.skipped {
 		if s.SkippedKinds == nil {
 			s.SkippedKinds = map[string]int{}
 		}
-		s.SkippedKinds[kind] += n
-		s.Skipped += n
+		s.SkippedKinds[k.kind] += k.n
+		s.Skipped += k.n
 	}
 	s.Problems = append(s.Problems, f.problems...)
 	s.finish = append(s.finish, f.finish...)
@@ -212,12 +212,12 @@ func (f *fileRead) read(data []byte) *FileError {
 		case emptyDoc:
 			continue
 		case skipIt:
-			f.skip(string(kind))
+			f.skip(kind)
 			continue
 		}
 		if !mayHold(doc) {
 			if !blank(doc) {
-				f.skip(string(kind))
+				f.skip(kind)
 			}
 			continue
 		}
@@ -351,7 +351,7 @@ func (f *fileRead) document(doc *yaml.Node, depth int) {
 		return // an empty document, between two "---"
 	}
 	if root.Kind != yaml.MappingNode {
-		f.skip("")
+		f.skip(nil)
 		return
 	}
 	apiVersion, _ := f.text(f.field(root, "apiVersion"), "apiVersion")
@@ -371,13 +371,13 @@ func (f *fileRead) document(doc *yaml.Node, depth int) {
 				return
 			}
 		}
-		f.skip("")
+		f.skip(nil)
 	default:
 		if k := kindReaderOf(kind.Value, group); k != nil {
 			k.read(f, root)
 			return
 		}
-		f.skip(kind.Value)
+		f.skip([]byte(kind.Value))
 	}
 }
 
@@ -491,15 +491,26 @@ func (f *fileRead) configMap(root *yaml.Node) {
 			return
 		}
 	}
-	f.skip("ConfigMap")
+	f.skip([]byte("ConfigMap"))
 }
 
-// skip counts a document skipped, by kind ("" when it has none).
-func (f *fileRead) skip(kind string) {
-	if f.skipped == nil {
-		f.skipped = map[string]int{}
+// kindCount is how many documents of a kind a file skipped.
+type kindCount struct {
+	kind string
+	n    int
+}
+
+// skip counts a document skipped, by kind (nil when it has none). A file
+// holds a few kinds: a list is cheaper than a map, and a kind met again
+// costs no string.
+func (f *fileRead) skip(kind []byte) {
+	for i := range f.skipped {
+		if f.skipped[i].kind == string(kind) {
+			f.skipped[i].n++
+			return
+		}
 	}
-	f.skipped[kind]++
+	f.skipped = append(f.skipped, kindCount{string(kind), 1})
 }
 
 // judgeConfigs reports the values of the cluster-wide configurations

@@ -86,15 +86,18 @@ func FuzzTriage(f *testing.F) {
 			if full.parseDocuments(doc) != nil {
 				continue
 			}
-			skipped := 0
-			for _, n := range full.skipped {
-				skipped += n
+			skipped, ofKind := 0, 0
+			for _, k := range full.skipped {
+				skipped += k.n
+				if k.kind == string(kind) {
+					ofKind = k.n
+				}
 			}
 			read := fmt.Sprintf("%d resources, %d configurations, %d skipped %v, problems %v", len(full.resources), len(full.configs), skipped, full.skipped, full.problems)
 			switch {
 			case v == parseIt && len(full.resources)+len(full.configs) > 0:
 				t.Errorf("mayHold skips %q, the parse reads %s", doc, read)
-			case v == skipIt && (len(full.resources)+len(full.configs)+len(full.problems) > 0 || full.skipped[string(kind)] != 1):
+			case v == skipIt && (len(full.resources)+len(full.configs)+len(full.problems) > 0 || ofKind != 1 || skipped != 1):
 				t.Errorf("triage skips %q, the parse reads %s", doc, read)
 			case v == emptyDoc && (len(full.resources)+len(full.configs)+len(full.problems) > 0 || skipped != 0):
 				t.Errorf("triage finds %q empty, the parse reads %s", doc, read)
