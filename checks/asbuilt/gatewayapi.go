@@ -17,19 +17,18 @@ import (
 // GatewayAPI is the platform's name in findings.
 const GatewayAPI Platform = "gateway-api"
 
-func init() {
-	register(&platform{
-		name: GatewayAPI, order: 3,
-		kinds: []kindReader{
-			{kind: httpRouteKind, groups: []string{gatewayGroup}, read: (*fileRead).httpRoute},
-			{kind: "Gateway", groups: []string{gatewayGroup}, read: (*fileRead).gateway},
-			{kind: "GatewayClass", groups: []string{gatewayGroup}, read: (*fileRead).gatewayClass},
-		},
-		defaults: []*Default{GatewayNoRetry, GatewayRetryConnectionErrors, GatewayRetryAttempts,
-			IstioGatewayRetryOn, IstioGatewayRetryAttempts,
-			EnvoyGatewayNoRetry, EnvoyGatewayRetries, EnvoyGatewayRetryOn, EnvoyGatewayRetriableStatusCodes,
-			KongRetries, KongRetryOn},
-	})
+// gatewayAPI is the platform as platforms lists it.
+var gatewayAPI = &platform{
+	name: GatewayAPI,
+	kinds: []kindReader{
+		{kind: httpRouteKind, groups: []string{gatewayGroup}, read: (*fileRead).httpRoute},
+		{kind: "Gateway", groups: []string{gatewayGroup}, read: (*fileRead).gateway},
+		{kind: "GatewayClass", groups: []string{gatewayGroup}, read: (*fileRead).gatewayClass},
+	},
+	defaults: []*Default{GatewayNoRetry, GatewayRetryConnectionErrors, GatewayRetryAttempts,
+		IstioGatewayRetryOn, IstioGatewayRetryAttempts,
+		EnvoyGatewayNoRetry, EnvoyGatewayRetries, EnvoyGatewayRetryOn, EnvoyGatewayRetriableStatusCodes,
+		KongRetries, KongRetryOn},
 }
 
 // The defaults it relies on.

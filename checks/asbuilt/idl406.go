@@ -9,7 +9,7 @@ import (
 )
 
 // IDL406 recomputes the chain's timing rules with what the proxies do.
-var IDL406 = checks.Register(&checks.Rule{
+var IDL406 = &checks.Rule{
 	ID:       "IDL406",
 	Name:     "as-built-timing",
 	Severity: checks.Warning,
@@ -48,7 +48,7 @@ above the owner's wait_timeout_ms.`,
 			t.perTryBelowWait(c, tightest)
 		}
 	},
-})
+}
 
 // timing is one run of IDL406 over a set's chains.
 type timing struct {

@@ -3,9 +3,9 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/asbuilt"
 	"github.com/idemlint/idemlint/checks/explain"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/reference/conform"
 )
 
@@ -18,9 +18,9 @@ func newExplainCmd() *cobra.Command {
 		ValidArgsFunction: completeRuleID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return explain.NoIDError()
+				return explain.NoIDError(lint.Rules)
 			}
-			if r, ok := checks.Lookup(args[0]); ok {
+			if r, ok := lint.Rules.Lookup(args[0]); ok {
 				return explain.Write(cmd.OutOrStdout(), r)
 			}
 			if p, ok := conform.LookupProbe(args[0]); ok {
@@ -29,7 +29,7 @@ func newExplainCmd() *cobra.Command {
 			if d, ok := asbuilt.LookupDefault(args[0]); ok {
 				return d.Explain(cmd.OutOrStdout()) // a platform default a finding names
 			}
-			return explain.UnknownIDError(args[0], conform.SuggestProbe(args[0]))
+			return explain.UnknownIDError(lint.Rules, args[0], conform.SuggestProbe(args[0]))
 		},
 	}
 }
