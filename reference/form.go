@@ -31,6 +31,7 @@ type formText struct {
 	text    []byte
 	pairs   []formPair
 	spare   []formPair // sortFormPairs' other half
+	runs    []int      // sortFormPairs' runs
 	decoded []byte     // a pair decoded, to check it is UTF-8
 }
 
@@ -52,42 +53,47 @@ func lessFormPair(text []byte, x, y *formPair) bool {
 }
 
 // sortFormPairs sorts pairs by name, stably, and returns them and the
-// other buffer. It is a bottom-up merge sort, with the comparison inlined
-// where slices.SortFunc would call it through a function value for each
-// of its comparisons, which cost most of a form's canonicalisation.
-func sortFormPairs(text []byte, pairs, spare []formPair) (sorted, other []formPair) {
-	const block = 8 // sorted by insertion first: fewer passes, each moving every pair
+// other buffer. It merges the runs already in order (a client writes
+// items[0] to items[9], then items[10] on), with the comparison inlined
+// where slices.SortFunc would call it through a function value, which
+// cost most of a form's canonicalisation. runs is scratch.
+func sortFormPairs(text []byte, pairs, spare []formPair, runs []int) (sorted, other []formPair, scratch []int) {
 	n := len(pairs)
-	for lo := 0; lo < n; lo += block {
-		run := pairs[lo:min(lo+block, n)]
-		for i := 1; i < len(run); i++ {
-			for j := i; j > 0 && lessFormPair(text, &run[j], &run[j-1]); j-- {
-				run[j], run[j-1] = run[j-1], run[j]
-			}
+	runs = append(runs[:0], 0)
+	for i := 1; i < n; i++ {
+		if lessFormPair(text, &pairs[i], &pairs[i-1]) {
+			runs = append(runs, i)
 		}
 	}
+	runs = append(runs, n) // runs[k]:runs[k+1] is in order
 	spare = slices.Grow(spare[:0], n)[:n]
 	src, dst := pairs, spare
-	for width := block; width < n; width *= 2 {
-		for lo := 0; lo < n; lo += 2 * width {
-			mid, hi := min(lo+width, n), min(lo+2*width, n)
-			i, j, k := lo, mid, lo
+	for len(runs) > 2 {
+		merged := runs[:1]
+		for k := 0; k+1 < len(runs); k += 2 {
+			lo, mid, hi := runs[k], runs[k+1], n
+			if k+2 < len(runs) {
+				hi = runs[k+2]
+			}
+			i, j, d := lo, mid, lo
 			for i < mid && j < hi {
 				if lessFormPair(text, &src[j], &src[i]) {
-					dst[k] = src[j]
+					dst[d] = src[j]
 					j++
 				} else {
-					dst[k] = src[i]
+					dst[d] = src[i]
 					i++
 				}
-				k++
+				d++
 			}
-			k += copy(dst[k:], src[i:mid])
-			copy(dst[k:], src[j:hi])
+			d += copy(dst[d:], src[i:mid])
+			copy(dst[d:], src[j:hi])
+			merged = append(merged, hi)
 		}
+		runs = merged
 		src, dst = dst, src
 	}
-	return src, dst
+	return src, dst, runs
 }
 
 var formTexts = sync.Pool{New: func() any { return new(formText) }}
@@ -153,7 +159,7 @@ func appendCanonicalForm(b, body []byte, exclude []string) ([]byte, error) {
 	}
 	text := ft.text
 	if !sorted {
-		ft.pairs, ft.spare = sortFormPairs(text, ft.pairs, ft.spare)
+		ft.pairs, ft.spare, ft.runs = sortFormPairs(text, ft.pairs, ft.spare, ft.runs)
 	}
 	for i, p := range ft.pairs {
 		if i > 0 {
@@ -183,21 +189,24 @@ func excluded(names []string, name []byte) bool {
 func appendFormCanonical(b, body []byte, i int, key *[16]byte) (_ []byte, next int, high bool, _ error) {
 	const hex = "0123456789ABCDEF"
 	keyed := 0
+	if key == nil {
+		keyed = len(key) // a value has no key to fill
+	}
 	for i < len(body) {
+		c := body[i]
+		if unreserved[c] {
+			// Most runs are a few bytes: appended one by one, they cost
+			// less than a copy would.
+			b = append(b, c)
+			if keyed < len(key) {
+				key[keyed] = c
+				keyed++
+			}
+			i++
+			continue
+		}
 		j := i
-		// Most runs are a few bytes: appended one by one, they cost less
-		// than a copy would.
-		for ; j < len(body) && unreserved[body[j]]; j++ {
-			b = append(b, body[j])
-		}
-		if key != nil && keyed < len(key) {
-			keyed += copy(key[keyed:], body[i:j])
-		}
-		if j == len(body) {
-			return b, j, high, nil
-		}
-		c := body[j]
-		i = j + 1
+		i++
 		switch c {
 		case '&':
 			return b, j, high, nil
@@ -213,8 +222,17 @@ func appendFormCanonical(b, body []byte, i int, key *[16]byte) (_ []byte, next i
 			}
 			c = unhex(body[j+1])<<4 | unhex(body[j+2])
 			i = j + 3
+			if !unreserved[c] && isUpperHex(body[j+1]) && isUpperHex(body[j+2]) {
+				b = append(b, body[j:i]...) // spelt canonically already
+				high = high || c >= 0x80
+				if keyed < len(key) {
+					key[keyed] = c
+					keyed++
+				}
+				continue
+			}
 		}
-		if key != nil && keyed < len(key) {
+		if keyed < len(key) {
 			key[keyed] = c
 			keyed++
 		}
@@ -272,6 +290,8 @@ func appendDecoded(b, s []byte) []byte {
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
+
+func isUpperHex(c byte) bool { return c <= '9' || c <= 'F' && c >= 'A' }
 
 func unhex(c byte) byte {
 	switch {

@@ -3,9 +3,11 @@ package reference
 import (
 	"errors"
 	"maps"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,36 @@ func TestCanonicalForm(t *testing.T) {
 				t.Errorf("canonical form of %q = %q, %v; want %q", tt.body, got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestCanonicalFormOrder compares the order of many pairs, names sharing
+// long prefixes and repeated, in runs or shuffled, with a stable sort's.
+func TestCanonicalFormOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := []string{"a", "b", "items[0][price]", "items[0][quantity]", "items[1][price]", "items[10][price]", "items[1]", "é", "~", "A", "metadata[order_id]", "metadata[order]"}
+	for range 300 {
+		type pair struct{ name, value string }
+		var pairs []pair
+		for i := range rng.IntN(70) {
+			pairs = append(pairs, pair{names[rng.IntN(len(names))], strconv.Itoa(i)})
+		}
+		if rng.IntN(2) == 0 { // runs in order, as clients write them
+			slices.SortStableFunc(pairs[:len(pairs)/2], func(x, y pair) int { return strings.Compare(x.name, y.name) })
+		}
+		var body []string
+		for _, p := range pairs {
+			body = append(body, url.QueryEscape(p.name)+"="+p.value)
+		}
+		slices.SortStableFunc(pairs, func(x, y pair) int { return strings.Compare(x.name, y.name) })
+		var want []string
+		for _, p := range pairs {
+			want = append(want, strings.NewReplacer("+", "%20").Replace(url.QueryEscape(p.name))+"="+p.value)
+		}
+		got, err := formOf(t, strings.Join(body, "&"))
+		if err != nil || got != strings.Join(want, "&") {
+			t.Fatalf("canonical form of %s\n got %s, %v\nwant %s", strings.Join(body, "&"), got, err, strings.Join(want, "&"))
+		}
 	}
 }
 
@@ -177,6 +209,14 @@ func FuzzCanonicalForm(f *testing.F) {
 			default:
 				t.Fatalf("canonical form %q of %q has %q at %d", got, body, c, i)
 			}
+		}
+		var prev string
+		for i, p := range strings.Split(got, "&") {
+			name, _ := url.QueryUnescape(strings.SplitN(p, "=", 2)[0])
+			if i > 0 && name < prev {
+				t.Fatalf("canonical form %q of %q: %q after %q", got, body, name, prev)
+			}
+			prev = name
 		}
 		again, err := formOf(t, got)
 		if err != nil || again != got {
