@@ -6,7 +6,7 @@ import (
 
 // IDL106 checks that the owner policy says exactly what makes two requests
 // "the same payload": without that, conflict detection is guesswork.
-var IDL106 = Register(&Rule{
+var IDL106 = &Rule{
 	ID:       "IDL106",
 	Name:     "fingerprint-explicit",
 	Severity: Error,
@@ -84,7 +84,7 @@ and list in "exclude_fields" any body field a retry legitimately changes
 			}
 		}
 	},
-})
+}
 
 // formMediaType is the media type of HTML form bodies, which the
 // canonical_form canonicalization reads.
