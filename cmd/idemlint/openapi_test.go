@@ -2,9 +2,14 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/idemlint/idemlint/fixtures"
 )
@@ -86,4 +91,63 @@ func keyGapNotes(notes string) map[string]bool {
 		}
 	}
 	return ops
+}
+
+// TestInitFromStripeShapedServesForms: from a description shaped like
+// Stripe's (form-encoded bodies, the key header named with --key-header),
+// init writes a policy the engine serves as the API is called: a form POST
+// with the key header is executed once, its duplicate with the pairs
+// reordered is replayed, and the key reused with a changed field is a
+// conflict.
+func TestInitFromStripeShapedServesForms(t *testing.T) {
+	archive, err := txtar.ParseFile(filepath.Join("testdata", "script", "openapi_world_stripe.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "stripe.yaml")
+	for _, f := range archive.Files {
+		if f.Name == "stripe.yaml" {
+			if err := os.WriteFile(spec, f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out := filepath.Join(dir, "out")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"init", "--key-header", "Idempotency-Key", "--from-openapi", spec, out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("init exited %d: %s", code, stderr.String())
+	}
+	s := startServe(t, "--policy", filepath.Join(out, "api", "04-adapter.json"))
+	post := func(key, body string) (int, string, string) {
+		t.Helper()
+		req, err := http.NewRequest("POST", s.base+"/v1/charges", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Idempotency-Key", key)
+		req.Header.Set("X-Tenant-Id", "tenant-a")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, resp.Header.Get("Idempotent-Replayed"), string(b)
+	}
+	created, _, first := post("charge-1", "amount=2000&currency=usd&metadata%5Border_id%5D=6735")
+	if created >= 300 {
+		t.Fatalf("the form POST: %d %s", created, first)
+	}
+	status, replayed, again := post("charge-1", "currency=usd&metadata%5Border_id%5D=6735&amount=2000")
+	if status != created || replayed != "true" || again != first {
+		t.Errorf("its duplicate, pairs reordered: %d replayed %q %s; want %d replayed %s", status, replayed, again, created, first)
+	}
+	if status, _, body := post("charge-1", "amount=2001&currency=usd&metadata%5Border_id%5D=6735"); status != 422 {
+		t.Errorf("the key reused with another amount: %d %s; want 422", status, body)
+	}
 }
