@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,5 +173,85 @@ func resume(t *testing.T, n *testserver.RedisNode) {
 	t.Helper()
 	if err := n.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestClusterSlotMigration: slots move from one master to another
+// (redis-cli --cluster reshard: MIGRATING, IMPORTING, MIGRATE, so that
+// the client meets ASK and MOVED) under load, and no key runs twice.
+func TestClusterSlotMigration(t *testing.T) {
+	c := testserver.StartRedisCluster(t, 3, false)
+	from, err := c.Masters[0].Command("CLUSTER", "MYID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	to, err := c.Masters[1].Command("CLUSTER", "MYID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() *redisstore.Store {
+		s, err := redisstore.Open(c.URL(), redisstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	res := runLoad(t, open, 4*time.Second, time.Second, func() {
+		out, err := exec.Command("redis-cli", "--cluster", "reshard", c.Masters[0].Addr, "--cluster-from", from, "--cluster-to", to,
+			"--cluster-slots", "1000", "--cluster-yes", "--cluster-pipeline", "10").CombinedOutput()
+		if err != nil {
+			t.Errorf("redis-cli --cluster reshard: %v\n%s", err, out)
+		}
+	})
+	t.Logf("%d keys while 1000 slots moved: %d executed twice, %d answers of 503 retried", res.keys, len(res.doubles), res.refused)
+	if len(res.doubles) > 0 {
+		t.Errorf("%d keys executed twice across the slot migration: %q", len(res.doubles), res.doubles)
+	}
+}
+
+// TestClusterFailover: a master of a cluster with replicas is killed
+// (SIGKILL) under load, its replica takes over, and the killed master
+// comes back as a replica; with the store waiting for a replica, no key
+// runs twice.
+func TestClusterFailover(t *testing.T) {
+	c := testserver.StartRedisCluster(t, 3, true)
+	open := func() *redisstore.Store {
+		s, err := redisstore.Open(c.URL(), redisstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Replicas() != 1 {
+			t.Fatalf("the store waits for %d replicas, want 1: every master has one", s.Replicas())
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	var down time.Duration
+	res := runLoad(t, open, 5*time.Second, time.Second, func() {
+		killed := time.Now()
+		c.Masters[0].Kill()
+		for {
+			info, err := c.Replicas[0].Info("replication")
+			if err != nil {
+				t.Errorf("the replica: %v", err)
+				return
+			}
+			if info["role"] == "master" {
+				break
+			}
+			if time.Since(killed) > 30*time.Second {
+				t.Errorf("the replica was not promoted within 30s")
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		down = time.Since(killed)
+		c.Masters[0].Restart(t)
+		waitReplicas(t, c.Replicas[0], 1)
+	})
+	t.Logf("%d keys, a master killed (its replica promoted %v later): %d executed twice, %d answers of 503 retried, %d leases lapsed", res.keys, down.Round(100*time.Millisecond), len(res.doubles), res.refused, res.lapses)
+	if len(res.doubles) > 0 {
+		t.Errorf("%d keys executed twice across the failover: %q", len(res.doubles), res.doubles)
 	}
 }

@@ -34,7 +34,8 @@ func freePort(t testing.TB) int {
 
 // StartRedisNode starts a redis-server for t alone on a free port of
 // 127.0.0.1, without persistence unless settings (after the tests' own)
-// say otherwise, and stops it when t ends.
+// say otherwise, and stops it when t ends. A replica's first
+// synchronisation starts at once (repl-diskless-sync-delay 0).
 func StartRedisNode(t testing.TB, settings ...string) *RedisNode {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
@@ -48,7 +49,7 @@ func StartRedisNode(t testing.TB, settings ...string) *RedisNode {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	_, port, _ := net.SplitHostPort(addr)
 	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--dir", dir, "--daemonize", "no", "--loglevel", "warning",
-		"--save", "", "--appendonly", "no"}, settings...)
+		"--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0"}, settings...)
 	srv, err := launch(exec.Command(bin, args...), dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +60,22 @@ func StartRedisNode(t testing.TB, settings ...string) *RedisNode {
 		unavailable(t, "redis-server did not start: %v; its log:\n%s", err, tail(dir))
 	}
 	return n
+}
+
+// Restart starts the node again, after Kill, on its port, files and
+// settings.
+func (n *RedisNode) Restart(t testing.TB) {
+	t.Helper()
+	old := n.srv.cmd
+	srv, err := launch(exec.Command(old.Path, old.Args[1:]...), n.srv.dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.srv = srv
+	t.Cleanup(func() { srv.stop() })
+	if err := srv.waitReady(func() error { _, err := n.Command("PING"); return err }); err != nil {
+		t.Fatalf("redis-server did not start again: %v; its log:\n%s", err, tail(srv.dir))
+	}
 }
 
 // URL returns the node's URL.
@@ -184,8 +201,8 @@ func StartRedisCluster(t testing.TB, masters int, withReplicas bool, settings ..
 	return c
 }
 
-// WaitOK waits until each of nodes says the cluster is ok and its nodes
-// agree on its configuration.
+// WaitOK waits until each of nodes says the cluster is ok, and each
+// replica among them is in sync with its master.
 func (c *RedisCluster) WaitOK(t testing.TB, nodes ...*RedisNode) {
 	t.Helper()
 	deadline := time.Now().Add(startTimeout)
@@ -194,8 +211,11 @@ func (c *RedisCluster) WaitOK(t testing.TB, nodes ...*RedisNode) {
 			info, err := n.Info("cluster")
 			if err == nil {
 				var state string
+				var replication map[string]string
 				if state, err = n.Command("CLUSTER", "INFO"); err == nil && strings.Contains(state, "cluster_state:ok") && info["cluster_enabled"] == "1" {
-					break
+					if replication, err = n.Info("replication"); err == nil && (replication["role"] == "master" || replication["master_link_status"] == "up") {
+						break
+					}
 				}
 			}
 			if time.Now().After(deadline) {
