@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,8 +50,15 @@ func StartRedisNode(t testing.TB, settings ...string) *RedisNode {
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	_, port, _ := net.SplitHostPort(addr)
-	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--dir", dir, "--daemonize", "no", "--loglevel", "warning",
-		"--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0"}, settings...)
+	var args []string
+	if len(settings) > 0 && !strings.HasPrefix(settings[0], "--") { // a configuration file comes first
+		args, settings = settings[:1], settings[1:]
+	}
+	args = append(args, "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--daemonize", "no", "--loglevel", "warning")
+	if !slices.Contains(settings, "--sentinel") {
+		args = append(args, "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0")
+	}
+	args = append(args, settings...)
 	srv, err := launch(exec.Command(bin, args...), dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -235,4 +244,22 @@ func (c *RedisCluster) URL() string {
 		sep = "&"
 	}
 	return url
+}
+
+// StartSentinel starts a Redis Sentinel (redis-server --sentinel) on a
+// free port of 127.0.0.1 watching master under name, alone (quorum 1),
+// which declares it down after a second of silence. Its failover
+// timeout is a minute, so that for that long it leaves alone a replica
+// that replicates from another address than the master's (a test's
+// proxy).
+func StartSentinel(t testing.TB, name string, master *RedisNode) *RedisNode {
+	t.Helper()
+	dir := t.TempDir()
+	host, port, _ := net.SplitHostPort(master.Addr)
+	conf := filepath.Join(dir, "sentinel.conf")
+	// Sentinel rewrites its file as it learns the replicas.
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s 1\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 60000\n", name, host, port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return StartRedisNode(t, conf, "--sentinel")
 }
