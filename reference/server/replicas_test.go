@@ -228,3 +228,11 @@ func TestReplicasOnPostgres(t *testing.T) {
 	t.Run("ExecuteOnce", func(t *testing.T) { testReplicasExecuteOnce(t, pg.DatabaseURL(t)) })
 	t.Run("TakeoverAfterKill", func(t *testing.T) { testTakeoverAfterKill(t, pg.DatabaseURL(t)) })
 }
+
+// TestReplicasOnRedisCluster: serve's replicas on a Redis Cluster of
+// three masters, which they reach by one of them.
+func TestReplicasOnRedisCluster(t *testing.T) {
+	url := testserver.StartRedisCluster(t, 3, false).Masters[0].URL()
+	t.Run("ExecuteOnce", func(t *testing.T) { testReplicasExecuteOnce(t, url) })
+	t.Run("TakeoverAfterKill", func(t *testing.T) { testTakeoverAfterKill(t, url) })
+}

@@ -23,15 +23,20 @@ type RedisNode struct {
 	srv  *server
 }
 
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) int {
+// freePorts returns n distinct TCP ports of 127.0.0.1 that were free a
+// moment ago: held open together, so that none is handed out twice.
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return ports
 }
 
 // StartRedisNode starts a redis-server for t alone on a free port of
@@ -39,6 +44,12 @@ func freePort(t testing.TB) int {
 // say otherwise, and stops it when t ends. A replica's first
 // synchronisation starts at once (repl-diskless-sync-delay 0).
 func StartRedisNode(t testing.TB, settings ...string) *RedisNode {
+	t.Helper()
+	return startRedisNode(t, freePorts(t, 1)[0], settings...)
+}
+
+// startRedisNode is StartRedisNode on port.
+func startRedisNode(t testing.TB, port int, settings ...string) *RedisNode {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -48,13 +59,12 @@ func StartRedisNode(t testing.TB, settings ...string) *RedisNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
-	_, port, _ := net.SplitHostPort(addr)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	var args []string
 	if len(settings) > 0 && !strings.HasPrefix(settings[0], "--") { // a configuration file comes first
 		args, settings = settings[:1], settings[1:]
 	}
-	args = append(args, "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--daemonize", "no", "--loglevel", "warning")
+	args = append(args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--daemonize", "no", "--loglevel", "warning")
 	if !slices.Contains(settings, "--sentinel") {
 		args = append(args, "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0")
 	}
@@ -175,10 +185,11 @@ func StartRedisCluster(t testing.TB, masters int, withReplicas bool, settings ..
 	}
 	var all []*RedisNode
 	args := []string{"--cluster", "create"}
-	for range nodes {
+	ports := freePorts(t, 2*nodes) // each node's, and its cluster bus's
+	for i := range nodes {
 		settings := append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
-			"--cluster-port", strconv.Itoa(freePort(t))}, settings...)
-		n := StartRedisNode(t, settings...)
+			"--cluster-port", strconv.Itoa(ports[nodes+i])}, settings...)
+		n := startRedisNode(t, ports[i], settings...)
 		all = append(all, n)
 		args = append(args, n.Addr)
 	}
