@@ -162,6 +162,37 @@ func (n *RedisNode) Info(section string) (map[string]string, error) {
 	return fields, nil
 }
 
+// CPU returns the user and system CPU time the node has used, from INFO
+// cpu, as Redis.CPU does.
+func (n *RedisNode) CPU() (time.Duration, error) {
+	info, err := n.Info("cpu")
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	for _, name := range []string{"used_cpu_user", "used_cpu_sys"} {
+		seconds, err := strconv.ParseFloat(info[name], 64)
+		if err != nil {
+			return 0, fmt.Errorf("INFO cpu: %s: %w", name, err)
+		}
+		total += time.Duration(seconds * float64(time.Second))
+	}
+	return total, nil
+}
+
+// CPU returns the CPU time the cluster's masters have used.
+func (c *RedisCluster) CPU() (time.Duration, error) {
+	var total time.Duration
+	for _, m := range c.Masters {
+		cpu, err := m.CPU()
+		if err != nil {
+			return 0, err
+		}
+		total += cpu
+	}
+	return total, nil
+}
+
 // RedisCluster is a private Redis Cluster on 127.0.0.1.
 type RedisCluster struct {
 	Masters  []*RedisNode
