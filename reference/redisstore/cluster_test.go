@@ -189,7 +189,7 @@ func TestClusterSlotMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func() *redisstore.Store {
+	open := func() reference.Store {
 		s, err := redisstore.Open(c.URL(), redisstore.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -197,16 +197,16 @@ func TestClusterSlotMigration(t *testing.T) {
 		t.Cleanup(s.Close)
 		return s
 	}
-	res := runLoad(t, open, 4*time.Second, time.Second, func() {
+	res := storetest.Load(t, open, 4*time.Second, time.Second, func() {
 		out, err := exec.Command("redis-cli", "--cluster", "reshard", c.Masters[0].Addr, "--cluster-from", from, "--cluster-to", to,
 			"--cluster-slots", "1000", "--cluster-yes", "--cluster-pipeline", "10").CombinedOutput()
 		if err != nil {
 			t.Errorf("redis-cli --cluster reshard: %v\n%s", err, out)
 		}
 	})
-	t.Logf("%d keys while 1000 slots moved: %d executed twice, %d answers of 503 retried", res.keys, len(res.doubles), res.refused)
-	if len(res.doubles) > 0 {
-		t.Errorf("%d keys executed twice across the slot migration: %q", len(res.doubles), res.doubles)
+	t.Logf("%d keys while 1000 slots moved: %d executed twice, %d answers of 503 retried", res.Keys, len(res.Doubles), res.Refused)
+	if len(res.Doubles) > 0 {
+		t.Errorf("%d keys executed twice across the slot migration: %q", len(res.Doubles), res.Doubles)
 	}
 }
 
@@ -216,7 +216,7 @@ func TestClusterSlotMigration(t *testing.T) {
 // runs twice.
 func TestClusterFailover(t *testing.T) {
 	c := testserver.StartRedisCluster(t, 3, true)
-	open := func() *redisstore.Store {
+	open := func() reference.Store {
 		s, err := redisstore.Open(c.URL(), redisstore.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -228,7 +228,7 @@ func TestClusterFailover(t *testing.T) {
 		return s
 	}
 	var down time.Duration
-	res := runLoad(t, open, 5*time.Second, time.Second, func() {
+	res := storetest.Load(t, open, 5*time.Second, time.Second, func() {
 		killed := time.Now()
 		c.Masters[0].Kill()
 		for {
@@ -250,8 +250,8 @@ func TestClusterFailover(t *testing.T) {
 		c.Masters[0].Restart(t)
 		waitReplicas(t, c.Replicas[0], 1)
 	})
-	t.Logf("%d keys, a master killed (its replica promoted %v later): %d executed twice, %d answers of 503 retried, %d leases lapsed", res.keys, down.Round(100*time.Millisecond), len(res.doubles), res.refused, res.lapses)
-	if len(res.doubles) > 0 {
-		t.Errorf("%d keys executed twice across the failover: %q", len(res.doubles), res.doubles)
+	t.Logf("%d keys, a master killed (its replica promoted %v later): %d executed twice, %d answers of 503 retried, %d leases lapsed", res.Keys, down.Round(100*time.Millisecond), len(res.Doubles), res.Refused, res.Lapses)
+	if len(res.Doubles) > 0 {
+		t.Errorf("%d keys executed twice across the failover: %q", len(res.Doubles), res.Doubles)
 	}
 }

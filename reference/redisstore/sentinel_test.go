@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/redisstore"
+	"github.com/idemlint/idemlint/reference/storetest"
 	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
@@ -29,8 +31,8 @@ const replicationLag = 500 * time.Millisecond
 // twice: TestSentinelFailoverUnacknowledged measures them.)
 func TestSentinelFailoverWithLaggingReplica(t *testing.T) {
 	res := sentinelFailover(t, "")
-	if len(res.doubles) > 0 {
-		t.Errorf("%d of %d keys executed twice across the failover, waiting for the replica: %q", len(res.doubles), res.keys, res.doubles)
+	if len(res.Doubles) > 0 {
+		t.Errorf("%d of %d keys executed twice across the failover, waiting for the replica: %q", len(res.Doubles), res.Keys, res.Doubles)
 	}
 }
 
@@ -53,7 +55,7 @@ func TestSentinelFailoverUnacknowledged(t *testing.T) {
 
 // sentinelFailover runs the load through a store opened by Sentinel with
 // the URL parameters params, killing the master a second and a half in.
-func sentinelFailover(t *testing.T, params string) loadResult {
+func sentinelFailover(t *testing.T, params string) storetest.LoadResult {
 	const name = "idemlint"
 	master := testserver.StartRedisNode(t)
 	proxy := startLagProxy(t, master.Addr, replicationLag)
@@ -62,7 +64,7 @@ func sentinelFailover(t *testing.T, params string) loadResult {
 	sentinel := testserver.StartSentinel(t, name, master)
 	waitSentinel(t, sentinel, "address="+master.Addr+",slaves=1")
 	url := "redis://" + sentinel.Addr + "?master_set=" + name + params
-	open := func() *redisstore.Store {
+	open := func() reference.Store {
 		s, err := redisstore.Open(url, redisstore.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -71,7 +73,7 @@ func sentinelFailover(t *testing.T, params string) loadResult {
 		return s
 	}
 	var promoted time.Duration
-	res := runLoad(t, open, 5*time.Second, 1500*time.Millisecond, func() {
+	res := storetest.Load(t, open, 5*time.Second, 1500*time.Millisecond, func() {
 		killed := time.Now()
 		master.Kill()
 		waitSentinel(t, sentinel, "address="+replica.Addr)
@@ -80,7 +82,7 @@ func sentinelFailover(t *testing.T, params string) loadResult {
 		waitReplicas(t, replica, 1)
 	})
 	t.Logf("%d keys, the master killed (the replica, %v behind, promoted %v later), URL parameters %q: %d executed twice, %d answers of 503 retried, %d leases lapsed",
-		res.keys, replicationLag, promoted.Round(100*time.Millisecond), params, len(res.doubles), res.refused, res.lapses)
+		res.Keys, replicationLag, promoted.Round(100*time.Millisecond), params, len(res.Doubles), res.Refused, res.Lapses)
 	return res
 }
 

@@ -440,8 +440,8 @@ func testBinaryIdentities(t *testing.T, s reference.Store) {
 	}
 }
 
-// policy is an adapter policy for the engine checks; on_failed and
-// lease_ms are filled in.
+// policy is an adapter policy for the engine checks; on_failed,
+// wait_timeout_ms and lease_ms are filled in.
 const policy = `{
   "spec_version": "idemlint.boundary/v1",
   "boundary": "adapter",
@@ -457,7 +457,7 @@ const policy = `{
   "idempotency_scope": ["service", "operation_key", "contract_version", "tenant_id", "actor_id", "fingerprint", "idempotency_key"],
   "idempotency_fingerprint": {"canonicalization": "canonical_json", "inputs": ["method", "path", "body"], "algorithm": "sha256"},
   "idempotency_replay": {"on_completed": "stored_response", "same_status": true, "same_body": true, "on_failed": %q},
-  "idempotency_inflight": {"policy": "wait", "status": 409, "wait_timeout_ms": 10000, "lease_ms": 2000},
+  "idempotency_inflight": {"policy": "wait", "status": 409, "wait_timeout_ms": %d, "lease_ms": %d},
   "idempotency_conflict": {"on_payload_mismatch": {"status": 422, "error_code": "idempotency_key_reused"}},
   "idempotency_storage": {"tier": "default", "ttl": "24h"},
   "observability": {"log_fields": ["idempotency_key"]}
@@ -465,7 +465,7 @@ const policy = `{
 
 func newEngine(t *testing.T, s reference.Store, onFailed string) *reference.Engine {
 	t.Helper()
-	e, err := reference.New("policy.json", fmt.Appendf(nil, policy, onFailed), reference.WithStore(s), reference.WithLogger(quiet))
+	e, err := reference.New("policy.json", fmt.Appendf(nil, policy, onFailed, 10000, 2000), reference.WithStore(s), reference.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}

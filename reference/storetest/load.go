@@ -1,10 +1,9 @@
-package redisstore_test
+package storetest
 
 import (
 	"context"
-	"log/slog"
+	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,12 +11,10 @@ import (
 	"time"
 
 	"github.com/idemlint/idemlint/reference"
-	"github.com/idemlint/idemlint/reference/redisstore"
-	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
-// The load of the failover and migration tests: like the runs that found
-// keys executed twice, on a smaller scale. Each new key is sent twice at
+// Load is what the failover and migration tests of the stores send: like
+// the runs that found keys executed twice, on a smaller scale. Each new key is sent twice at
 // once to two engines (replicas of serve, each its own store and
 // client); an answer of 503 (the store unavailable, or a replica not
 // acknowledging) is retried until it is answered. Once the disruption
@@ -33,30 +30,25 @@ const (
 	loadDeadline = 40 * time.Second
 )
 
-// loadResult is what a load saw.
-type loadResult struct {
-	keys    int
-	doubles []string // keys that executed more than once
-	refused int      // answers of 503, retried
-	lapses  int64    // the engines' LeaseStats
+// LoadResult is what a Load saw.
+type LoadResult struct {
+	Keys    int
+	Doubles []string // keys that executed more than once
+	Refused int      // answers of 503, retried
+	Lapses  int64    // the engines' LeaseStats
 }
 
-// runLoad sends new keys through engines on stores from open (three
+// Load sends new keys through engines on stores from open (three
 // engines, each on a store of its own) for duration, while disrupt runs
 // from disruptAfter into the load; disrupt returns once the store serves
 // again. Then it sends every key once more.
-func runLoad(t *testing.T, open func() *redisstore.Store, duration, disruptAfter time.Duration, disrupt func()) loadResult {
+func Load(t *testing.T, open func() reference.Store, duration, disruptAfter time.Duration, disrupt func()) LoadResult {
 	t.Helper()
-	policy := testserver.EditedPolicy(t, "../testdata/adapter.json", func(doc map[string]any) {
-		doc["idempotency_inflight"] = map[string]any{"policy": "wait", "status": 409, "wait_timeout_ms": loadDeadline.Milliseconds(), "lease_ms": loadLease.Milliseconds()}
-	})
-	src, err := os.ReadFile(policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := fmt.Appendf(nil, policy, "stored_response", loadDeadline.Milliseconds(), loadLease.Milliseconds())
 	engines := make([]*reference.Engine, 3)
 	for i := range engines {
-		if engines[i], err = reference.New("adapter.json", src, reference.WithStore(open()), reference.WithLogger(slog.New(slog.DiscardHandler))); err != nil {
+		var err error
+		if engines[i], err = reference.New("policy.json", src, reference.WithStore(open()), reference.WithLogger(quiet)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -134,17 +126,17 @@ func runLoad(t *testing.T, open func() *redisstore.Store, duration, disruptAfter
 	if f := failed.Load(); f != nil {
 		t.Errorf("a request was answered neither 201 nor 503 in %v: %s", loadDeadline, f)
 	}
-	res := loadResult{keys: keys, refused: int(refused.Load())}
+	res := LoadResult{Keys: keys, Refused: int(refused.Load())}
 	for key, n := range runs {
 		if n > 1 {
-			res.doubles = append(res.doubles, key)
+			res.Doubles = append(res.Doubles, key)
 		}
 	}
 	if len(runs) != keys {
 		t.Errorf("%d of %d keys executed", len(runs), keys)
 	}
 	for _, e := range engines {
-		res.lapses += e.LeaseStats().Lapses
+		res.Lapses += e.LeaseStats().Lapses
 	}
 	return res
 }
