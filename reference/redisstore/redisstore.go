@@ -326,8 +326,6 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 
-	finishScript = rueidis.NewLuaScript(finishScriptSource)
-
 	// 1 released, 0 lease lost, -1 not processing.
 	releaseScript = rueidis.NewLuaScript(`
 local head = redis.call('GETRANGE', KEYS[1], 0, 26)
@@ -353,7 +351,8 @@ if string.sub(head, 2) ~= ARGV[1] then return 0 end
 return -1
 `
 
-// finishSHA1 is finishScript's SHA-1, for EVALSHA in a pipeline.
+// finishSHA1 is finishScriptSource's SHA-1, for EVALSHA in a pipeline
+// (EVAL of the source loads it where the server lacks it).
 var finishSHA1 = func() string {
 	sum := sha1.Sum([]byte(finishScriptSource))
 	return hex.EncodeToString(sum[:])
