@@ -43,7 +43,10 @@
 // acknowledge each create and finish, so that a failover cannot lose a
 // record whose key then runs again: a create not acknowledged in time is
 // released and refused (ErrNotAcknowledged), a finish not acknowledged
-// is refused so that the engine retries it.
+// is refused so that the engine retries it. Renewals and releases wait
+// too: an answer no replica acknowledged may come from a master that a
+// failover left behind, or that restarted empty, and its "no such
+// record" would make an attempt give up a record that lives on.
 //
 // The string: its state (P processing, C completed, F failed), the token
 // (26 characters), then the time it was created and the lease (while
@@ -315,7 +318,7 @@ const neverRenewed = "0000000000000"
 var (
 	// ARGV lease_ms. 1 renewed, 0 lease lost. Writes down the created
 	// time before the expiry moves, then moves it.
-	renewScript = rueidis.NewLuaScript(`
+	renewScript = newScript(`
 local head = redis.call('GETRANGE', KEYS[1], 0, 52)
 if string.sub(head, 1, 27) ~= 'P' .. ARGV[1] then return 0 end
 if string.sub(head, 28, 40) == '` + neverRenewed + `' then
@@ -327,7 +330,7 @@ return 1
 `)
 
 	// 1 released, 0 lease lost, -1 not processing.
-	releaseScript = rueidis.NewLuaScript(`
+	releaseScript = newScript(`
 local head = redis.call('GETRANGE', KEYS[1], 0, 26)
 if head == '' or string.sub(head, 2) ~= ARGV[1] then return 0 end
 if head ~= 'P' .. ARGV[1] then return -1 end
@@ -336,10 +339,10 @@ return 1
 `)
 )
 
-// finishScriptSource: KEYS[2] the finished record, written by the
-// caller under a key of its own. 1 finished: KEYS[2] renamed over the
-// record; 0 lease lost, -1 not processing: KEYS[2] deleted.
-const finishScriptSource = `
+// finishScript: KEYS[2] the finished record, written by the caller
+// under a key of its own. 1 finished: KEYS[2] renamed over the record;
+// 0 lease lost, -1 not processing: KEYS[2] deleted.
+var finishScript = newScript(`
 local head = redis.pcall('GETRANGE', KEYS[1], 0, 26)
 if head == 'P' .. ARGV[1] then
   redis.call('RENAME', KEYS[2], KEYS[1])
@@ -349,14 +352,16 @@ redis.call('DEL', KEYS[2])
 if type(head) ~= 'string' then return head end
 if string.sub(head, 2) ~= ARGV[1] then return 0 end
 return -1
-`
+`)
 
-// finishSHA1 is finishScriptSource's SHA-1, for EVALSHA in a pipeline
-// (EVAL of the source loads it where the server lacks it).
-var finishSHA1 = func() string {
-	sum := sha1.Sum([]byte(finishScriptSource))
-	return hex.EncodeToString(sum[:])
-}()
+// luaScript is a script's source and its SHA-1, for EVALSHA in a
+// pipeline (EVAL of the source loads it where the server lacks it).
+type luaScript struct{ src, sha1 string }
+
+func newScript(src string) luaScript {
+	sum := sha1.Sum([]byte(src))
+	return luaScript{src: src, sha1: hex.EncodeToString(sum[:])}
+}
 
 func ms(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
 
@@ -621,36 +626,50 @@ func (s *Store) Finish(ctx context.Context, id, token string, to reference.State
 	v := encodeFinished(to, token, a, ttlMS, res, header)
 	key := s.key(id)
 	finished := finishedKey(key, token)
-	cmds := rueidis.Commands{
-		s.client.B().Set().Key(finished).Value(rueidis.BinaryString(v)).PxMilliseconds(ttlMS).Build(),
-		s.client.B().Evalsha().Sha1(finishSHA1).Numkeys(2).Key(key, finished).Arg(token).Build(),
-	}
-	if s.replicas > 0 {
-		cmds = append(cmds, s.wait(ctx))
-	}
-	replies := s.client.DoMulti(ctx, cmds...)
-	if err := replies[0].Error(); err != nil {
-		return fmt.Errorf("redis store: finish: %w", err)
-	}
-	if err, ok := rueidis.IsRedisErr(replies[1].Error()); ok && err.IsNoScript() {
-		// Commands sent are recycled: build them again.
-		cmds = rueidis.Commands{s.client.B().Eval().Script(finishScriptSource).Numkeys(2).Key(key, finished).Arg(token).Build()}
-		if s.replicas > 0 {
-			cmds = append(cmds, s.wait(ctx))
-		}
-		replies = append(replies[:1], s.client.DoMulti(ctx, cmds...)...)
-	}
-	err = fencedReply("finish", replies[1])
-	if s.replicas == 0 || errors.Is(err, reference.ErrLeaseLost) {
-		return err
-	}
-	if acked, werr := s.acknowledged(replies[2]); werr != nil || !acked {
+	reply, err := s.script(ctx, finishScript, []string{key, finished}, []string{token},
+		s.client.B().Set().Key(finished).Value(rueidis.BinaryString(v)).PxMilliseconds(ttlMS).Build())
+	if errors.Is(err, ErrNotAcknowledged) {
 		// Tried again, the script finds the record finished by this
 		// token, and the wait covers it.
 		s.remember(token, a)
-		return fmt.Errorf("redis store: finish: %w", cmp.Or(werr, ErrNotAcknowledged))
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("redis store: finish: %w", err)
+	}
+	return fencedReply("finish", reply)
+}
+
+// script runs sc on keys with args after the commands before (whose
+// answers are only checked for errors), then, when the store waits for
+// replicas, WAIT, all on one connection, and returns the script's
+// answer. When the store waits for replicas an answer not acknowledged
+// is ErrNotAcknowledged, whatever it says: a master that passes its
+// writes to no replica may be one that a failover left behind, or one
+// that restarted empty, and its "no such record" is not to be trusted.
+func (s *Store) script(ctx context.Context, sc luaScript, keys, args []string, before ...rueidis.Completed) (rueidis.RedisResult, error) {
+	waited := func(cmds ...rueidis.Completed) []rueidis.RedisResult {
+		if s.replicas > 0 {
+			cmds = append(cmds, s.wait(ctx))
+		}
+		return s.client.DoMulti(ctx, cmds...)
+	}
+	replies := waited(append(before, s.client.B().Evalsha().Sha1(sc.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())...)
+	for _, r := range replies[:len(before)] {
+		if err := r.Error(); err != nil {
+			return rueidis.RedisResult{}, err
+		}
+	}
+	replies = replies[len(before):]
+	if err, ok := rueidis.IsRedisErr(replies[0].Error()); ok && err.IsNoScript() {
+		// Commands sent are recycled: build them again.
+		replies = waited(s.client.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+	}
+	if s.replicas > 0 {
+		if acked, err := s.acknowledged(replies[1]); err != nil || !acked {
+			return replies[0], cmp.Or(err, ErrNotAcknowledged)
+		}
+	}
+	return replies[0], nil
 }
 
 // finishedInfix puts the key of a finished record, before it replaces
@@ -665,8 +684,12 @@ func (s *Store) Release(ctx context.Context, id, token string) error {
 }
 
 // fenced runs a script that needs the attempt's token.
-func (s *Store) fenced(ctx context.Context, what string, script *rueidis.Lua, id, token string, args ...string) error {
-	return fencedReply(what, script.Exec(ctx, s.client, []string{s.key(id)}, append([]string{token}, args...)))
+func (s *Store) fenced(ctx context.Context, what string, sc luaScript, id, token string, args ...string) error {
+	reply, err := s.script(ctx, sc, []string{s.key(id)}, append([]string{token}, args...))
+	if err != nil {
+		return fmt.Errorf("redis store: %s: %w", what, err)
+	}
+	return fencedReply(what, reply)
 }
 
 // fencedReply maps the answer of a script that needs the attempt's
