@@ -22,12 +22,14 @@ import (
 const (
 	loadWorkers = 32
 	loadHandler = 20 * time.Millisecond // the business handler's time
-	// loadLease is long beside a failover (2-3 s), so that no lease
-	// lapses while the store is away: a lapse would let a key run twice
-	// by right, which is not what these tests look for.
-	loadLease = 15 * time.Second
+	// loadLease is the default lease_ms, long beside a failover (2-3 s)
+	// and the time a promoted master takes to have a replica in sync
+	// again, so that no lease lapses while the store is away: a lapse
+	// would let a key run twice by right, which is not what these tests
+	// look for.
+	loadLease = 30 * time.Second
 	// loadDeadline bounds the retries of one request.
-	loadDeadline = 40 * time.Second
+	loadDeadline = 45 * time.Second
 )
 
 // LoadResult is what a Load saw.
