@@ -523,7 +523,8 @@ func testEngineDuplicates(t *testing.T, s reference.Store) {
 		w.WriteHeader(http.StatusCreated)
 		fmt.Fprintf(w, "run %d", runs.Add(1))
 	})
-	replicas := []http.Handler{newEngine(t, s, "stored_response").Middleware(slow), newEngine(t, s, "stored_response").Middleware(slow)}
+	engines := []*reference.Engine{newEngine(t, s, "stored_response"), newEngine(t, s, "stored_response")}
+	replicas := []http.Handler{engines[0].Middleware(slow), engines[1].Middleware(slow)}
 	const duplicates = 16
 	var (
 		wg      sync.WaitGroup
@@ -533,8 +534,14 @@ func testEngineDuplicates(t *testing.T, s reference.Store) {
 		wg.Go(func() { answers[i] = send(replicas[i%2], "dup", `{"n":1}`) })
 	}
 	wg.Wait()
+	// A machine that stalls an engine past its 2 s lease lets the lease
+	// lapse, and a duplicate runs the key again by right: not a fault of
+	// the store's, unless no lapse was counted.
+	if lapses := engines[0].LeaseStats().Lapses + engines[1].LeaseStats().Lapses; lapses > 0 {
+		t.Skipf("the machine stalled an engine past its lease (%d lapses, %d executions): nothing to conclude", lapses, runs.Load())
+	}
 	if n := runs.Load(); n != 1 {
-		t.Fatalf("%d executions of %d duplicates over two engines, want 1", n, duplicates)
+		t.Fatalf("%d executions of %d duplicates over two engines, want 1, and no lease lapsed", n, duplicates)
 	}
 	for i, a := range answers {
 		if a.Code != http.StatusCreated || a.Body.String() != "run 1" {
