@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/fixtures"
 )
 
@@ -25,7 +25,7 @@ func TestRulesAreIndependent(t *testing.T) {
 	crossDocument := func(res *checks.Result) map[string]bool {
 		out := map[string]bool{}
 		for _, f := range res.Findings {
-			if r, ok := checks.Lookup(f.Rule); ok && r.CrossDocument() {
+			if r, ok := lint.Rules.Lookup(f.Rule); ok && r.CrossDocument() {
 				out[fmt.Sprintf("%s %s:%d:%d %s", f.Rule, f.File, f.Line, f.Column, f.Message)] = true
 			}
 		}
@@ -37,7 +37,7 @@ func TestRulesAreIndependent(t *testing.T) {
 		if err := c.Materialize(dir); err != nil {
 			t.Fatal(err)
 		}
-		all, err := checks.Check([]string{dir}, checks.DefaultOptions())
+		all, err := checks.Check([]string{dir}, lint.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,11 +47,11 @@ func TestRulesAreIndependent(t *testing.T) {
 			continue
 		}
 		checked++
-		for _, r := range checks.Rules() {
+		for _, r := range lint.Rules {
 			if r.CrossDocument() || r.ID == "IDL001" {
 				continue // IDL001 cannot be turned off
 			}
-			opts := checks.DefaultOptions()
+			opts := lint.DefaultOptions()
 			opts.Disabled = map[string]bool{r.ID: true}
 			res, err := checks.Check([]string{dir}, opts)
 			if err != nil {
@@ -108,7 +108,7 @@ func TestOverlapsLinkOnlyFindingsThatSurvive(t *testing.T) {
 	}
 	related := func() []string {
 		t.Helper()
-		res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+		res, err := checks.Check([]string{dir}, lint.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestOverlapsLinkOnlyTheSameCause(t *testing.T) {
 	}
 	edit("01-browser-to-bff.json", `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},`, "")
 	edit("04-adapter.json", `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},`, `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE", "GET"]},`)
-	res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+	res, err := checks.Check([]string{dir}, lint.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,21 +202,21 @@ func TestStagesAfterTheRulesRunInOrder(t *testing.T) {
 	if err := c.Materialize(dir); err != nil {
 		t.Fatal(err)
 	}
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	opts.Severity = map[string]checks.Severity{"IDL105": checks.Warning}
 	var stages []string
-	opts.Baseline = func(fs []checks.Finding) []checks.Finding {
+	opts.Baseline = stageFunc(func(fs []checks.Finding, _ *checks.Result) []checks.Finding {
 		for _, f := range fs {
 			if f.Rule == "IDL105" {
 				stages = append(stages, "baseline: IDL105 "+f.Severity.String())
 			}
 		}
 		return slices.DeleteFunc(fs, func(f checks.Finding) bool { return f.Rule == "IDL105" })
-	}
-	opts.NewFromRev = func(fs []checks.Finding, docs []*chain.Facts) []checks.Finding {
-		stages = append(stages, fmt.Sprintf("new-from-rev: %d findings of %d documents", len(fs), len(docs)))
+	})
+	opts.NewFromRev = stageFunc(func(fs []checks.Finding, res *checks.Result) []checks.Finding {
+		stages = append(stages, fmt.Sprintf("new-from-rev: %d findings of %d documents", len(fs), len(res.Facts)))
 		return fs
-	}
+	})
 	res, err := checks.Check([]string{dir}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -256,10 +256,10 @@ func TestTypoCauseLinksOnlyWhileReported(t *testing.T) {
 		"03-gateway-to-adapter.json 02-bff-to-gateway.json:5:9 /to",
 		"04-adapter.json 02-bff-to-gateway.json:5:9 /to",
 	}
-	if got := related(checks.DefaultOptions()); !slices.Equal(got, want) {
+	if got := related(lint.DefaultOptions()); !slices.Equal(got, want) {
 		t.Fatalf("IDL210's related locations %q, want %q", got, want)
 	}
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	opts.Disabled = map[string]bool{"IDL201": true}
 	if got := related(opts); len(got) != 0 {
 		t.Errorf("with IDL201 off, IDL210's related locations %q, want none", got)
@@ -282,10 +282,10 @@ func TestTypoFoldsOnlyWhileReported(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := rules(checks.DefaultOptions()), []string{"IDL002"}; !slices.Equal(got, want) {
+	if got, want := rules(lint.DefaultOptions()), []string{"IDL002"}; !slices.Equal(got, want) {
 		t.Errorf("findings %q, want %q", got, want)
 	}
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	opts.Disabled = map[string]bool{"IDL002": true}
 	if got, want := rules(opts), []string{"IDL102", "IDL202", "IDL214", "IDL214"}; !slices.Equal(got, want) {
 		t.Errorf("with IDL002 off, findings %q, want %q", got, want)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/fixtures"
 )
@@ -40,15 +41,15 @@ func TestOpenAPIRulesSeeEverySet(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "refunds", "01-browser-to-bff.json"), []byte(refunds), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	api, err := openapi.Load(filepath.Join(dir, "orders", c.Spec))
 	if err != nil {
 		t.Fatal(err)
 	}
-	openapi.Use(&opts, api)
+	opts.Inputs = append(opts.Inputs, openapi.Description.Supply(api))
 	idl301 := func(paths ...string) int {
 		o := opts
-		o.SetOf = func(path string) string { return filepath.Base(filepath.Dir(path)) }
+		o.Files.SetOf = func(path string) string { return filepath.Base(filepath.Dir(path)) }
 		res, err := checks.Check(paths, o)
 		if err != nil {
 			t.Fatal(err)

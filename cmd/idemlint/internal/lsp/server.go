@@ -252,7 +252,7 @@ func (s *server) checkIfChanged() error {
 func (s *server) check() error {
 	opts := s.options()
 	open := texts(s.open)
-	opts.ReadFile = func(path string) ([]byte, error) {
+	opts.Files.ReadFile = func(path string) ([]byte, error) {
 		if text, ok := open[path]; ok {
 			return []byte(text), nil
 		}
@@ -293,7 +293,7 @@ func (s *server) check() error {
 	sort.Strings(files)
 	s.published = map[string]bool{}
 	for _, path := range files {
-		if err := s.publish(path, byFile[path], opts.ReadFile); err != nil {
+		if err := s.publish(path, byFile[path], opts.Files.ReadFile); err != nil {
 			return err
 		}
 		if len(byFile[path]) > 0 {
@@ -320,7 +320,7 @@ func (s *server) options() checks.Options {
 	opts, cfg, err := lint.Options(s.root, lint.Settings{})
 	if err != nil {
 		_ = s.showError(err.Error())
-		return checks.DefaultOptions()
+		return lint.DefaultOptions()
 	}
 	if err := lint.Inputs(&opts, cfg, lint.Settings{}); err != nil {
 		_ = s.showError(err.Error())
@@ -404,7 +404,7 @@ func (s *server) hover(p positionParams) any {
 			continue
 		}
 		seen[f.Rule] = true
-		r, ok := checks.Lookup(f.Rule)
+		r, ok := lint.Rules.Lookup(f.Rule)
 		if !ok {
 			continue
 		}
