@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // StarterFile is one document of a starter set.
@@ -25,12 +29,11 @@ type StarterFile struct {
 // file name, keyed on "boundary": each flow is a copy with its own
 // components ("web" -> "<flow>-bff" -> "<flow>-gw" -> "<flow>-adapter"),
 // the API's operations (the adapter's with their JSON request example as
-// example.body), info.version as contract_version and the key header the
-// API declares; every other field is the template's, as written.
+// example.body), info.version as contract_version and the key header;
+// every other field is the template's, as written.
 // skipped names the operations whose method a boundary document cannot
-// carry (TRACE).
-func Starter(api *API, template map[string][]byte) (files []StarterFile, skipped []string, err error) {
-	header := keyHeader(api)
+// carry (TRACE). header is the key header (KeyHeader, or the user's).
+func Starter(api *API, template map[string][]byte, header string) (files []StarterFile, skipped []string, err error) {
 	flows := map[string][]*Operation{}
 	for _, o := range api.Operations {
 		if !boundaryMethod(o.Method) {
@@ -109,6 +112,10 @@ func starterDocument(src []byte, id string, api *API, ops []*Operation, header s
 			}
 		case "operations":
 			value = operations(ops, kind)
+		case "idempotency_fingerprint":
+			if c := bodyCanonicalization(ops); c != nil {
+				value = bytes.Replace(value, []byte(`"canonicalization": "canonical_json"`), append([]byte(`"canonicalization": `), c...), 1)
+			}
 		default:
 			value = bytes.ReplaceAll(value, []byte(`"x-idempotency-key"`), quotedKey)
 		}
@@ -160,7 +167,12 @@ func operations(ops []*Operation, kind string) json.RawMessage {
 			p = o.BasePaths[0] + o.Template
 		}
 		fmt.Fprintf(&b, `    {"operation_key": %s, "method": %s, "path": %s`, quote(unique(OperationKey(o), keys)), quote(o.Method), quote(p))
-		if kind == "adapter" && o.RequestExample != nil {
+		switch ct := exampleContentType(o); {
+		case kind != "adapter":
+		case ct != "":
+			// conform sends the operation's bodies as its description does.
+			fmt.Fprintf(&b, `, "example": {"headers": {"Content-Type": %s}}`, quote(ct))
+		case o.RequestExample != nil:
 			fmt.Fprintf(&b, `, "example": {"body": %s}`, o.RequestExample)
 		}
 		b.WriteByte('}')
@@ -171,6 +183,70 @@ func operations(ops []*Operation, kind string) json.RawMessage {
 	}
 	b.WriteString("  ]")
 	return b.Bytes()
+}
+
+// bodyCanonicalization is the fingerprint's canonicalization of the
+// flow's request bodies by media type: canonical_json for JSON,
+// canonical_form for a form, raw_bytes for any other type (a wildcard
+// content type is "*/*"). One name when all agree and a single name can
+// say it, else an object; nil when no operation declares a body.
+func bodyCanonicalization(ops []*Operation) json.RawMessage {
+	byType := map[string]string{}
+	for _, o := range ops {
+		for _, mt := range o.RequestMediaTypes {
+			if !boundary.IsMediaTypeName(mt) {
+				mt = "*/*"
+			}
+			byType[mt] = canonicalizationOf(mt)
+		}
+	}
+	names := slices.Compact(slices.Sorted(maps.Values(byType)))
+	switch {
+	case len(names) == 0:
+		return nil
+	case len(names) == 1 && names[0] != "canonical_form": // a single name is canonical_json or raw_bytes
+		return quote(names[0])
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, mt := range slices.Sorted(maps.Keys(byType)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: %s", quote(mt), quote(byType[mt]))
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func canonicalizationOf(mediaType string) string {
+	switch {
+	case mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"):
+		return "canonical_json"
+	case mediaType == formMediaType:
+		return "canonical_form"
+	}
+	return "raw_bytes"
+}
+
+const formMediaType = "application/x-www-form-urlencoded"
+
+// exampleContentType is the Content-Type conform must send for o: "" when
+// o takes JSON (conform's default) or declares no body; else a form when
+// it takes one, or its first named media type.
+func exampleContentType(o *Operation) string {
+	if len(o.RequestMediaTypes) == 0 || slices.ContainsFunc(o.RequestMediaTypes, func(mt string) bool { return canonicalizationOf(mt) == "canonical_json" }) {
+		return ""
+	}
+	if slices.Contains(o.RequestMediaTypes, formMediaType) {
+		return formMediaType
+	}
+	for _, mt := range o.RequestMediaTypes {
+		if mt != "*/*" && boundary.IsMediaTypeName(mt) {
+			return mt
+		}
+	}
+	return ""
 }
 
 // OperationKey names an operation as spec section 7 says: its operationId
@@ -230,13 +306,16 @@ func unique(name string, taken map[string]bool) string {
 }
 
 // KeyGaps names the operations of api that "openapi check" will report
-// under IDL302 against a starter set built from it: a state-changing
-// operation whose description does not declare the key header as a
+// under IDL302 against a starter set whose key header is header: a
+// state-changing operation whose description does not declare it as a
 // required header parameter. The starter's browser edge requires the key
 // for it all the same: without, "check" reports IDL101 and clients that
-// retry execute twice; the description is what needs the fix.
-func KeyGaps(api *API) []string {
-	header := keyHeader(api)
+// retry execute twice; the description is what needs the fix. None when
+// the description carries its key in the body (IDL302 is then silent).
+func KeyGaps(api *API, header string) []string {
+	if api.BodyKey != "" {
+		return nil
+	}
 	var gaps []string
 	for _, o := range api.Operations {
 		if !o.StateChanging() {
@@ -249,25 +328,53 @@ func KeyGaps(api *API) []string {
 	return gaps
 }
 
-// keyHeader is the idempotency key header the API declares: the first
-// required header parameter of a state-changing operation whose name
-// mentions "idempotency" and is a valid header name; else the default.
-func keyHeader(api *API) string {
-	for _, o := range api.Operations {
-		if !o.StateChanging() {
-			continue
-		}
-		for _, p := range o.HeaderParams {
-			if p.Required && strings.Contains(strings.ToLower(p.Name), "idempotency") && isToken(p.Name) {
-				return p.Name
+// KeyHeader is the idempotency key header the description declares: of
+// the header parameters (required or not) of its state-changing
+// operations, the one declared on the most operations among those whose
+// name speaks of idempotency ("Idempotency-Key"), else among those whose
+// description does ("PayPal-Request-Id"); ties go to the first in path
+// order. ok is false, and the header "x-idempotency-key", when none
+// does.
+func KeyHeader(api *API) (header string, ok bool) {
+	for _, speaks := range []func(Param) bool{
+		func(p Param) bool { return mentionsIdempotency(p.Name) },
+		func(p Param) bool { return mentionsIdempotency(p.Description) },
+	} {
+		counts := map[string]int{}
+		var order []string // lower-cased names in path order
+		spelled := map[string]string{}
+		for _, o := range api.Operations {
+			if !o.StateChanging() {
+				continue
+			}
+			for _, p := range o.HeaderParams {
+				if !speaks(p) || !IsHeaderName(p.Name) {
+					continue
+				}
+				name := strings.ToLower(p.Name)
+				if counts[name] == 0 {
+					order = append(order, name)
+					spelled[name] = p.Name
+				}
+				counts[name]++
 			}
 		}
+		best := ""
+		for _, name := range order {
+			if counts[name] > counts[best] {
+				best = name
+			}
+		}
+		if best != "" {
+			return spelled[best], true
+		}
 	}
-	return "x-idempotency-key"
+	return "x-idempotency-key", false
 }
 
-// isToken reports whether s is an RFC 9110 token, what a header name is.
-func isToken(s string) bool {
+// IsHeaderName reports whether s is an RFC 9110 token, what a header name
+// is.
+func IsHeaderName(s string) bool {
 	if s == "" {
 		return false
 	}
