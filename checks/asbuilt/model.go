@@ -55,6 +55,9 @@ type Resource struct {
 	Routes []*Route // as written
 
 	order []candidate // Routes' matches in the platform's precedence
+	// pick, when set, is the platform's own choice of route where it is
+	// not an order of the matches (nginx's locations).
+	pick func(method, template string) (*Route, *Match, bool)
 }
 
 // candidate is one match of one route, ranked by Sort.
@@ -151,6 +154,9 @@ func (m Match) Holds(method, template string) bool {
 // method to template (spec 8.4), and the match that holds; false when no
 // route of the resource carries it.
 func (res *Resource) Select(method, template string) (*Route, *Match, bool) {
+	if res.pick != nil {
+		return res.pick(method, template)
+	}
 	for _, c := range res.order {
 		if c.match < 0 {
 			return c.route, nil, true

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -26,6 +27,12 @@ type platform struct {
 	configMap *configMapReader
 	// export, when not nil, is a document without a kind it reads.
 	export *exportReader
+	// text, when not nil, is the platform's own configuration language
+	// it reads (nginx.conf, haproxy.cfg).
+	text *textReader
+	// live is set when a test runs the platform itself and holds its
+	// defaults to what it does (proven live), not only to its sources.
+	live bool
 	// defaults are what it does when nothing is written, each with the
 	// documentation it comes from.
 	defaults []*Default
@@ -54,6 +61,32 @@ type exportReader struct {
 	keys []string
 	is   func(r *reader, root *yaml.Node) bool
 	read func(f *fileRead, root *yaml.Node)
+}
+
+// textReader reads files in a platform's own configuration language:
+// exts are the name endings a walked directory takes, is tells such a
+// file from another program's of the same ending (skipped).
+type textReader struct {
+	exts []string
+	is   func(data []byte) bool
+	read func(f *fileRead, data []byte)
+}
+
+// textReaderOf returns the reader of the files named like path.
+func textReaderOf(path string) *textReader {
+	for _, p := range platforms {
+		if p.text != nil && slices.ContainsFunc(p.text.exts, func(ext string) bool { return strings.HasSuffix(strings.ToLower(path), ext) }) {
+			return p.text
+		}
+	}
+	return nil
+}
+
+// ProvenLive reports whether a test runs platform p itself and holds its
+// defaults to what it does; otherwise they are read from its sources.
+func ProvenLive(p Platform) bool {
+	i := slices.IndexFunc(platforms, func(q *platform) bool { return q.name == p })
+	return i >= 0 && platforms[i].live
 }
 
 // listKind is the kind whose items are each read as a document.
@@ -122,7 +155,7 @@ func (p *platform) check() error {
 	if p.name == "" || p.order <= 0 {
 		return errors.New("no name or order")
 	}
-	if len(p.kinds) == 0 && p.configMap == nil && p.export == nil {
+	if len(p.kinds) == 0 && p.configMap == nil && p.export == nil && p.text == nil {
 		return errors.New("reads nothing")
 	}
 	for _, k := range p.kinds {
@@ -135,6 +168,9 @@ func (p *platform) check() error {
 	}
 	if e := p.export; e != nil && (len(e.keys) == 0 || e.is == nil || e.read == nil) {
 		return errors.New("export reader incomplete")
+	}
+	if t := p.text; t != nil && (len(t.exts) == 0 || t.is == nil || t.read == nil) {
+		return errors.New("text reader incomplete")
 	}
 	for _, d := range p.defaults {
 		if d.ID == "" || d.Setting == "" || d.Value == "" || d.Source == "" {

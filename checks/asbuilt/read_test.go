@@ -41,6 +41,9 @@ func TestRead(t *testing.T) {
 					selects = strings.Split(strings.TrimSpace(string(f.Data)), "\n")
 				default:
 					p := filepath.Join(dir, f.Name)
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
 					if err := os.WriteFile(p, f.Data, 0o644); err != nil {
 						t.Fatal(err)
 					}

@@ -1,0 +1,446 @@
+package asbuilt
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/idemlint/idemlint/schemas/fileset"
+)
+
+// The NGINX configuration language: directives of words ended by ";" or
+// by a block in braces, "#" comments, quotes and backslash escapes, and
+// "include" naming files (globs) relative to the including file. Written
+// here rather than taken from nginxinc's nginx-go-crossplane: that keeps
+// lines but no columns, and follows includes wherever they lead on the
+// machine, where idemlint must refuse those leaving the checked tree.
+
+// ngxDirective is one directive, at its first character.
+type ngxDirective struct {
+	name    string
+	args    []string
+	at      Pos
+	isBlock bool
+	block   []*ngxDirective
+}
+
+// ngxMaxDepth bounds block nesting, includes included: real
+// configurations nest a handful of levels (http, server, location, if).
+const ngxMaxDepth = 100
+
+// ngxLimits bound what one configuration's includes may reach: files,
+// and directives read in all (a file included twice counts twice, so
+// includes that fan out cannot multiply the work unseen).
+const (
+	ngxMaxIncludeDepth = 32
+	ngxMaxDirectives   = 1 << 20
+)
+
+// ngxScanner reads the words of an NGINX file with their positions.
+type ngxScanner struct {
+	file      string
+	data      []byte
+	i         int
+	line, col int
+}
+
+// next advances over one byte (a UTF-8 continuation byte takes no column).
+func (s *ngxScanner) next() {
+	c := s.data[s.i]
+	s.i++
+	switch {
+	case c == '\n':
+		s.line, s.col = s.line+1, 1
+	case c&0xc0 != 0x80:
+		s.col++
+	}
+}
+
+func (s *ngxScanner) pos() Pos { return Pos{File: s.file, Line: s.line, Column: s.col} }
+
+// ngxToken is a word, or one of the punctuation ";", "{", "}" (punct set).
+type ngxToken struct {
+	text  string
+	at    Pos
+	punct bool
+}
+
+// token returns the next token; ok false at the end of the file.
+func (s *ngxScanner) token() (ngxToken, bool, error) {
+	for s.i < len(s.data) {
+		c := s.data[s.i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			s.next()
+		case c == '#':
+			for s.i < len(s.data) && s.data[s.i] != '\n' {
+				s.next()
+			}
+		case c == ';' || c == '{' || c == '}':
+			at := s.pos()
+			s.next()
+			return ngxToken{text: string(c), at: at, punct: true}, true, nil
+		case c == '"' || c == '\'':
+			at := s.pos()
+			s.next()
+			var b strings.Builder
+			for {
+				if s.i >= len(s.data) {
+					return ngxToken{}, false, &FileError{At: at, Err: errors.New("not NGINX configuration: a quoted string is not closed")}
+				}
+				d := s.data[s.i]
+				s.next()
+				if d == c {
+					break
+				}
+				if d == '\\' && s.i < len(s.data) {
+					s.escape(&b)
+					continue
+				}
+				b.WriteByte(d)
+			}
+			return ngxToken{text: b.String(), at: at}, true, nil
+		default:
+			at := s.pos()
+			var b strings.Builder
+			for s.i < len(s.data) {
+				d := s.data[s.i]
+				if d == ' ' || d == '\t' || d == '\r' || d == '\n' || d == ';' || d == '}' || (d == '{' && !strings.HasSuffix(b.String(), "$")) {
+					break
+				}
+				s.next()
+				switch {
+				case d == '\\' && s.i < len(s.data):
+					s.escape(&b)
+					continue
+				case d == '{': // "${name}": a variable, not a block
+					b.WriteByte(d)
+					for s.i < len(s.data) && s.data[s.i] != '}' && s.data[s.i] != '\n' {
+						b.WriteByte(s.data[s.i])
+						s.next()
+					}
+					continue
+				}
+				b.WriteByte(d)
+			}
+			return ngxToken{text: b.String(), at: at}, true, nil
+		}
+	}
+	return ngxToken{}, false, nil
+}
+
+// escape writes the character escaped by the backslash just read, as
+// nginx does: \", \' and \\ stand for the character, \t, \r and \n for
+// the control character; any other keeps its backslash (a regular
+// expression's "\.").
+func (s *ngxScanner) escape(b *strings.Builder) {
+	c := s.data[s.i]
+	s.next()
+	switch c {
+	case '"', '\'', '\\':
+		b.WriteByte(c)
+	case 't':
+		b.WriteByte('\t')
+	case 'r':
+		b.WriteByte('\r')
+	case 'n':
+		b.WriteByte('\n')
+	default:
+		b.WriteByte('\\')
+		b.WriteByte(c)
+	}
+}
+
+// parseNginx reads one file's directives, not following includes.
+func parseNginx(file string, data []byte) ([]*ngxDirective, *FileError) {
+	s := &ngxScanner{file: file, data: data, line: 1, col: 1}
+	out, _, err := s.block(0, Pos{})
+	if err != nil {
+		var fe *FileError
+		if errors.As(err, &fe) {
+			return nil, fe
+		}
+		return nil, &FileError{At: Pos{File: file}, Err: err}
+	}
+	return out, nil
+}
+
+// block reads directives until the "}" closing a block opened at open
+// (depth above 0) or the end of the file.
+func (s *ngxScanner) block(depth int, open Pos) ([]*ngxDirective, bool, error) {
+	var out []*ngxDirective
+	var cur *ngxDirective
+	for {
+		t, ok, err := s.token()
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			switch {
+			case cur != nil:
+				return nil, false, &FileError{At: cur.at, Err: fmt.Errorf("not NGINX configuration: the directive %q is not ended by \";\" or a block", cur.name)}
+			case depth > 0:
+				return nil, false, &FileError{At: open, Err: errors.New("not NGINX configuration: this block is not closed by \"}\"")}
+			}
+			return out, true, nil
+		}
+		switch {
+		case !t.punct:
+			if cur == nil {
+				cur = &ngxDirective{name: t.text, at: t.at}
+			} else {
+				cur.args = append(cur.args, t.text)
+			}
+		case t.text == ";" && cur != nil:
+			out, cur = append(out, cur), nil
+		case t.text == "{" && cur != nil:
+			if depth+1 > ngxMaxDepth {
+				return nil, false, &FileError{At: t.at, Err: fmt.Errorf("blocks nest more than %d levels; idemlint does not read deeper", ngxMaxDepth)}
+			}
+			inner, _, err := s.block(depth+1, cur.at)
+			if err != nil {
+				return nil, false, err
+			}
+			cur.isBlock, cur.block = true, inner
+			out, cur = append(out, cur), nil
+		case t.text == "}" && cur == nil && depth > 0:
+			return out, true, nil
+		default:
+			return nil, false, &FileError{At: t.at, Err: fmt.Errorf("not NGINX configuration: unexpected %q", t.text)}
+		}
+	}
+}
+
+// ngxTopWords are directives an NGINX file of a repository starts with:
+// a walked *.conf file whose first directive is none of them is another
+// program's configuration, skipped.
+var ngxTopWords = []string{
+	"user", "worker_processes", "worker_rlimit_nofile", "error_log", "pid", "events", "http", "stream",
+	"include", "load_module", "daemon", "env", "server", "upstream", "map", "location", "proxy_pass",
+	"log_format", "access_log", "geo", "split_clients", "limit_req_zone", "limit_conn_zone",
+	"proxy_cache_path", "resolver", "ssl_protocols", "ssl_ciphers", "gzip", "sendfile", "keepalive_timeout",
+	"client_max_body_size", "proxy_set_header", "proxy_next_upstream", "add_header", "underscores_in_headers",
+}
+
+// isNginx reports whether data is NGINX configuration: its first
+// directive is one NGINX has.
+func isNginx(data []byte) bool {
+	s := &ngxScanner{data: data, line: 1, col: 1}
+	t, ok, err := s.token()
+	return err == nil && ok && !t.punct && slices.Contains(ngxTopWords, t.text)
+}
+
+// includeTree is where an include may lead: below one of roots (absolute,
+// links resolved), unless follow.
+type includeTree struct {
+	roots  []string
+	follow bool
+}
+
+// treeOf is the tree of the paths named: a directory, or a named file's
+// directory (an nginx.conf named alone includes its conf.d).
+func treeOf(paths []string, follow bool) includeTree {
+	t := includeTree{follow: follow}
+	for _, p := range paths {
+		if info, err := os.Stat(p); err == nil && !info.IsDir() {
+			p = filepath.Dir(p)
+		}
+		if real, err := realPath(p); err == nil {
+			t.roots = append(t.roots, real)
+		}
+	}
+	return t
+}
+
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+func (t includeTree) holds(real string) bool {
+	return t.follow || slices.ContainsFunc(t.roots, func(root string) bool {
+		return real == root || strings.HasPrefix(real, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
+	})
+}
+
+// ngxFile is an NGINX file: its directives, or why it cannot be read.
+type ngxFile struct {
+	directives []*ngxDirective
+	err        *FileError
+}
+
+// ngxLoader expands the includes of the NGINX files of one Read.
+type ngxLoader struct {
+	tree  includeTree
+	files map[string]*ngxFile // by real path
+}
+
+// load returns the file at the real path real, read once, its places
+// named by path (as the include wrote it).
+func (l *ngxLoader) load(real, path string) *ngxFile {
+	if f, ok := l.files[real]; ok {
+		return f
+	}
+	f := &ngxFile{}
+	data, err := fileset.ReadLimited(real, MaxFileSize, "an infrastructure file")
+	if err != nil {
+		f.err = &FileError{At: Pos{File: path}, Err: err}
+	} else {
+		f.directives, f.err = parseNginx(path, data)
+	}
+	l.files[real] = f
+	return f
+}
+
+// ngxExpansion is a file's directives with its includes replaced by what
+// they name, the files reached, and what could not be followed.
+type ngxExpansion struct {
+	directives []*ngxDirective
+	reached    map[string]bool // real paths, the file's own excluded
+	problems   []Problem
+	count      int
+}
+
+// expand expands the includes of the file at real (its directives ds).
+func (l *ngxLoader) expand(real string, ds []*ngxDirective) *ngxExpansion {
+	e := &ngxExpansion{reached: map[string]bool{}}
+	e.directives = l.expandAll(e, ds, []string{real})
+	return e
+}
+
+func (l *ngxLoader) expandAll(e *ngxExpansion, ds []*ngxDirective, stack []string) []*ngxDirective {
+	out := make([]*ngxDirective, 0, len(ds))
+	for _, d := range ds {
+		if e.count++; e.count > ngxMaxDirectives {
+			e.problems = append(e.problems, Problem{At: d.at, Message: fmt.Sprintf("the configuration and its includes hold more than %d directives; the rest is not read", ngxMaxDirectives)})
+			return out
+		}
+		switch {
+		case d.name == "include" && !d.isBlock:
+			out = append(out, l.include(e, d, stack)...)
+		case d.isBlock:
+			c := *d
+			c.block = l.expandAll(e, d.block, stack)
+			out = append(out, &c)
+		default:
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// include returns the directives of the files d names.
+func (l *ngxLoader) include(e *ngxExpansion, d *ngxDirective, stack []string) []*ngxDirective {
+	if len(d.args) != 1 {
+		e.problems = append(e.problems, Problem{At: d.at, Message: "include takes one file name or glob"})
+		return nil
+	}
+	pattern := d.args[0]
+	if !filepath.IsAbs(pattern) {
+		pattern = filepath.Join(filepath.Dir(d.at.File), pattern)
+	}
+	say := func(format string, args ...any) {
+		e.problems = append(e.problems, Problem{At: d.at, Message: "include " + d.args[0] + ": " + fmt.Sprintf(format, args...)})
+	}
+	glob := strings.ContainsAny(pattern, "*?[")
+	// The directory before the first glob character must be inside the
+	// tree before anything is listed: a glob is not walked outside it.
+	static := pattern
+	if glob {
+		static = filepath.Dir(pattern[:strings.IndexAny(pattern, "*?[")] + "x")
+	}
+	if real, err := realPath(static); err == nil && !l.tree.holds(real) {
+		say("%s is outside the paths checked, not read (like a symbolic link leaving the checked tree); --follow-symlinks follows it", real)
+		return nil
+	}
+	matches := []string{pattern}
+	if glob {
+		var err error
+		if matches, err = filepath.Glob(pattern); err != nil {
+			say("not a glob: %v", err)
+			return nil
+		}
+	}
+	if len(stack) > ngxMaxIncludeDepth {
+		say("includes nest more than %d levels; not read", ngxMaxIncludeDepth)
+		return nil
+	}
+	var out []*ngxDirective
+	for _, m := range matches {
+		real, err := realPath(m)
+		switch {
+		case err != nil && glob:
+			continue // removed since listed
+		case err != nil:
+			say("no such file; the configuration is read without it")
+			continue
+		case !l.tree.holds(real):
+			say("%s is outside the paths checked, not read (like a symbolic link leaving the checked tree); --follow-symlinks follows it", real)
+			continue
+		case slices.Contains(stack, real):
+			say("includes %s, which includes this file: an include loop; not read again", real)
+			continue
+		}
+		if info, err := os.Stat(real); err == nil && info.IsDir() {
+			continue // a glob's directory: nginx reads files only
+		}
+		f := l.load(real, m)
+		if f.err != nil {
+			if f.err.At.Line == 0 {
+				say("%v", f.err.Err)
+			} else {
+				e.problems = append(e.problems, Problem{At: f.err.At, Message: f.err.Err.Error()})
+			}
+			continue
+		}
+		e.reached[real] = true
+		out = append(out, l.expandAll(e, f.directives, append(stack, real))...)
+	}
+	return out
+}
+
+// readNginx follows the includes of the NGINX files of one Read and
+// reads each configuration's resources into its root file: a file that
+// another file given includes is read there, once (of two that include
+// each other, the first given is the root).
+func readNginx(reads []*fileRead, tree includeTree) {
+	type given struct {
+		f    *fileRead
+		real string
+		e    *ngxExpansion
+	}
+	l := &ngxLoader{tree: tree, files: map[string]*ngxFile{}}
+	var files []given
+	for _, f := range reads {
+		if f == nil || !f.isNginx || f.err != nil {
+			continue
+		}
+		real, err := realPath(f.file)
+		if err != nil {
+			real = f.file // parsed from bytes (Parse): no file on disk
+		}
+		if _, seen := l.files[real]; seen {
+			continue // named twice
+		}
+		l.files[real] = &ngxFile{directives: f.ngx}
+		files = append(files, given{f: f, real: real})
+	}
+	for i := range files {
+		files[i].e = l.expand(files[i].real, files[i].f.ngx)
+	}
+	for i, g := range files {
+		g.f.ngx = nil
+		if slices.ContainsFunc(files[:i], func(o given) bool { return o.e.reached[g.real] }) ||
+			slices.ContainsFunc(files[i+1:], func(o given) bool { return o.e.reached[g.real] && !g.e.reached[o.real] }) {
+			continue // read where it is included
+		}
+		g.f.problems = append(g.f.problems, g.e.problems...)
+		g.f.nginxResources(g.e.directives)
+	}
+}
