@@ -359,3 +359,66 @@ func checkReceipts(t *testing.T, upstreams []*counter, rt *Route) {
 		t.Errorf("x_idempotency_key: the upstreams saw it %v; the model says it is dropped %v", saw, drops)
 	}
 }
+
+// haproxyLiveCases are backend directives in front of one counting
+// server (HAProxy retries on the same server without redispatch).
+var haproxyLiveCases = []struct{ name, backend string }{
+	{"defaults", ""},
+	{"retry-on all-retryable-errors", "retry-on all-retryable-errors"},
+	{"disable-l7-retry if METH_POST", "retry-on all-retryable-errors\n    http-request disable-l7-retry if METH_POST"},
+}
+
+func TestHAProxyDefaultsLive(t *testing.T) {
+	haproxy := liveProgram(t, "haproxy")
+	for _, tc := range haproxyLiveCases {
+		for _, reset := range []bool{false, true} {
+			name := tc.name + "/stall"
+			if reset {
+				name = tc.name + "/reset"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				upstream := newCounter(t, reset)
+				addr := freePort(t)
+				cfg := fmt.Sprintf(`global
+    maxconn 64
+    pidfile %s/haproxy.pid
+
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 2m
+    timeout server 1s
+
+frontend shop
+    bind %s
+    default_backend app
+
+backend app
+    %s
+    server s1 %s
+`, dir, addr, tc.backend, upstream.addr())
+				path := filepath.Join(dir, "haproxy.cfg")
+				if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				model := Read([]string{path})
+				if len(model.Errors) > 0 || len(model.Problems) > 0 || len(model.Resources) != 1 {
+					t.Fatalf("the model: errors %v, problems %v, %d resources", model.Errors, model.Problems, len(model.Resources))
+				}
+				rt, _, ok := model.Resources[0].Select("POST", "/api/orders")
+				if !ok {
+					t.Fatal("the model carries no /api/orders")
+				}
+				startProxy(t, exec.Command(haproxy, "-db", "-f", path), addr, filepath.Join(dir, "none"))
+				var wg sync.WaitGroup
+				for _, m := range liveMethods {
+					wg.Go(func() { send(t, addr, m) })
+				}
+				wg.Wait()
+				checkReceipts(t, []*counter{upstream}, rt)
+			})
+		}
+	}
+}

@@ -85,6 +85,9 @@ type Route struct {
 	// platform treats them apart (ingress-nginx without non_idempotent);
 	// nil when Retry holds for every method.
 	NonIdempotent *Retry
+	// ByMethod are the retries of the methods a platform treats apart
+	// by name (HAProxy's disable-l7-retry if METH_POST), by method.
+	ByMethod map[string]Retry
 	// Timeout bounds the whole request, retries included; 0 when none.
 	Timeout     time.Duration
 	TimeoutFrom Origin
@@ -104,6 +107,9 @@ type Route struct {
 
 // RetryFor returns the retry the route applies to a request with method.
 func (r *Route) RetryFor(method string) Retry {
+	if retry, ok := r.ByMethod[strings.ToUpper(method)]; ok {
+		return retry
+	}
 	if r.NonIdempotent != nil {
 		switch strings.ToUpper(method) {
 		case "POST", "LOCK", "PATCH":

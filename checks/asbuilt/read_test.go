@@ -3,8 +3,10 @@ package asbuilt
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,6 +143,9 @@ func dump(s *Set, dir string, selects []string) string {
 			retry("retry", rt.Retry)
 			if rt.NonIdempotent != nil {
 				retry("retry POST/LOCK/PATCH", *rt.NonIdempotent)
+			}
+			for _, m := range slices.Sorted(maps.Keys(rt.ByMethod)) {
+				retry("retry "+m, rt.ByMethod[m])
 			}
 			if rt.Timeout != 0 {
 				fmt.Fprintf(&b, "    timeout %s (%s)\n", rt.Timeout, origin(rt.TimeoutFrom))
