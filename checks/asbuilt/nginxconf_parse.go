@@ -36,7 +36,7 @@ const ngxMaxDepth = 100
 // includes that fan out cannot multiply the work unseen).
 const (
 	ngxMaxIncludeDepth = 32
-	ngxMaxDirectives   = 1 << 20
+	ngxMaxDirectives   = 1 << 18
 )
 
 // ngxScanner reads the words of an NGINX file with their positions.
@@ -272,6 +272,7 @@ func (t includeTree) holds(real string) bool {
 // ngxFile is an NGINX file: its directives, or why it cannot be read.
 type ngxFile struct {
 	directives []*ngxDirective
+	size       int // directives, blocks' included, includes not followed
 	err        *FileError
 }
 
@@ -279,6 +280,7 @@ type ngxFile struct {
 type ngxLoader struct {
 	tree  includeTree
 	files map[string]*ngxFile // by real path
+	globs map[string]ngxResolved
 }
 
 // load returns the file at the real path real, read once, its places
@@ -293,9 +295,19 @@ func (l *ngxLoader) load(real, path string) *ngxFile {
 		f.err = &FileError{At: Pos{File: path}, Err: err}
 	} else {
 		f.directives, f.err = parseNginx(path, data)
+		f.size = ngxCount(f.directives)
 	}
 	l.files[real] = f
 	return f
+}
+
+// ngxCount counts directives, those of blocks included.
+func ngxCount(ds []*ngxDirective) int {
+	n := len(ds)
+	for _, d := range ds {
+		n += ngxCount(d.block)
+	}
+	return n
 }
 
 // ngxExpansion is a file's directives with its includes replaced by what
@@ -310,23 +322,22 @@ type ngxExpansion struct {
 // expand expands the includes of the file at real (its directives ds).
 func (l *ngxLoader) expand(real string, ds []*ngxDirective) *ngxExpansion {
 	e := &ngxExpansion{reached: map[string]bool{}}
-	e.directives = l.expandAll(e, ds, []string{real})
+	e.directives = l.expandAll(e, ds, []string{real}, nil)
 	return e
 }
 
-func (l *ngxLoader) expandAll(e *ngxExpansion, ds []*ngxDirective, stack []string) []*ngxDirective {
-	out := make([]*ngxDirective, 0, len(ds))
+// expandAll appends to out the directives ds, includes expanded.
+func (l *ngxLoader) expandAll(e *ngxExpansion, ds []*ngxDirective, stack []string, out []*ngxDirective) []*ngxDirective {
 	for _, d := range ds {
 		if e.count++; e.count > ngxMaxDirectives {
-			e.problems = append(e.problems, Problem{At: d.at, Message: fmt.Sprintf("the configuration and its includes hold more than %d directives; the rest is not read", ngxMaxDirectives)})
 			return out
 		}
 		switch {
 		case d.name == "include" && !d.isBlock:
-			out = append(out, l.include(e, d, stack)...)
+			out = l.include(e, d, stack, out)
 		case d.isBlock:
 			c := *d
-			c.block = l.expandAll(e, d.block, stack)
+			c.block = l.expandAll(e, d.block, stack, nil)
 			out = append(out, &c)
 		default:
 			out = append(out, d)
@@ -335,19 +346,32 @@ func (l *ngxLoader) expandAll(e *ngxExpansion, ds []*ngxDirective, stack []strin
 	return out
 }
 
-// include returns the directives of the files d names.
-func (l *ngxLoader) include(e *ngxExpansion, d *ngxDirective, stack []string) []*ngxDirective {
-	if len(d.args) != 1 {
-		e.problems = append(e.problems, Problem{At: d.at, Message: "include takes one file name or glob"})
-		return nil
+// ngxMatch is a file an include names: its path as the include writes
+// it and its real path, or why it is not read (refused).
+type ngxMatch struct {
+	path, real, refused string
+}
+
+// resolve returns the files pattern (absolute, or relative to the
+// working directory) names, once per pattern; refused says why none is
+// read when the pattern itself is refused or names no file.
+func (l *ngxLoader) resolve(pattern string) ([]ngxMatch, string) {
+	if r, ok := l.globs[pattern]; ok {
+		return r.matches, r.refused
 	}
-	pattern := d.args[0]
-	if !filepath.IsAbs(pattern) {
-		pattern = filepath.Join(filepath.Dir(d.at.File), pattern)
-	}
-	say := func(format string, args ...any) {
-		e.problems = append(e.problems, Problem{At: d.at, Message: "include " + d.args[0] + ": " + fmt.Sprintf(format, args...)})
-	}
+	matches, refused := l.resolveOnce(pattern)
+	l.globs[pattern] = ngxResolved{matches, refused}
+	return matches, refused
+}
+
+type ngxResolved struct {
+	matches []ngxMatch
+	refused string
+}
+
+const outsideTree = "%s is outside the paths checked, not read (like a symbolic link leaving the checked tree); --follow-symlinks follows it"
+
+func (l *ngxLoader) resolveOnce(pattern string) ([]ngxMatch, string) {
 	glob := strings.ContainsAny(pattern, "*?[")
 	// The directory before the first glob character must be inside the
 	// tree before anything is listed: a glob is not walked outside it.
@@ -355,42 +379,69 @@ func (l *ngxLoader) include(e *ngxExpansion, d *ngxDirective, stack []string) []
 	if glob {
 		static = filepath.Dir(pattern[:strings.IndexAny(pattern, "*?[")] + "x")
 	}
-	if real, err := realPath(static); err == nil && !l.tree.holds(real) {
-		say("%s is outside the paths checked, not read (like a symbolic link leaving the checked tree); --follow-symlinks follows it", real)
-		return nil
+	real, err := realPath(static)
+	switch {
+	case err != nil && glob:
+		return nil, "" // a glob matching nothing is no error to nginx
+	case err != nil:
+		return nil, "no such file; the configuration is read without it"
+	case !l.tree.holds(real):
+		return nil, fmt.Sprintf(outsideTree, static)
 	}
-	matches := []string{pattern}
+	paths := []string{pattern}
 	if glob {
-		var err error
-		if matches, err = filepath.Glob(pattern); err != nil {
-			say("not a glob: %v", err)
-			return nil
+		if paths, err = filepath.Glob(pattern); err != nil {
+			return nil, "not a glob: " + err.Error()
 		}
 	}
-	if len(stack) > ngxMaxIncludeDepth {
-		say("includes nest more than %d levels; not read", ngxMaxIncludeDepth)
-		return nil
-	}
-	var out []*ngxDirective
-	for _, m := range matches {
-		real, err := realPath(m)
+	var out []ngxMatch
+	for _, p := range paths {
+		real, err := realPath(p)
 		switch {
-		case err != nil && glob:
-			continue // removed since listed
-		case err != nil:
-			say("no such file; the configuration is read without it")
-			continue
+		case err != nil: // removed since listed
 		case !l.tree.holds(real):
-			say("%s is outside the paths checked, not read (like a symbolic link leaving the checked tree); --follow-symlinks follows it", real)
-			continue
-		case slices.Contains(stack, real):
-			say("includes %s, which includes this file: an include loop; not read again", real)
+			out = append(out, ngxMatch{path: p, refused: fmt.Sprintf(outsideTree, p)})
+		default:
+			if info, err := os.Stat(real); err == nil && !info.IsDir() { // nginx reads files only
+				out = append(out, ngxMatch{path: p, real: real})
+			}
+		}
+	}
+	return out, ""
+}
+
+// include appends to out the directives of the files d names.
+func (l *ngxLoader) include(e *ngxExpansion, d *ngxDirective, stack []string, out []*ngxDirective) []*ngxDirective {
+	say := func(format string, args ...any) {
+		e.problems = append(e.problems, Problem{At: d.at, Message: "include " + strings.Join(d.args, " ") + ": " + fmt.Sprintf(format, args...)})
+	}
+	if len(d.args) != 1 {
+		say("include takes one file name or glob")
+		return out
+	}
+	pattern := d.args[0]
+	if !filepath.IsAbs(pattern) {
+		pattern = filepath.Join(filepath.Dir(d.at.File), pattern)
+	}
+	matches, refused := l.resolve(pattern)
+	if refused != "" {
+		say("%s", refused)
+		return out
+	}
+	if len(matches) > 0 && len(stack) > ngxMaxIncludeDepth {
+		say("includes nest more than %d levels; not read", ngxMaxIncludeDepth)
+		return out
+	}
+	for _, m := range matches {
+		if m.refused != "" {
+			say("%s", m.refused)
 			continue
 		}
-		if info, err := os.Stat(real); err == nil && info.IsDir() {
-			continue // a glob's directory: nginx reads files only
+		if slices.Contains(stack, m.real) {
+			say("includes %s, which includes this file: an include loop; not read again", m.path)
+			continue
 		}
-		f := l.load(real, m)
+		f := l.load(m.real, m.path)
 		if f.err != nil {
 			if f.err.At.Line == 0 {
 				say("%v", f.err.Err)
@@ -399,8 +450,13 @@ func (l *ngxLoader) include(e *ngxExpansion, d *ngxDirective, stack []string) []
 			}
 			continue
 		}
-		e.reached[real] = true
-		out = append(out, l.expandAll(e, f.directives, append(stack, real))...)
+		if e.count+f.size > ngxMaxDirectives {
+			e.count = ngxMaxDirectives // what follows is not read either
+			say("the configuration and its includes hold more than %d directives; the rest is not read", ngxMaxDirectives)
+			return out
+		}
+		e.reached[m.real] = true
+		out = l.expandAll(e, f.directives, append(stack, m.real), out)
 	}
 	return out
 }
@@ -415,7 +471,7 @@ func readNginx(reads []*fileRead, tree includeTree) {
 		real string
 		e    *ngxExpansion
 	}
-	l := &ngxLoader{tree: tree, files: map[string]*ngxFile{}}
+	l := &ngxLoader{tree: tree, files: map[string]*ngxFile{}, globs: map[string]ngxResolved{}}
 	var files []given
 	for _, f := range reads {
 		if f == nil || !f.isNginx || f.err != nil {
@@ -428,7 +484,7 @@ func readNginx(reads []*fileRead, tree includeTree) {
 		if _, seen := l.files[real]; seen {
 			continue // named twice
 		}
-		l.files[real] = &ngxFile{directives: f.ngx}
+		l.files[real] = &ngxFile{directives: f.ngx, size: ngxCount(f.ngx)}
 		files = append(files, given{f: f, real: real})
 	}
 	for i := range files {
