@@ -30,7 +30,6 @@ func init() {
 		name: HAProxy, order: 9,
 		text:     &textReader{exts: []string{".cfg"}, is: isHAProxy, read: (*fileRead).haproxy},
 		defaults: []*Default{HAProxyRetries, HAProxyRetryOn},
-		live:     true,
 	})
 }
 
@@ -41,12 +40,14 @@ var (
 		Setting: "retries",
 		Value:   "3",
 		Source:  "HAProxy configuration manual, retries: 3 retries (4 attempts in all)",
+		Live:    true,
 	}
 	HAProxyRetryOn = &Default{
 		ID:      "haproxy.retry-on",
 		Setting: "retry-on",
 		Value:   "conn-failure",
 		Source:  "HAProxy configuration manual, retry-on: conn-failure, a connection that could not be established",
+		Live:    true,
 	}
 )
 

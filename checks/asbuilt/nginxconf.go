@@ -28,7 +28,6 @@ func init() {
 		text: &textReader{exts: []string{".conf"}, is: isNginx, read: (*fileRead).nginxConf},
 		defaults: []*Default{NginxConfNextUpstream, NginxConfNextUpstreamTries, NginxConfHostServers,
 			NginxConfNonIdempotent, NginxConfReadTimeout, NginxConfUnderscores, NginxConfIgnoreInvalidHeaders},
-		live: true,
 	})
 }
 
@@ -39,12 +38,14 @@ var (
 		Setting: "proxy_next_upstream",
 		Value:   "error timeout",
 		Source:  "nginx docs, ngx_http_proxy_module.html#proxy_next_upstream",
+		Live:    true,
 	}
 	NginxConfNextUpstreamTries = &Default{
 		ID:      "nginx.proxy_next_upstream_tries",
 		Setting: "proxy_next_upstream_tries",
 		Value:   "0",
 		Source:  "nginx docs, ngx_http_proxy_module.html#proxy_next_upstream_tries: 0, no limit but the upstream's servers",
+		Live:    true,
 	}
 	NginxConfHostServers = &Default{
 		ID:      "nginx.upstream-servers",
@@ -57,6 +58,7 @@ var (
 		Setting: "proxy_next_upstream non_idempotent",
 		Value:   "false",
 		Source:  "nginx src/http/ngx_http_upstream.c ngx_http_upstream_next: POST, LOCK and PATCH are not passed to the next server once sent",
+		Live:    true,
 	}
 	NginxConfReadTimeout = &Default{
 		ID:      "nginx.proxy_read_timeout",
@@ -69,12 +71,14 @@ var (
 		Setting: "underscores_in_headers",
 		Value:   "off",
 		Source:  "nginx docs, ngx_http_core_module.html#underscores_in_headers: a header name with \"_\" is invalid, and dropped",
+		Live:    true,
 	}
 	NginxConfIgnoreInvalidHeaders = &Default{
 		ID:      "nginx.ignore_invalid_headers",
 		Setting: "ignore_invalid_headers",
 		Value:   "on",
 		Source:  "nginx docs, ngx_http_core_module.html#ignore_invalid_headers",
+		Live:    true,
 	}
 )
 

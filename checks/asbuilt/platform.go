@@ -30,9 +30,6 @@ type platform struct {
 	// text, when not nil, is the platform's own configuration language
 	// it reads (nginx.conf, haproxy.cfg).
 	text *textReader
-	// live is set when a test runs the platform itself and holds its
-	// defaults to what it does (proven live), not only to its sources.
-	live bool
 	// defaults are what it does when nothing is written, each with the
 	// documentation it comes from.
 	defaults []*Default
@@ -80,13 +77,6 @@ func textReaderOf(path string) *textReader {
 		}
 	}
 	return nil
-}
-
-// ProvenLive reports whether a test runs platform p itself and holds its
-// defaults to what it does; otherwise they are read from its sources.
-func ProvenLive(p Platform) bool {
-	i := slices.IndexFunc(platforms, func(q *platform) bool { return q.name == p })
-	return i >= 0 && platforms[i].live
 }
 
 // listKind is the kind whose items are each read as a document.
