@@ -281,6 +281,7 @@ type ngxLoader struct {
 	tree  includeTree
 	files map[string]*ngxFile // by real path
 	globs map[string]ngxResolved
+	dirs  map[string]string // real paths of directories, by path
 }
 
 // load returns the file at the real path real, read once, its places
@@ -396,18 +397,43 @@ func (l *ngxLoader) resolveOnce(pattern string) ([]ngxMatch, string) {
 	}
 	var out []ngxMatch
 	for _, p := range paths {
-		real, err := realPath(p)
+		real, isFile, err := l.realFile(p)
 		switch {
 		case err != nil: // removed since listed
 		case !l.tree.holds(real):
 			out = append(out, ngxMatch{path: p, refused: fmt.Sprintf(outsideTree, p)})
-		default:
-			if info, err := os.Stat(real); err == nil && !info.IsDir() { // nginx reads files only
-				out = append(out, ngxMatch{path: p, real: real})
-			}
+		case isFile: // nginx reads files only
+			out = append(out, ngxMatch{path: p, real: real})
 		}
 	}
 	return out, ""
+}
+
+// realFile returns the real path of p and whether it is a file (not a
+// directory), resolving its directory once per directory: a glob lists
+// many files of one directory.
+func (l *ngxLoader) realFile(p string) (string, bool, error) {
+	info, err := os.Lstat(p)
+	if err != nil {
+		return "", false, err
+	}
+	if info.Mode()&os.ModeSymlink != 0 {
+		real, err := realPath(p)
+		if err != nil {
+			return "", false, err
+		}
+		info, err := os.Stat(real)
+		return real, err == nil && !info.IsDir(), err
+	}
+	dir := filepath.Dir(p)
+	realDir, ok := l.dirs[dir]
+	if !ok {
+		if realDir, err = realPath(dir); err != nil {
+			return "", false, err
+		}
+		l.dirs[dir] = realDir
+	}
+	return filepath.Join(realDir, filepath.Base(p)), !info.IsDir(), nil
 }
 
 // include appends to out the directives of the files d names.
@@ -471,13 +497,13 @@ func readNginx(reads []*fileRead, tree includeTree) {
 		real string
 		e    *ngxExpansion
 	}
-	l := &ngxLoader{tree: tree, files: map[string]*ngxFile{}, globs: map[string]ngxResolved{}}
+	l := &ngxLoader{tree: tree, files: map[string]*ngxFile{}, globs: map[string]ngxResolved{}, dirs: map[string]string{}}
 	var files []given
 	for _, f := range reads {
 		if f == nil || !f.isNginx || f.err != nil {
 			continue
 		}
-		real, err := realPath(f.file)
+		real, _, err := l.realFile(f.file)
 		if err != nil {
 			real = f.file // parsed from bytes (Parse): no file on disk
 		}
