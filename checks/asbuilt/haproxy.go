@@ -156,10 +156,7 @@ func (f *fileRead) haproxy(data []byte) {
 			sections = append(sections, s)
 			continue
 		}
-		if len(sections) == 0 {
-			f.problems = append(f.problems, Problem{At: l.at, Message: "a line outside any section"})
-			continue
-		}
+		// isHAProxy took the file for its first line opening a section.
 		sections[len(sections)-1].lines = append(sections[len(sections)-1].lines, l)
 	}
 	// A frontend's del-header applies to the backends it sends to.
