@@ -25,12 +25,11 @@ const HAProxy Platform = "haproxy"
 // HAProxyBackendKind is the kind an edge's as_built entry names.
 const HAProxyBackendKind = "HAProxyBackend"
 
-func init() {
-	register(&platform{
-		name: HAProxy, order: 9,
-		text:     &textReader{exts: []string{".cfg"}, is: isHAProxy, read: (*fileRead).haproxy},
-		defaults: []*Default{HAProxyRetries, HAProxyRetryOn},
-	})
+// haproxy is the platform as platforms lists it.
+var haproxy = &platform{
+	name:     HAProxy,
+	text:     &textReader{exts: []string{".cfg"}, is: isHAProxy, read: (*fileRead).haproxy},
+	defaults: []*Default{HAProxyRetries, HAProxyRetryOn},
 }
 
 // The defaults it relies on.

@@ -22,13 +22,12 @@ const NGINX Platform = "nginx"
 // NginxUpstreamKind is the kind an edge's as_built entry names.
 const NginxUpstreamKind = "NginxUpstream"
 
-func init() {
-	register(&platform{
-		name: NGINX, order: 8,
-		text: &textReader{exts: []string{".conf"}, is: isNginx, read: (*fileRead).nginxConf},
-		defaults: []*Default{NginxConfNextUpstream, NginxConfNextUpstreamTries, NginxConfHostServers,
-			NginxConfNonIdempotent, NginxConfReadTimeout, NginxConfUnderscores, NginxConfIgnoreInvalidHeaders},
-	})
+// nginx is the platform as platforms lists it.
+var nginx = &platform{
+	name: NGINX,
+	text: &textReader{exts: []string{".conf"}, is: isNginx, read: (*fileRead).nginxConf},
+	defaults: []*Default{NginxConfNextUpstream, NginxConfNextUpstreamTries, NginxConfHostServers,
+		NginxConfNonIdempotent, NginxConfReadTimeout, NginxConfUnderscores, NginxConfIgnoreInvalidHeaders},
 }
 
 // The defaults it relies on.

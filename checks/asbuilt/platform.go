@@ -23,6 +23,8 @@ var platforms = []*platform{
 	ingressNginx,
 	gatewayAPI,
 	apiGateway,
+	nginx,
+	haproxy,
 }
 
 // platform is what one platform reads and relies on.
