@@ -14,15 +14,15 @@ import (
 	"time"
 )
 
-// The defaults table proven on the real proxies: each case starts the
-// proxy on 127.0.0.1 with a configuration, in front of counting
-// upstreams that receive a request and then stall past the proxy's
-// timeout (or reset the connection after reading it), sends each method
-// once, and holds the receipts the upstreams count to what idemlint's
-// model of the same configuration text predicts: the attempts in all
-// when the retry resends after receipt, else one. Changing a row of the
-// table (nginx.proxy_next_upstream to "error", nginx.non_idempotent to
-// "true") makes it fail.
+// The defaults table proven on the real proxies (the rows marked Live):
+// each case starts the proxy on 127.0.0.1 with a configuration, in front
+// of counting upstreams that receive a request and then stall past the
+// proxy's timeout (or reset the connection after reading it), sends each
+// method once, and holds the receipts the upstreams count to what
+// idemlint's model of the same configuration text predicts: the attempts
+// in all when the retry resends after receipt, else one; and whether a
+// header named with "_" arrives. Changing a Live row (nginx.non_idempotent
+// to "true", haproxy.retry-on to "response-timeout") makes it fail.
 
 // liveMethods are sent once each per case.
 var liveMethods = []string{"POST", "PUT", "DELETE", "PATCH"}
@@ -137,8 +137,28 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// startProxy runs cmd until the test ends and waits until addr accepts.
-func startProxy(t *testing.T, cmd *exec.Cmd, addr, logFile string) {
+// runProxy starts the proxy that start writes the configuration of and
+// returns for a listen address, runs it until the test ends, and returns
+// the address once it accepts. A port taken between freePort and the
+// proxy's bind is tried again with another.
+func runProxy(t *testing.T, start func(addr string) (cmd *exec.Cmd, logFile string)) string {
+	t.Helper()
+	for try := 0; ; try++ {
+		addr := freePort(t)
+		cmd, logFile := start(addr)
+		err := startProxy(t, cmd, addr, logFile)
+		if err == nil {
+			return addr
+		}
+		if try == 4 || !strings.Contains(err.Error(), "in use") {
+			t.Fatal(err)
+		}
+	}
+}
+
+// startProxy runs cmd until the test ends and waits until addr accepts;
+// an error, with the proxy's output, when it exits first.
+func startProxy(t *testing.T, cmd *exec.Cmd, addr, logFile string) error {
 	t.Helper()
 	out, err := os.Create(filepath.Join(t.TempDir(), "output"))
 	if err != nil {
@@ -164,12 +184,13 @@ func startProxy(t *testing.T, cmd *exec.Cmd, addr, logFile string) {
 	for deadline := time.Now().Add(time.Minute); ; {
 		select {
 		case err := <-exited:
-			t.Fatalf("%s exited: %v\n%s", cmd.Path, err, show())
+			exited <- err // for the cleanup
+			return fmt.Errorf("%s exited: %v\n%s", cmd.Path, err, show())
 		default:
 		}
 		if conn, err := net.Dial("tcp", addr); err == nil {
 			conn.Close()
-			return
+			return nil
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s does not listen on %s\n%s", cmd.Path, addr, show())
@@ -257,7 +278,7 @@ spec:
 }
 
 func TestNginxDefaultsLive(t *testing.T) {
-	nginx := liveProgram(t, "nginx")
+	program := liveProgram(t, "nginx")
 	for _, tc := range nginxLiveCases {
 		for _, reset := range []bool{false, true} {
 			name := tc.name + "/stall"
@@ -266,13 +287,13 @@ func TestNginxDefaultsLive(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				runNginxCase(t, nginx, tc, reset)
+				runNginxCase(t, program, tc, reset)
 			})
 		}
 	}
 }
 
-func runNginxCase(t *testing.T, nginx string, tc nginxLiveCase, reset bool) {
+func runNginxCase(t *testing.T, program string, tc nginxLiveCase, reset bool) {
 	dir := t.TempDir()
 	var upstreams []*counter
 	var servers strings.Builder
@@ -281,12 +302,13 @@ func runNginxCase(t *testing.T, nginx string, tc nginxLiveCase, reset bool) {
 		upstreams = append(upstreams, c)
 		fmt.Fprintf(&servers, "        server %s max_fails=0;\n", c.addr())
 	}
-	addr := freePort(t)
 	user := ""
 	if os.Geteuid() == 0 {
 		user = "user root;\n"
 	}
-	conf := fmt.Sprintf(`%sdaemon off;
+	path, errorLog := filepath.Join(dir, "nginx.conf"), filepath.Join(dir, "error.log")
+	addr := runProxy(t, func(addr string) (*exec.Cmd, string) {
+		conf := fmt.Sprintf(`%sdaemon off;
 master_process off;
 pid %[2]s/nginx.pid;
 error_log %[2]s/error.log;
@@ -312,10 +334,11 @@ http {
     }
 }
 `, user, dir, servers.String(), addr, tc.server, tc.location)
-	path := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return exec.Command(program, "-p", dir, "-c", path, "-e", errorLog), errorLog
+	})
 	// The model of the same text, or of the Ingress it stands for.
 	model := Read([]string{path})
 	if tc.ingress != "" {
@@ -328,7 +351,6 @@ http {
 	if !ok {
 		t.Fatal("the model carries no /api/orders")
 	}
-	startProxy(t, exec.Command(nginx, "-p", dir, "-c", path, "-e", filepath.Join(dir, "error.log")), addr, filepath.Join(dir, "error.log"))
 	var wg sync.WaitGroup
 	for _, m := range liveMethods {
 		wg.Go(func() { send(t, addr, m) })
@@ -369,7 +391,7 @@ var haproxyLiveCases = []struct{ name, backend string }{
 }
 
 func TestHAProxyDefaultsLive(t *testing.T) {
-	haproxy := liveProgram(t, "haproxy")
+	program := liveProgram(t, "haproxy")
 	for _, tc := range haproxyLiveCases {
 		for _, reset := range []bool{false, true} {
 			name := tc.name + "/stall"
@@ -380,8 +402,9 @@ func TestHAProxyDefaultsLive(t *testing.T) {
 				t.Parallel()
 				dir := t.TempDir()
 				upstream := newCounter(t, reset)
-				addr := freePort(t)
-				cfg := fmt.Sprintf(`global
+				path := filepath.Join(dir, "haproxy.cfg")
+				addr := runProxy(t, func(addr string) (*exec.Cmd, string) {
+					cfg := fmt.Sprintf(`global
     maxconn 64
     pidfile %s/haproxy.pid
 
@@ -399,10 +422,11 @@ backend app
     %s
     server s1 %s
 `, dir, addr, tc.backend, upstream.addr())
-				path := filepath.Join(dir, "haproxy.cfg")
-				if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-					t.Fatal(err)
-				}
+					if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return exec.Command(program, "-db", "-f", path), filepath.Join(dir, "no log")
+				})
 				model := Read([]string{path})
 				if len(model.Errors) > 0 || len(model.Problems) > 0 || len(model.Resources) != 1 {
 					t.Fatalf("the model: errors %v, problems %v, %d resources", model.Errors, model.Problems, len(model.Resources))
@@ -411,7 +435,6 @@ backend app
 				if !ok {
 					t.Fatal("the model carries no /api/orders")
 				}
-				startProxy(t, exec.Command(haproxy, "-db", "-f", path), addr, filepath.Join(dir, "none"))
 				var wg sync.WaitGroup
 				for _, m := range liveMethods {
 					wg.Go(func() { send(t, addr, m) })
