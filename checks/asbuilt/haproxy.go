@@ -158,16 +158,17 @@ func (f *fileRead) haproxy(data []byte) {
 		// isHAProxy took the file for its first line opening a section.
 		sections[len(sections)-1].lines = append(sections[len(sections)-1].lines, l)
 	}
-	// A frontend's del-header applies to the backends it sends to.
-	removedBy := map[string][]Header{}
+	// A frontend's http-request and http-response rules apply to the
+	// requests it sends to each backend it names, after the backend's
+	// own (the frontend's response rules run last).
+	fronts := map[string][]haLine{}
 	for _, s := range sections {
 		if s.kind != "frontend" {
 			continue
 		}
-		removed := haRemoved(s.lines)
 		for _, l := range s.lines {
 			if (l.words[0] == "default_backend" || l.words[0] == "use_backend") && len(l.words) > 1 {
-				removedBy[l.words[1]] = append(removedBy[l.words[1]], removed...)
+				fronts[l.words[1]] = append(fronts[l.words[1]], haRules(s.lines)...)
 			}
 		}
 	}
@@ -177,18 +178,17 @@ func (f *fileRead) haproxy(data []byte) {
 		case "defaults":
 			defaults = s
 		case "backend", "listen":
-			f.haproxyBackend(s, defaults, removedBy[s.name])
+			f.haproxyBackend(s, defaults, fronts[s.name])
 		}
 	}
 }
 
-// haRemoved are the request headers a section's http-request del-header
-// lines remove.
-func haRemoved(lines []haLine) []Header {
-	var out []Header
+// haRules are the http-request and http-response lines of lines.
+func haRules(lines []haLine) []haLine {
+	var out []haLine
 	for _, l := range lines {
-		if len(l.words) >= 3 && l.words[0] == "http-request" && l.words[1] == "del-header" {
-			out = append(out, Header{Name: l.words[2], At: l.at, Field: "http-request del-header"})
+		if l.words[0] == "http-request" || l.words[0] == "http-response" {
+			out = append(out, l)
 		}
 	}
 	return out
@@ -210,7 +210,9 @@ func haSetting(s, defaults *haSection, key string) *haLine {
 	return nil
 }
 
-func (f *fileRead) haproxyBackend(s, defaults *haSection, removed []Header) {
+// haproxyBackend reads backend (or listen section) s, its defaults
+// section, and the rules of the frontends that send to it.
+func (f *fileRead) haproxyBackend(s, defaults *haSection, fronts []haLine) {
 	res := &Resource{Platform: HAProxy, Kind: HAProxyBackendKind, Name: Text{Value: s.name, At: s.at}, At: s.at}
 	label := s.name
 	for _, l := range s.lines {
@@ -226,7 +228,12 @@ func (f *fileRead) haproxyBackend(s, defaults *haSection, removed []Header) {
 		}
 	}
 	rt := &Route{Resource: res, At: s.at, Backends: []Text{{Value: label, At: s.at}}}
-	rt.Removed = append(haRemoved(s.lines), removed...)
+	rules := append(haRules(s.lines), fronts...)
+	for _, l := range rules {
+		if len(l.words) >= 3 && l.words[0] == "http-request" && l.words[1] == "del-header" {
+			rt.Removed = append(rt.Removed, Header{Name: l.words[2], At: l.at, Field: "http-request del-header"})
+		}
+	}
 	retries := defaulted(HAProxyRetries, s.at)
 	if l := haSetting(s, defaults, "retries"); l != nil && len(l.words) > 1 {
 		retries = &setting{Value: l.words[1], From: Origin{At: l.at}}
@@ -243,7 +250,7 @@ func (f *fileRead) haproxyBackend(s, defaults *haSection, removed []Header) {
 	var disabled []string
 	all := false
 	var disabledAt Pos
-	for _, l := range s.lines {
+	for _, l := range rules {
 		if len(l.words) < 2 || l.words[0] != "http-request" || l.words[1] != "disable-l7-retry" {
 			continue
 		}
@@ -268,7 +275,7 @@ func (f *fileRead) haproxyBackend(s, defaults *haSection, removed []Header) {
 			rt.ByMethod[m] = connOnly
 		}
 	}
-	for _, l := range s.lines {
+	for _, l := range rules {
 		if len(l.words) >= 4 && l.words[0] == "http-response" && (l.words[1] == "set-header" || l.words[1] == "add-header") && strings.EqualFold(l.words[2], "Access-Control-Allow-Headers") {
 			rt.CORS = &CORS{At: l.at, AllowHeaders: splitList(Text{Value: l.words[3], At: l.at}), AllowHeadersFrom: Origin{At: l.at}}
 		}
