@@ -253,9 +253,9 @@ func ngxBackend(pass *ngxDirective) (label, host string, ok bool) {
 }
 
 // nginxResource is the resource of server s's locations that pass to
-// label. Its routes are every location of s, so that a request is
-// carried by the location nginx picks; one passing elsewhere carries it
-// away from this upstream (no retry, nothing dropped here).
+// label. A request goes to the location nginx picks among all of s's
+// (ngxLocation.pick): one passing elsewhere carries it away from this
+// upstream, and the resource does not carry it.
 func (f *fileRead) nginxResource(s *ngxServer, label string, upstreams map[string]*ngxDirective) {
 	res := &Resource{Platform: NGINX, Kind: NginxUpstreamKind, At: s.d.at}
 	for _, d := range s.d.block {
@@ -265,14 +265,8 @@ func (f *fileRead) nginxResource(s *ngxServer, label string, upstreams map[strin
 			}
 		}
 	}
-	type candidate struct {
-		route    *Route
-		modifier string
-		length   int
-	}
-	var cands []candidate
-	for _, loc := range s.locations {
-		rt := &Route{Resource: res, At: loc.d.at, Retry: Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: Origin{At: loc.d.at}}}
+	cands := make([]ngxCandidate, len(s.locations))
+	for i, loc := range s.locations {
 		kind, value := pathmatch.Prefix, loc.path
 		switch loc.modifier {
 		case "=":
@@ -285,54 +279,68 @@ func (f *fileRead) nginxResource(s *ngxServer, label string, upstreams map[strin
 				value = "(?i)" + value
 			}
 		}
-		rt.Matches = []Match{{Path: f.matcher(kind, Text{Value: value, At: loc.d.at}, "location"), At: loc.d.at}}
-		if l, host, ok := ngxBackend(loc.pass); ok {
-			rt.Backends = []Text{{Value: l, At: loc.pass.at}}
-			if l == label {
-				if res.Name.Value == "" {
-					res.Name = Text{Value: label, At: loc.pass.at}
-					if up := upstreams[host]; up != nil {
-						res.Name.At = up.at
-					}
-				}
-				f.nginxRoute(rt, loc, s, upstreams[host])
+		c := &cands[i]
+		c.loc, c.match = loc, Match{Path: f.matcher(kind, Text{Value: value, At: loc.d.at}, "location"), At: loc.d.at}
+		l, host, ok := ngxBackend(loc.pass)
+		if !ok || l != label {
+			continue
+		}
+		if res.Name.Value == "" {
+			res.Name = Text{Value: label, At: loc.pass.at}
+			if up := upstreams[host]; up != nil {
+				res.Name.At = up.at
 			}
 		}
-		res.Routes = append(res.Routes, rt)
-		cands = append(cands, candidate{rt, loc.modifier, len(loc.path)})
+		c.route = &Route{Resource: res, At: loc.d.at, Matches: []Match{c.match}, Backends: []Text{{Value: l, At: loc.pass.at}}}
+		f.nginxRoute(c.route, loc, s, upstreams[host])
+		res.Routes = append(res.Routes, c.route)
 	}
-	// nginx's own order: an exact location; else the longest prefix,
-	// taken at once when it is "^~"; else the first expression that
-	// matches, in the order written; else that longest prefix.
 	res.pick = func(_, template string) (*Route, *Match, bool) {
-		holds := func(c candidate) bool { return c.route.Matches[0].Holds("", template) }
-		var longest *candidate
-		for i, c := range cands {
-			switch c.modifier {
-			case "=":
-				if holds(c) {
-					return c.route, &c.route.Matches[0], true
-				}
-			case "", "^~":
-				if holds(c) && (longest == nil || c.length > longest.length) {
-					longest = &cands[i]
-				}
-			}
+		c := ngxPick(cands, template)
+		if c == nil || c.route == nil {
+			return nil, nil, false
 		}
-		if longest != nil && longest.modifier == "^~" {
-			return longest.route, &longest.route.Matches[0], true
-		}
-		for _, c := range cands {
-			if (c.modifier == "~" || c.modifier == "~*") && holds(c) {
-				return c.route, &c.route.Matches[0], true
-			}
-		}
-		if longest != nil {
-			return longest.route, &longest.route.Matches[0], true
-		}
-		return nil, nil, false
+		return c.route, &c.route.Matches[0], true
 	}
 	f.resources = append(f.resources, res)
+}
+
+// ngxCandidate is a location of a server: how it matches, and its route
+// when it passes to the resource's upstream.
+type ngxCandidate struct {
+	loc   *ngxLocation
+	match Match
+	route *Route
+}
+
+// ngxPick returns the location nginx picks for a request to template:
+// an exact location; else the longest prefix, taken at once when it is
+// "^~"; else the first expression that matches, in the order written;
+// else that longest prefix. Nil when none matches.
+func ngxPick(cands []ngxCandidate, template string) *ngxCandidate {
+	var longest *ngxCandidate
+	for i := range cands {
+		c := &cands[i]
+		switch c.loc.modifier {
+		case "=":
+			if c.match.Holds("", template) {
+				return c
+			}
+		case "", "^~":
+			if c.match.Holds("", template) && (longest == nil || len(c.loc.path) > len(longest.loc.path)) {
+				longest = c
+			}
+		}
+	}
+	if longest != nil && longest.loc.modifier == "^~" {
+		return longest
+	}
+	for i := range cands {
+		if c := &cands[i]; (c.loc.modifier == "~" || c.loc.modifier == "~*") && c.match.Holds("", template) {
+			return c
+		}
+	}
+	return longest
 }
 
 // nginxRoute sets what location loc of server s does to the requests it
