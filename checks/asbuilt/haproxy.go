@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/idemlint/idemlint/checks/pathmatch"
 )
@@ -67,12 +68,13 @@ func haproxyLines(file string, data []byte) ([]haLine, *FileError) {
 	for n, raw := range bytes.Split(data, []byte("\n")) {
 		line := haLine{at: Pos{File: file, Line: n + 1}}
 		var word []byte
-		inWord, col := false, 0
+		inWord, col, nextRune := false, 0, 0
 		var quote byte
 		for i := 0; i < len(raw); i++ {
 			c := raw[i]
-			if c&0xc0 != 0x80 {
-				col++
+			if i >= nextRune { // columns count characters, an invalid byte as one
+				_, size := utf8.DecodeRune(raw[i:])
+				col, nextRune = col+1, i+size
 			}
 			switch {
 			case quote != 0 && c == quote:

@@ -223,6 +223,11 @@ var ngxTopWords = []string{
 	"log_format", "access_log", "geo", "split_clients", "limit_req_zone", "limit_conn_zone",
 	"proxy_cache_path", "resolver", "ssl_protocols", "ssl_ciphers", "gzip", "sendfile", "keepalive_timeout",
 	"client_max_body_size", "proxy_set_header", "proxy_next_upstream", "add_header", "underscores_in_headers",
+	"proxy_read_timeout", "proxy_connect_timeout", "proxy_send_timeout", "proxy_buffers", "proxy_buffer_size",
+	"proxy_http_version", "client_body_buffer_size", "server_tokens", "charset", "types", "default_type",
+	"ssl_certificate", "ssl_certificate_key", "ssl_session_cache", "real_ip_header", "set_real_ip_from",
+	"listen", "server_name", "root", "index", "return", "rewrite", "set", "if", "more_set_headers",
+	"ignore_invalid_headers", "proxy_pass_request_headers", "resolver_timeout", "worker_connections",
 }
 
 // isNginx reports whether data is NGINX configuration: its first
