@@ -256,16 +256,12 @@ func (f *fileRead) haproxyBackend(s, defaults *haSection, fronts []haLine) {
 		if len(l.words) < 2 || l.words[0] != "http-request" || l.words[1] != "disable-l7-retry" {
 			continue
 		}
-		methods, ok := haMethods(l.words[2:])
+		methods, every, ok := haMethods(l.words[2:])
 		if !ok {
 			f.problems = append(f.problems, Problem{At: l.at, Message: "http-request disable-l7-retry with a condition idemlint does not read (it reads none, if METH_X, if { method X }); the retry is judged as if it were not written"})
 			continue
 		}
-		disabledAt = l.at
-		if methods == nil {
-			all = true
-		}
-		disabled = append(disabled, methods...)
+		disabledAt, all, disabled = l.at, all || every, append(disabled, methods...)
 	}
 	var problems []Problem
 	rt.Retry, problems = haproxyRetry(retries, retryOn, perTry, all, disabledAt)
@@ -287,30 +283,41 @@ func (f *fileRead) haproxyBackend(s, defaults *haSection, fronts []haLine) {
 	f.resources = append(f.resources, res)
 }
 
-// haMethods reads a disable-l7-retry condition: none (every method: nil,
-// true), "if METH_X ..." or "if { method X ... }".
-func haMethods(cond []string) ([]string, bool) {
+// haMethods reads a disable-l7-retry condition: none (every method),
+// "if METH_X || METH_Y" (or "or"), or "if { method X Y }"; false for
+// another. ACLs written side by side must all hold: two methods so never
+// do.
+func haMethods(cond []string) (methods []string, every, ok bool) {
 	if len(cond) == 0 {
-		return nil, true
+		return nil, true, true
 	}
 	if cond[0] != "if" {
-		return nil, false
+		return nil, false, false
 	}
-	var out []string
 	rest := cond[1:]
 	if len(rest) >= 3 && rest[0] == "{" && rest[1] == "method" && rest[len(rest)-1] == "}" {
-		return rest[2 : len(rest)-1], len(rest) > 3
+		return rest[2 : len(rest)-1], false, len(rest) > 3
 	}
-	for _, w := range rest {
-		m, ok := strings.CutPrefix(w, "METH_")
-		if !ok && w != "||" && w != "or" {
-			return nil, false
+	var out []string
+	for term := range strings.SplitSeq(strings.ReplaceAll(strings.Join(rest, " "), " or ", " || "), "||") {
+		var methods []string
+		for _, w := range strings.Fields(term) {
+			m, ok := strings.CutPrefix(w, "METH_")
+			if !ok {
+				return nil, false, false
+			}
+			if !slices.Contains(methods, m) {
+				methods = append(methods, m)
+			}
 		}
-		if ok {
-			out = append(out, m)
+		switch len(methods) {
+		case 0:
+			return nil, false, false
+		case 1:
+			out = append(out, methods[0])
 		}
 	}
-	return out, len(out) > 0
+	return out, false, true
 }
 
 // haproxyRetry is the retry of an HAProxy backend: retries are retries
