@@ -215,7 +215,7 @@ func haSetting(s, defaults *haSection, key string) *haLine {
 // haproxyBackend reads backend (or listen section) s, its defaults
 // section, and the rules of the frontends that send to it.
 func (f *fileRead) haproxyBackend(s, defaults *haSection, fronts []haLine) {
-	res := &Resource{Platform: HAProxy, Kind: HAProxyBackendKind, Name: Text{Value: s.name, At: s.at}, At: s.at}
+	res := &Resource{Platform: HAProxy, Kind: HAProxyBackendKind, Name: Text{Value: s.name, At: s.at}, At: s.at, Traffic: AnyTraffic}
 	label := s.name
 	for _, l := range s.lines {
 		if l.words[0] == "server" && len(l.words) > 2 {
@@ -328,7 +328,7 @@ func haproxyRetry(retries, retryOn, perTry *setting, l7Off bool, l7OffAt Pos) (R
 	var problems []Problem
 	n, err := strconv.Atoi(retries.Value)
 	if err != nil || n < 0 {
-		problems = append(problems, Problem{retries.From.At, "retries is " + strconv.Quote(retries.Value) + ", not a whole number"})
+		problems = append(problems, Problem{At: retries.From.At, Message: "retries is " + strconv.Quote(retries.Value) + ", not a whole number"})
 		n, _ = strconv.Atoi(HAProxyRetries.Value)
 	}
 	out := Retry{Attempts: 1 + n, AttemptsKnown: true, AttemptsFrom: retries.From}
@@ -364,7 +364,7 @@ func haproxyRetry(retries, retryOn, perTry *setting, l7Off bool, l7OffAt Pos) (R
 		if d, ok := haDuration(perTry.Value); ok {
 			out.PerTryTimeout, out.PerTryTimeoutFrom = d, perTry.From
 		} else {
-			problems = append(problems, Problem{perTry.From.At, fmt.Sprintf("timeout server is %q, not an HAProxy time", perTry.Value)})
+			problems = append(problems, Problem{At: perTry.From.At, Message: fmt.Sprintf("timeout server is %q, not an HAProxy time", perTry.Value)})
 		}
 	}
 	return out, problems

@@ -347,7 +347,7 @@ http {
 	if len(model.Errors) > 0 || len(model.Problems) > 0 || len(model.Resources) != 1 {
 		t.Fatalf("the model: errors %v, problems %v, %d resources", model.Errors, model.Problems, len(model.Resources))
 	}
-	rt, _, ok := model.Resources[0].Select("POST", "/api/orders")
+	rt, _, ok := model.Resources[0].Select("POST", "/api/orders", AnyTraffic)
 	if !ok {
 		t.Fatal("the model carries no /api/orders")
 	}
@@ -431,7 +431,7 @@ backend app
 				if len(model.Errors) > 0 || len(model.Problems) > 0 || len(model.Resources) != 1 {
 					t.Fatalf("the model: errors %v, problems %v, %d resources", model.Errors, model.Problems, len(model.Resources))
 				}
-				rt, _, ok := model.Resources[0].Select("POST", "/api/orders")
+				rt, _, ok := model.Resources[0].Select("POST", "/api/orders", AnyTraffic)
 				if !ok {
 					t.Fatal("the model carries no /api/orders")
 				}

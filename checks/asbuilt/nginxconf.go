@@ -257,7 +257,7 @@ func ngxBackend(pass *ngxDirective) (label, host string, ok bool) {
 // (ngxLocation.pick): one passing elsewhere carries it away from this
 // upstream, and the resource does not carry it.
 func (f *fileRead) nginxResource(s *ngxServer, label string, upstreams map[string]*ngxDirective) {
-	res := &Resource{Platform: NGINX, Kind: NginxUpstreamKind, At: s.d.at}
+	res := &Resource{Platform: NGINX, Kind: NginxUpstreamKind, At: s.d.at, Traffic: AnyTraffic}
 	for _, d := range s.d.block {
 		if d.name == "server_name" {
 			for _, name := range d.args {

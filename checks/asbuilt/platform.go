@@ -88,6 +88,12 @@ func textReaderOf(path string) *textReader {
 	return nil
 }
 
+// readsText reports whether platform p reads its own configuration
+// language rather than Kubernetes documents.
+func readsText(p Platform) bool {
+	return slices.ContainsFunc(platforms, func(q *platform) bool { return q.name == p && q.text != nil })
+}
+
 // listKind is the kind whose items are each read as a document.
 const listKind = "List"
 

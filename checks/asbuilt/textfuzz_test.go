@@ -52,7 +52,7 @@ func fuzzText(t *testing.T, file string, data []byte) {
 			}
 		}
 		for _, m := range []string{"POST", "PUT"} {
-			if rt, _, ok := res.Select(m, "/orders/{id}"); ok {
+			if rt, _, ok := res.Select(m, "/orders/{id}", AnyTraffic); ok {
 				rt.RetryFor(m)
 			}
 		}

@@ -3,8 +3,8 @@
 // responses and positions in the file, and the full paths a browser sends
 // them to. The rules that hold a boundary set to it (IDL301-IDL304, one
 // file each, listed in Rules) live here too as rules of package checks;
-// they read the description a command hands to a run with Use, as the
-// input Description. "init --from-openapi" builds a starter set from it
+// they read the description a command supplies to a run as the input
+// Description. "init --from-openapi" builds a starter set from it
 // (Starter).
 //
 // Loading and $ref resolution are github.com/getkin/kin-openapi's. Nothing
@@ -75,6 +75,9 @@ type Operation struct {
 	// JSON (the media type's example, else its first example by name),
 	// nil when it declares none.
 	RequestExample json.RawMessage
+	// RequestMediaTypes are the media types of its request body
+	// ("application/json"), lower case, without parameters, sorted.
+	RequestMediaTypes []string
 }
 
 // Param is a header parameter.
@@ -206,6 +209,7 @@ func Load(path string) (*API, error) {
 			}
 			o.HeaderParams = headerParams(item.Parameters, op.Parameters, itemPointer, o.Pointer, o.At)
 			o.RequestExample = requestExample(op.RequestBody)
+			o.RequestMediaTypes = requestMediaTypes(op.RequestBody)
 			api.Operations = append(api.Operations, o)
 		}
 	}
@@ -287,6 +291,20 @@ func requestExample(body *openapi3.RequestBodyRef) json.RawMessage {
 		return nil
 	}
 	return data
+}
+
+// requestMediaTypes are the media types of a request body's content.
+func requestMediaTypes(body *openapi3.RequestBodyRef) []string {
+	if body == nil || body.Value == nil {
+		return nil
+	}
+	var out []string
+	for name := range body.Value.Content {
+		mt, _, _ := strings.Cut(name, ";")
+		out = append(out, strings.ToLower(strings.TrimSpace(mt)))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // basePaths are the path parts of server URLs, variables at their
