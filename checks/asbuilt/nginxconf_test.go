@@ -117,3 +117,25 @@ func TestNginxIncludedAndWalked(t *testing.T) {
 		t.Errorf("resources %s, want %s", got, want)
 	}
 }
+
+// TestNginxServersAreAlternatives: two servers passing to one upstream
+// are two resources of that name, both kept (not copies of one).
+func TestNginxServersAreAlternatives(t *testing.T) {
+	s := Parse("nginx.conf", []byte(`http {
+    upstream orders { server a; server b; }
+    server { server_name a.example.com; location / { proxy_pass http://orders; } }
+    server { server_name b.example.com; location / { proxy_pass http://orders; proxy_next_upstream off; } }
+}
+`))
+	b := s.Bind("orders", nil, AnyTraffic)
+	if len(b.Resources) != 2 || len(b.Ambiguous) != 0 {
+		t.Fatalf("bound %d resources, %d ambiguous; want both servers", len(b.Resources), len(b.Ambiguous))
+	}
+	var attempts []int
+	for _, h := range b.Hops("PUT", "/orders") {
+		attempts = append(attempts, h.Retry.Attempts)
+	}
+	if fmt.Sprint(attempts) != "[2 1]" {
+		t.Errorf("attempts of the two hops %v, want [2 1]", attempts)
+	}
+}
