@@ -231,11 +231,23 @@ var ngxTopWords = []string{
 }
 
 // isNginx reports whether data is NGINX configuration: its first
-// directive is one NGINX has.
+// directive is one NGINX has, ended by ";" or "{" on its own line (redis
+// and logrotate files have an include directive too, without either).
 func isNginx(data []byte) bool {
 	s := &ngxScanner{data: data, line: 1, col: 1}
-	t, ok, err := s.token()
-	return err == nil && ok && !t.punct && slices.Contains(ngxTopWords, t.text)
+	first, ok, err := s.token()
+	if err != nil || !ok || first.punct || !slices.Contains(ngxTopWords, first.text) {
+		return false
+	}
+	for {
+		t, ok, err := s.token()
+		if err != nil || !ok || t.at.Line != first.at.Line {
+			return false
+		}
+		if t.punct {
+			return t.text != "}"
+		}
+	}
 }
 
 // includeTree is where an include may lead: below one of roots (absolute,

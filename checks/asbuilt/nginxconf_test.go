@@ -139,3 +139,21 @@ func TestNginxServersAreAlternatives(t *testing.T) {
 		t.Errorf("attempts of the two hops %v, want [2 1]", attempts)
 	}
 }
+
+// TestIsNginx tells NGINX files from other programs' *.conf files.
+func TestIsNginx(t *testing.T) {
+	for src, want := range map[string]bool{
+		"# site\nserver {\n    listen 80;\n}\n":         true,
+		"include snippets/ssl.conf;\nserver {}\n":       true,
+		"user nginx;\nworker_processes auto;\n":         true,
+		"include /etc/logrotate.d\nweekly\n":            false, // logrotate
+		"bind 127.0.0.1\ninclude /etc/redis/extra.conf": false, // redis
+		"[program:web]\ncommand=/bin/web\n":             false, // supervisord
+		"Host bastion\n  User deploy\n":                 false,
+		"":                                              false,
+	} {
+		if got := isNginx([]byte(src)); got != want {
+			t.Errorf("isNginx(%q) = %v, want %v", src, got, want)
+		}
+	}
+}
