@@ -7,7 +7,8 @@
 // # Reading (8.1)
 //
 // Read takes infrastructure files (YAML, several documents per file, or
-// JSON; IsFile says which files of a walked directory to take) and
+// JSON, or a platform's own language: NGINX, HAProxy; IsFile says which
+// files of a walked directory to take) and
 // returns a Set. Every value keeps its file, line and column. The kinds
 // read, one file each:
 //
@@ -15,7 +16,10 @@
 //     "istio" whose data.mesh holds defaultHttpRetryPolicy;
 //   - gatewayapi.go: HTTPRoute (gateway.networking.k8s.io/*);
 //   - nginx.go: Ingress, and the ingress-nginx controller ConfigMap;
-//   - apigateway.go: an AWS API Gateway OpenAPI export.
+//   - apigateway.go: an AWS API Gateway OpenAPI export;
+//   - nginxconf.go: an nginx.conf and the files it includes
+//     (nginxconf_parse.go reads the language and follows the includes);
+//   - haproxy.go: a haproxy.cfg.
 //
 // A kubectl "List" is read item by item; any other kind is counted in
 // Set.Skipped (a document of a kind idemlint does not read is skipped
