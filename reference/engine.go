@@ -54,21 +54,23 @@ type Engine struct {
 	base           context.Context // ends the handlers' contexts; nil: never
 	waiters        waiters
 	attempts       attemptSet // until the end of each is settled, for Drain
+	leases         leaseCounts
 
 	// Answers prebuilt once, so refusing a request allocates nothing.
-	keyProblems     [numKeyFaults]refusal
-	mismatch        refusal
-	inflightReject  refusal
-	inflightTimeout refusal
-	tooLarge        refusal
-	unreadable      refusal
-	noBodyMemory    refusal
-	storeDown       refusal
-	storeFull       refusal
-	tenantFull      refusal
-	notCommitted    refusal
-	panicked        Response // the failure recorded for a panic
-	handlerErr      Response // the failure recorded for a Handler error
+	keyProblems      [numKeyFaults]refusal
+	mismatch         refusal
+	unsupportedMedia refusal
+	inflightReject   refusal
+	inflightTimeout  refusal
+	tooLarge         refusal
+	unreadable       refusal
+	noBodyMemory     refusal
+	storeDown        refusal
+	storeFull        refusal
+	tenantFull       refusal
+	notCommitted     refusal
+	panicked         Response // the failure recorded for a panic
+	handlerErr       Response // the failure recorded for a Handler error
 }
 
 // DefaultMaxBodyBytes bounds the request body the engine reads to
@@ -308,6 +310,9 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 	if e.echoKey {
 		reply.echo = req.Header[e.keyHeader]
 	}
+	if !e.fp.accepts(req) {
+		return reply.refuse(e.unsupportedMedia), nil
+	}
 	id := e.identity(op, req.Header, key)
 	var (
 		live  Record
@@ -331,6 +336,9 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 
 	var deadline waitDeadline
 	defer deadline.stop()
+	// vanished: the processing record this request waited for went
+	// without finishing; executing now takes its key over.
+	vanished := false
 	for {
 		if !found {
 			var created bool
@@ -342,6 +350,9 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 			case err != nil:
 				return e.storeFailed(ctx, reply, "create", err), nil
 			case created:
+				if vanished {
+					e.tookOver(ctx, reply)
+				}
 				// A copy, so that only an execution puts a Reply on the
 				// heap, not every replay.
 				attemptReply := reply
@@ -367,6 +378,7 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 		case timedOut:
 			return reply.refuse(e.inflightTimeout), nil
 		}
+		vanished = !found
 	}
 }
 
