@@ -9,7 +9,8 @@ import (
 	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
-// Gateway API (docs/as-built.md, Reading the configuration): an HTTPRoute's rules and parents, and the
+// Gateway API (docs/as-built.md, Reading the configuration): an
+// HTTPRoute's rules and parents, and the
 // Gateways and GatewayClasses that say who implements them
 // (implementation.go). Field names are those of sigs.k8s.io/gateway-api
 // apis/v1 (retry: GEP-1731).
