@@ -104,6 +104,16 @@ func dump(s *Set, dir string, selects []string) string {
 		if r.PerTryTimeout != 0 {
 			fmt.Fprintf(&b, "      per-try %s (%s)\n", r.PerTryTimeout, origin(r.PerTryTimeoutFrom))
 		}
+		for _, g := range r.OnlyIf {
+			switch {
+			case g.Method != nil:
+				fmt.Fprintf(&b, "      only for method %s %q (%s)\n", g.Method.Kind, g.Method.Value, rel(g.At))
+			case g.Header != "":
+				fmt.Fprintf(&b, "      only with header %s (%s)\n", g.Header, rel(g.At))
+			default:
+				fmt.Fprintf(&b, "      only if a condition any request may meet (%s)\n", rel(g.At))
+			}
+		}
 	}
 	fmt.Fprintf(&b, "skipped %d\n", s.Skipped)
 	for _, e := range s.Errors {
