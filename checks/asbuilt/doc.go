@@ -15,7 +15,11 @@
 //     "istio" whose data.mesh holds defaultHttpRetryPolicy;
 //   - gatewayapi.go: HTTPRoute (gateway.networking.k8s.io/*);
 //   - nginx.go: Ingress, and the ingress-nginx controller ConfigMap;
-//   - apigateway.go: an AWS API Gateway OpenAPI export.
+//   - apigateway.go: an AWS API Gateway OpenAPI export;
+//   - kong.go: a Kong declarative configuration (_format_version), one
+//     KongService resource a service;
+//   - envoy.go: an Envoy bootstrap, RouteConfiguration or admin
+//     config_dump, one EnvoyRouteConfiguration resource a virtual host.
 //
 // A kubectl "List" is read item by item; any other kind is counted in
 // Set.Skipped (a document of a kind idemlint does not read is skipped
@@ -47,7 +51,9 @@
 // retry_on vocabulary (connect_error, timeout, status codes), and
 // Retry.ResendsAfterReceipt says whether the upstream may already have
 // acted on a resent request. ingress-nginx treats POST, LOCK and PATCH
-// apart: Route.RetryFor(method) picks the right one.
+// apart, and an Envoy retry may be limited to some methods or to
+// requests holding a header (Retry.OnlyIf): Route.RetryFor(method) picks
+// the right one.
 //
 // # Binding (8.4)
 //

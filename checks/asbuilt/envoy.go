@@ -60,7 +60,6 @@ var (
 
 // The admin config_dump sections read (envoy.admin.v3).
 const (
-	bootstrapDump = "BootstrapConfigDump"
 	clustersDump  = "ClustersConfigDump"
 	listenersDump = "ListenersConfigDump"
 	routesDump    = "RoutesConfigDump"
@@ -117,6 +116,8 @@ func (f *fileRead) envoy(root *yaml.Node) {
 		f.envoyClusters(cfg, f.items(f.field(static, "clusters"), "static_resources.clusters"))
 		f.envoyListeners(cfg, f.items(f.field(static, "listeners"), "static_resources.listeners"))
 	}
+	// A config_dump's bootstrap section is not read: its static resources
+	// are in the other sections too.
 	for _, section := range f.items(f.field(root, "configs"), "configs") {
 		typ := dumpType(f.reader, section)
 		switch {
@@ -140,8 +141,6 @@ func (f *fileRead) envoy(root *yaml.Node) {
 					routeConfigs = append(routeConfigs, f.field(rc, "route_config"))
 				}
 			}
-		case strings.HasSuffix(typ, bootstrapDump):
-			// Its static resources are in the other sections too.
 		}
 	}
 	if !dumped {

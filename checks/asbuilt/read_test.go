@@ -169,7 +169,11 @@ func dump(s *Set, dir string, selects []string) string {
 				fmt.Fprintf(&b, "    drops headers with _ (%s)\n", origin(*rt.DropsUnderscores))
 			}
 			if c := rt.CORS; c != nil {
-				fmt.Fprintf(&b, "    cors at %s allow-headers [%s] (%s) credentials %v (%s)\n", rel(c.At), texts(c.AllowHeaders), origin(c.AllowHeadersFrom), c.Credentials, origin(c.CredentialsFrom))
+				echo := ""
+				if c.Echo {
+					echo = " echoes the requested headers"
+				}
+				fmt.Fprintf(&b, "    cors at %s allow-headers [%s]%s (%s) credentials %v (%s)\n", rel(c.At), texts(c.AllowHeaders), echo, origin(c.AllowHeadersFrom), c.Credentials, origin(c.CredentialsFrom))
 			}
 		}
 		for _, q := range selects {
