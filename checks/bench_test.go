@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/fixtures/corpus"
 	"github.com/idemlint/idemlint/schemas/boundary"
@@ -137,7 +138,7 @@ func BenchmarkFloor10k(b *testing.B) {
 // 82-91 MB to 0.52-0.65 s, 70-73 MB.
 func BenchmarkCheck10k(b *testing.B) {
 	dir, files, size := corpusFiles(b)
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	b.SetBytes(size)
 	b.ReportAllocs()
 	defer corpus.ReportCPU(b)()
@@ -250,7 +251,7 @@ func BenchmarkCheck10k(b *testing.B) {
 // MB against 218-242.
 func BenchmarkKept10k(b *testing.B) {
 	dir, _, _ := corpusFiles(b)
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	var before, after runtime.MemStats
 	for b.Loop() {
 		runtime.GC()
@@ -273,7 +274,7 @@ func BenchmarkKept10k(b *testing.B) {
 // linear in the set.
 func BenchmarkCheckSet10k(b *testing.B) {
 	dir, _, _ := corpusFiles(b)
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	res, err := checks.Check([]string{dir}, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -325,7 +326,7 @@ func BenchmarkCheckDocument(b *testing.B) {
 // BenchmarkCheckSet10k's 90-105 ms in the same run.
 func BenchmarkOpenAPIRules10k(b *testing.B) {
 	dir, _, _ := corpusFiles(b)
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	res, err := checks.Check([]string{dir}, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -361,7 +362,7 @@ func BenchmarkOpenAPIRules10k(b *testing.B) {
 	}
 	openapi.Use(&opts, api)
 	opts.Disabled = map[string]bool{}
-	for _, r := range checks.Rules() {
+	for _, r := range lint.Rules {
 		opts.Disabled[r.ID] = r.Scope() != "openapi"
 	}
 	b.ReportAllocs()

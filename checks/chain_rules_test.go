@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/fixtures"
 )
 
@@ -79,7 +80,7 @@ func TestChainFindingsPointWhereTheFixBelongs(t *testing.T) {
 	chainRules := []string{"IDL201", "IDL202", "IDL203", "IDL204", "IDL205", "IDL206", "IDL207", "IDL208", "IDL209", "IDL210"}
 	for _, tc := range tests {
 		t.Run(tc.set, func(t *testing.T) {
-			got := checkDir(t, fixtureSet(t, "rules/"+tc.set), checks.DefaultOptions(), chainRules...)
+			got := checkDir(t, fixtureSet(t, "rules/"+tc.set), lint.DefaultOptions(), chainRules...)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
 			}
@@ -92,7 +93,7 @@ func TestRetryAmplificationLimitIsAnOption(t *testing.T) {
 	for _, tc := range []struct {
 		limit, findings int
 	}{{26, 1}, {27, 0}, {0, 1}} { // 0: the default, 10
-		opts := checks.DefaultOptions()
+		opts := lint.DefaultOptions()
 		opts.Limits.MaxRetryAmplification = tc.limit
 		if got := checkDir(t, dir, opts, "IDL208"); len(got) != tc.findings {
 			t.Errorf("limit %d: %d IDL208 findings, want %d", tc.limit, len(got), tc.findings)
@@ -110,7 +111,7 @@ func TestChainBreaksSayAnUnreadableFileMayBeTheMissingHop(t *testing.T) {
 	}
 	const note = "(1 file of the set could not be read or linked; one may be the missing hop)"
 	check := func() []checks.Finding {
-		res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+		res, err := checks.Check([]string{dir}, lint.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +208,7 @@ func TestChainRulesLeaveMistypedFieldsToTheSchema(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+			res, err := checks.Check([]string{dir}, lint.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,8 +4,6 @@ import (
 	"github.com/idemlint/idemlint/checks/chain"
 	"testing"
 
-	"github.com/idemlint/idemlint/schemas"
-
 	"github.com/idemlint/idemlint/fixtures"
 	"github.com/idemlint/idemlint/schemas/jsontree"
 )
@@ -22,10 +20,11 @@ func FuzzCheckDocument(f *testing.F) {
 		f.Add(data)
 	}
 	opts := DefaultOptions()
+	opts.Schema = validator
 	f.Fuzz(func(t *testing.T, src []byte) {
-		doc, findings := checkDocument("fuzz.json", src, new(jsontree.Parser), schemas.NewValidator(), &opts)
+		doc, findings := checkDocument("fuzz.json", src, new(jsontree.Parser), newRun(&opts))
 		for _, fd := range findings {
-			if _, ok := Lookup(fd.Rule); !ok {
+			if _, ok := Core.Lookup(fd.Rule); !ok {
 				t.Fatalf("finding names unknown rule: %+v", fd)
 			}
 			if fd.Line < 1 || fd.Column < 1 || fd.Message == "" {

@@ -2,7 +2,7 @@ package checks
 
 // IDL001 is reported by the loader (package jsontree) rather than by a
 // function of its own: no other rule can run on a file that is not JSON.
-var IDL001 = Register(&Rule{
+var IDL001 = &Rule{
 	ID:       "IDL001",
 	Name:     "strict-json",
 	Severity: Error,
@@ -20,4 +20,4 @@ regular file (a named pipe, a device), and a file larger than 8 MiB.
 
 Fix: make the file plain JSON. Keep notes in an "x-" extension field instead
 of comments, and keep one of each duplicated key.`,
-})
+}

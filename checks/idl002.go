@@ -12,7 +12,7 @@ import (
 // IDL002 validates a document against the JSON Schema of its kind, plus
 // the one structural constraint JSON Schema cannot state: operation_key is
 // unique within a document.
-var IDL002 = Register(&Rule{
+var IDL002 = &Rule{
 	ID:       "IDL002",
 	Name:     "schema",
 	Severity: Error,
@@ -61,7 +61,7 @@ printed schema to get completion and inline errors in your editor.`,
 			}
 		}
 	},
-})
+}
 
 // keyPatterns remembers whether each distinct key_format.pattern
 // compiles: a set repeats a handful of patterns over thousands of

@@ -3,7 +3,7 @@ package checks
 // IDL003 is reported by the runner while it applies the suppressions of a
 // document (suppress.go): the entries are only meaningful once every other
 // rule has reported, so no rule function of its own could check them.
-var IDL003 = Register(&Rule{
+var IDL003 = &Rule{
 	ID:       "IDL003",
 	Name:     "suppression",
 	Severity: Error,
@@ -29,4 +29,4 @@ unused: the rule did not run, so nobody knows.
 Fix: correct the entry as the message says, or delete it when it is
 unused. To turn a rule off for the whole project rather than one file, set
 it to "off" under "rules" in .idemlint.json.`,
-})
+}

@@ -14,7 +14,7 @@ const (
 
 // IDL101 makes the BFF's inbound side refuse a state-changing browser
 // request that carries no key, with one agreed answer.
-var IDL101 = Register(&Rule{
+var IDL101 = &Rule{
 	ID:       "IDL101",
 	Name:     "browser-requires-key",
 	Severity: Error,
@@ -63,7 +63,7 @@ An absent http_idempotency is reported by IDL002.`,
 			checkBrowserOnMissing(p, idem)
 		}
 	},
-})
+}
 
 // reportUnkeyedBrowserOperation reports a state-changing operation the
 // browser boundary lets through without a key.

@@ -5,7 +5,7 @@ import (
 )
 
 // IDL102 keeps the key header on every allowlist it must pass through.
-var IDL102 = Register(&Rule{
+var IDL102 = &Rule{
 	ID:       "IDL102",
 	Name:     "key-header-allowlisted",
 	Severity: Error,
@@ -45,7 +45,7 @@ Fix: add the key header to the list the message names.`,
 		checkKeyAllowlist(p, inbound, header)
 		checkKeyAllowlist(p, outbound, header)
 	},
-})
+}
 
 const corsHeadersField = "cors_allowed_headers"
 

@@ -8,7 +8,7 @@ import (
 )
 
 // IDL103 allows a retry only for requests that carry the key.
-var IDL103 = Register(&Rule{
+var IDL103 = &Rule{
 	ID:       "IDL103",
 	Name:     "retry-requires-key",
 	Severity: Error,
@@ -65,7 +65,7 @@ require_key.operations) or stop retrying that method.`,
 			}
 		}
 	},
-})
+}
 
 // unkeyedOperations groups the document's state-changing operations that
 // do not require the key by method: the methods in order of first

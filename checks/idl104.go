@@ -16,7 +16,7 @@ const conservativeRetryOnHint = "retry only connect_error, timeout, 429, 502, 50
 
 // IDL104 keeps retries on the edges, which do not own idempotency,
 // validate-only and limited to failures that leave no side effect behind.
-var IDL104 = Register(&Rule{
+var IDL104 = &Rule{
 	ID:       "IDL104",
 	Name:     "edge-retry-validate-only",
 	Severity: Error,
@@ -57,7 +57,7 @@ Fix: set "mode": "validate_only" and remove the entries the message names.`,
 			}
 		}
 	},
-})
+}
 
 // retryStatusRisk says why retrying on a retry_on status may duplicate a
 // side effect, or returns "" when the status is conservative. The named

@@ -1,7 +1,7 @@
 package checks
 
 // IDL105 keeps idempotency ownership out of the edges.
-var IDL105 = Register(&Rule{
+var IDL105 = &Rule{
 	ID:       "IDL105",
 	Name:     "owner-only-in-adapter",
 	Severity: Error,
@@ -35,4 +35,4 @@ adapter policy.`,
 		}
 		p.Report(role.Pos, `set http_idempotency.role to "validate_only" or "passthrough": %s`, hint)
 	},
-})
+}

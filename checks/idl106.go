@@ -6,7 +6,7 @@ import (
 
 // IDL106 checks that the owner policy says exactly what makes two requests
 // "the same payload": without that, conflict detection is guesswork.
-var IDL106 = Register(&Rule{
+var IDL106 = &Rule{
 	ID:       "IDL106",
 	Name:     "fingerprint-explicit",
 	Severity: Error,
@@ -65,7 +65,7 @@ and list in "exclude_fields" any body field a retry legitimately changes
 			p.Warn(canon.Pos, `use "canonical_json" instead of "raw_bytes": whitespace or key order changes make a retry look like a different payload`)
 		}
 	},
-})
+}
 
 // firstBodyOperation returns the first operation, in document order, whose
 // method sends a body that decides what the request does.

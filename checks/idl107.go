@@ -13,7 +13,7 @@ var requiredScope = []string{"service", "operation_key", "contract_version", "te
 
 // IDL107 checks that a stored response can only be replayed to the request
 // it belongs to.
-var IDL107 = Register(&Rule{
+var IDL107 = &Rule{
 	ID:       "IDL107",
 	Name:     "scope-complete",
 	Severity: Error,
@@ -61,7 +61,7 @@ where they come from in scope_sources.`,
 			p.Report(scope.Pos, "add %s to idempotency_scope: a record must be unique per service, operation, contract version, tenant, actor, payload and key, or one request is answered with another's stored response", quoteAll(missing))
 		}
 	},
-})
+}
 
 // quoteAll renders names as a comma-separated list of JSON strings.
 func quoteAll(names []string) string {

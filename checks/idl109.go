@@ -4,7 +4,7 @@ import "github.com/idemlint/idemlint/schemas/boundary"
 
 // IDL109 checks that a duplicate arriving while the first attempt still
 // runs has a declared, bounded answer.
-var IDL109 = Register(&Rule{
+var IDL109 = &Rule{
 	ID:       "IDL109",
 	Name:     "inflight-explicit",
 	Severity: Error,
@@ -66,4 +66,4 @@ or
 			p.Report(s.Pos, "set idempotency_inflight.status to 409 or 202: %d does not tell the client the first attempt is still in progress", s.Value)
 		}
 	},
-})
+}

@@ -3,7 +3,7 @@ package checks
 import "github.com/idemlint/idemlint/schemas/boundary"
 
 // IDL110 checks the answer to a key reused with a different payload.
-var IDL110 = Register(&Rule{
+var IDL110 = &Rule{
 	ID:       "IDL110",
 	Name:     "payload-mismatch-status",
 	Severity: Error,
@@ -62,4 +62,4 @@ Fix: declare
 				`add "error_code" to on_payload_mismatch, e.g. "idempotency_key_reused": clients need a stable code to tell this conflict from other client errors`)
 		}
 	},
-})
+}

@@ -10,7 +10,7 @@ import (
 )
 
 // IDL111 checks that idempotency records outlive the retries they guard.
-var IDL111 = Register(&Rule{
+var IDL111 = &Rule{
 	ID:       "IDL111",
 	Name:     "retention-ttl",
 	Severity: Error,
@@ -89,7 +89,7 @@ ttl_reduction with the reason and make sure clients stop retrying before it.`,
 		p.Report(s.TTL.Pos, "raise ttl to at least %s for tier %q or declare ttl_reduction with a reason: a retry after %s executes the operation again",
 			humanDuration(minTTL), s.Tier.Value, s.TTL.Value)
 	},
-})
+}
 
 // ttlSyntax is the schema's duration pattern: values it rejects are IDL002's.
 var ttlSyntax = regexp.MustCompile(`^[0-9]+[smhdw]$`)

@@ -5,7 +5,7 @@ import (
 )
 
 // IDL112 checks that the key is logged, so a duplicate can be traced.
-var IDL112 = Register(&Rule{
+var IDL112 = &Rule{
 	ID:       "IDL112",
 	Name:     "key-logged",
 	Severity: Warning,
@@ -44,4 +44,4 @@ Fix: declare
 			p.Report(fields.Pos, `add "idempotency_key" to observability.log_fields: a replay gets a new request id, so only the key ties a duplicate to its first attempt`)
 		}
 	},
-})
+}

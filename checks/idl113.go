@@ -1,7 +1,7 @@
 package checks
 
 // IDL113 warns about an owner policy whose records live in one process.
-var IDL113 = Register(&Rule{
+var IDL113 = &Rule{
 	ID:       "IDL113",
 	Name:     "shared-store",
 	Severity: Warning,
@@ -23,4 +23,4 @@ Fix: declare the shared store the adapter uses, e.g.
 			p.Report(pol.Storage.Backend.Pos, `declare the shared store the adapter's replicas use (e.g. "redis" or "postgres") instead of "memory": records in one process are lost on restart, and a retry reaching another replica executes again`)
 		}
 	},
-})
+}

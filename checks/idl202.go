@@ -8,7 +8,7 @@ import (
 
 // IDL202 checks that no allowlist along a chain drops the chain's key
 // header. It leaves to IDL102 what one document shows on its own.
-var IDL202 = Register(&Rule{
+var IDL202 = &Rule{
 	ID:       "IDL202",
 	Name:     "key-survives-chain",
 	Severity: Error,
@@ -55,4 +55,4 @@ Fix: add the chain's key header to the list the message names.`,
 			}
 		}
 	},
-})
+}

@@ -7,7 +7,7 @@ import (
 )
 
 // IDL204 checks that the adapter policy a chain reaches owns its key.
-var IDL204 = Register(&Rule{
+var IDL204 = &Rule{
 	ID:       "IDL204",
 	Name:     "one-owner",
 	Severity: Error,
@@ -58,4 +58,4 @@ Fix: set the adapter's http_idempotency.role to "owner".`,
 			}
 		}
 	},
-})
+}

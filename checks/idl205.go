@@ -9,7 +9,7 @@ import (
 
 // IDL205 checks that the adapter requires the key for every state-changing
 // operation that reaches it from a browser.
-var IDL205 = Register(&Rule{
+var IDL205 = &Rule{
 	ID:       "IDL205",
 	Name:     "owner-requires-key",
 	Severity: Error,
@@ -41,7 +41,7 @@ require_key.methods.`,
 			r.unrequired(c, c.Last(), fmt.Sprintf("add %q to require_key.operations or %s to require_key.methods", c.Operation(), c.Last().Op.Method.Value), why)
 		}
 	},
-})
+}
 
 // unrequired reports that hop h does not require the key for c's
 // operation: at its require_key, which fix says how to extend, or where the

@@ -4,7 +4,7 @@ import "fmt"
 
 // IDL206 checks that a browser is told to send every key its adapter
 // demands.
-var IDL206 = Register(&Rule{
+var IDL206 = &Rule{
 	ID:       "IDL206",
 	Name:     "no-surprise-400",
 	Severity: Error,
@@ -42,4 +42,4 @@ requiring the key for it at the adapter.`,
 			}
 		}
 	},
-})
+}

@@ -11,7 +11,7 @@ import (
 
 // IDL208 bounds how many times retries along a chain can multiply one
 // request.
-var IDL208 = Register(&Rule{
+var IDL208 = &Rule{
 	ID:       "IDL208",
 	Name:     "retry-amplification",
 	Severity: Warning,
@@ -66,7 +66,7 @@ disable the others.`,
 			r.at(c, h.Doc, h.Doc.Retry.MaxAttempts.Pos, fmt.Sprintf("retries multiply one request into %d attempts (%s), more than %d: lower max_attempts or retry at fewer hops", product, strings.Join(factors, ", "), limit))
 		}
 	},
-})
+}
 
 // attempts is how many times hop h may send the chain's operation: its
 // max_attempts when its retry is enabled and covers the operation's method

@@ -6,7 +6,7 @@ import (
 
 // IDL209 checks that a gateway and the adapter it reaches agree on the
 // contract version.
-var IDL209 = Register(&Rule{
+var IDL209 = &Rule{
 	ID:       "IDL209",
 	Name:     "contract-version-agrees",
 	Severity: Error,
@@ -35,4 +35,4 @@ adapter policy.`,
 			r.at(c, edge, ev.Pos, fmt.Sprintf("set contract_version to %q, the version of %s, or update that policy: the version is part of the idempotency scope", av.Value, c.Last()))
 		}
 	},
-})
+}

@@ -8,7 +8,7 @@ import (
 )
 
 // IDL210 warns about documents no chain reaches.
-var IDL210 = Register(&Rule{
+var IDL210 = &Rule{
 	ID:       "IDL210",
 	Name:     "orphan-document",
 	Severity: Warning,
@@ -58,4 +58,4 @@ it.`,
 			}
 		}
 	},
-})
+}

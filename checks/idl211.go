@@ -8,7 +8,7 @@ import (
 )
 
 // IDL211 reports a hop defined twice for one operation.
-var IDL211 = Register(&Rule{
+var IDL211 = &Rule{
 	ID:       "IDL211",
 	Name:     "one-document-per-hop",
 	Severity: Error,
@@ -41,7 +41,7 @@ components of a flow that is really different.`,
 			f.Relate(dup.First, operationKeyPos(dup.First, dup.Operation), "the first definition of this hop")
 		}
 	},
-})
+}
 
 // operationKeyPos is the place of the operation_key of doc's operation
 // key, or of the document when it has none by that key.

@@ -3,7 +3,7 @@ package checks
 import "fmt"
 
 // IDL212 checks that an operation keeps its method along its chain.
-var IDL212 = Register(&Rule{
+var IDL212 = &Rule{
 	ID:       "IDL212",
 	Name:     "one-method-per-chain",
 	Severity: Error,
@@ -37,4 +37,4 @@ Fix: write the method the request really has at every hop.`,
 			}
 		}
 	},
-})
+}

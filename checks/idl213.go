@@ -5,7 +5,7 @@ import (
 )
 
 // IDL213 checks that a waiting duplicate gives up before its caller does.
-var IDL213 = Register(&Rule{
+var IDL213 = &Rule{
 	ID:       "IDL213",
 	Name:     "wait-below-upstream-timeout",
 	Severity: Warning,
@@ -55,4 +55,4 @@ answer duplicates at once with "policy": "reject".`,
 			relate(f, edge.Doc, limit.Pos, "the smallest per-try timeout upstream")
 		}
 	},
-})
+}

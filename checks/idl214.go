@@ -10,7 +10,7 @@ import (
 
 // IDL214 checks that the headers the owner reads tenant and actor from
 // reach it, as IDL202 does for the key.
-var IDL214 = Register(&Rule{
+var IDL214 = &Rule{
 	ID:       "IDL214",
 	Name:     "scope-headers-survive-chain",
 	Severity: Error,
@@ -71,7 +71,7 @@ sets_headers of the hop that derives it.`,
 			}
 		}
 	},
-})
+}
 
 // scopeHeader is a header the owner reads a part of its scope from.
 type scopeHeader struct {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/fixtures"
 )
 
@@ -25,7 +26,7 @@ func TestRulesAreIndependent(t *testing.T) {
 	crossDocument := func(res *checks.Result) map[string]bool {
 		out := map[string]bool{}
 		for _, f := range res.Findings {
-			if r, ok := checks.Lookup(f.Rule); ok && r.CrossDocument() {
+			if r, ok := lint.Rules.Lookup(f.Rule); ok && r.CrossDocument() {
 				out[fmt.Sprintf("%s %s:%d:%d %s", f.Rule, f.File, f.Line, f.Column, f.Message)] = true
 			}
 		}
@@ -37,7 +38,7 @@ func TestRulesAreIndependent(t *testing.T) {
 		if err := c.Materialize(dir); err != nil {
 			t.Fatal(err)
 		}
-		all, err := checks.Check([]string{dir}, checks.DefaultOptions())
+		all, err := checks.Check([]string{dir}, lint.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,11 +48,11 @@ func TestRulesAreIndependent(t *testing.T) {
 			continue
 		}
 		checked++
-		for _, r := range checks.Rules() {
+		for _, r := range lint.Rules {
 			if r.CrossDocument() || r.ID == "IDL001" {
 				continue // IDL001 cannot be turned off
 			}
-			opts := checks.DefaultOptions()
+			opts := lint.DefaultOptions()
 			opts.Disabled = map[string]bool{r.ID: true}
 			res, err := checks.Check([]string{dir}, opts)
 			if err != nil {
@@ -108,7 +109,7 @@ func TestOverlapsLinkOnlyFindingsThatSurvive(t *testing.T) {
 	}
 	related := func() []string {
 		t.Helper()
-		res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+		res, err := checks.Check([]string{dir}, lint.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +171,7 @@ func TestOverlapsLinkOnlyTheSameCause(t *testing.T) {
 	}
 	edit("01-browser-to-bff.json", `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},`, "")
 	edit("04-adapter.json", `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},`, `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE", "GET"]},`)
-	res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+	res, err := checks.Check([]string{dir}, lint.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestStagesAfterTheRulesRunInOrder(t *testing.T) {
 	if err := c.Materialize(dir); err != nil {
 		t.Fatal(err)
 	}
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	opts.Severity = map[string]checks.Severity{"IDL105": checks.Warning}
 	var stages []string
 	opts.Baseline = func(fs []checks.Finding) []checks.Finding {
@@ -256,10 +257,10 @@ func TestTypoCauseLinksOnlyWhileReported(t *testing.T) {
 		"03-gateway-to-adapter.json 02-bff-to-gateway.json:5:9 /to",
 		"04-adapter.json 02-bff-to-gateway.json:5:9 /to",
 	}
-	if got := related(checks.DefaultOptions()); !slices.Equal(got, want) {
+	if got := related(lint.DefaultOptions()); !slices.Equal(got, want) {
 		t.Fatalf("IDL210's related locations %q, want %q", got, want)
 	}
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	opts.Disabled = map[string]bool{"IDL201": true}
 	if got := related(opts); len(got) != 0 {
 		t.Errorf("with IDL201 off, IDL210's related locations %q, want none", got)
@@ -282,10 +283,10 @@ func TestTypoFoldsOnlyWhileReported(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := rules(checks.DefaultOptions()), []string{"IDL002"}; !slices.Equal(got, want) {
+	if got, want := rules(lint.DefaultOptions()), []string{"IDL002"}; !slices.Equal(got, want) {
 		t.Errorf("findings %q, want %q", got, want)
 	}
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	opts.Disabled = map[string]bool{"IDL002": true}
 	if got, want := rules(opts), []string{"IDL102", "IDL202", "IDL214", "IDL214"}; !slices.Equal(got, want) {
 		t.Errorf("with IDL002 off, findings %q, want %q", got, want)

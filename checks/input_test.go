@@ -108,17 +108,33 @@ func TestReadingAnInputNotRequiredPanics(t *testing.T) {
 	checkSets(rules, testSets(), []int{0, 0}, &opts)
 }
 
-// The registry is complete once the rules have been listed: a rule
-// registered later would be missing from lists already handed out.
-func TestRegisterAfterTheRulesWereListedPanics(t *testing.T) {
-	Rules()
-	defer func() {
-		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "registered after the rules were listed") {
-			t.Errorf("recovered %v, want a late registration refused", r)
-		}
-	}()
-	Register(&Rule{ID: "T999", CheckSet: func(*SetPass) {}})
-	delete(registry, "T999") // only reached when the registration was taken
+// A run refuses a list of rules its caller composed wrongly, naming the
+// rule: two rules of one id, or a rule that does not say how it runs.
+func TestARunRefusesAMisdeclaredRuleList(t *testing.T) {
+	perSet := &InputOf[int]{Name: "per-set input", PerSet: true}
+	for _, tc := range []struct {
+		rules Rules
+		want  string
+	}{
+		{append(Rules{{ID: "IDL101"}}, Core...), "rule IDL101 listed twice"},
+		{Rules{{ID: "T1", CheckDocument: func(*DocumentPass) {}, CheckSet: func(*SetPass) {}}}, "rule T1 is both per-document and cross-document"},
+		{Rules{{ID: "T2", AcrossSets: true}}, "rule T2 requires inputs or runs across sets but is no cross-document rule"},
+		{Rules{{ID: "T3", AcrossSets: true, Requires: []Input{perSet}, CheckSet: func(*SetPass) {}}}, "rule T3 runs across sets but requires the per-set per-set input"},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), tc.want) {
+					t.Errorf("recovered %v, want %q", r, tc.want)
+				}
+			}()
+			opts := DefaultOptions()
+			opts.Rules = tc.rules
+			CheckFiles(nil, opts)
+		}()
+	}
+	if err := Core.validate(); err != nil {
+		t.Errorf("the core rules: %v", err)
+	}
 }
 
 // An input built from one the caller supplies (as the as-built hops are

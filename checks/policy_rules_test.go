@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idemlint/idemlint/schemas"
-
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/idemlint/idemlint/fixtures"
@@ -40,7 +38,8 @@ func checkPolicyEdit(t *testing.T, opts Options, edit func(doc map[string]any)) 
 	if src, err = json.Marshal(doc); err != nil {
 		t.Fatal(err)
 	}
-	_, findings := checkDocument("04-adapter.json", src, new(jsontree.Parser), schemas.NewValidator(), &opts)
+	opts.Schema = validator
+	_, findings := checkDocument("04-adapter.json", src, new(jsontree.Parser), newRun(&opts))
 	got = []string{}
 	for _, f := range findings {
 		if f.Rule == IDL002.ID {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/lint"
 )
 
 // Check keeps the facts of the documents it checked, not the documents:
@@ -12,14 +13,14 @@ import (
 // both.
 func TestCheckKeepsFactsNotDocuments(t *testing.T) {
 	dir := fixtureSet(t, "rules/IDL201/misspelt-to-by-one-edit")
-	res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+	res, err := checks.Check([]string{dir}, lint.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Facts) != 4 || res.Documents != nil || len(res.Sets) != 1 || len(res.Sets[0]) != 4 {
 		t.Errorf("check: %d facts, %d documents, sets %v; want 4 facts in one set and no document", len(res.Facts), len(res.Documents), res.Sets)
 	}
-	loaded, err := checks.Load([]string{dir}, checks.DefaultOptions())
+	loaded, err := checks.Load([]string{dir}, lint.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,24 +1,23 @@
 // Package checks holds idemlint's rules and the runner that applies them to
 // a boundary set. Like golang.org/x/tools/go/analysis, a rule is a value
 // with an id, a doc, the inputs it requires and a function; each lives in
-// its own file (idlNNN.go) and registers itself, so adding a rule is one
-// file plus its fixtures.
+// its own file (idlNNN.go) and is listed in Core, so adding a rule is one
+// file, one line and its fixtures.
 //
 // Rules that need more than the boundary documents live in sub-packages
-// that register them the same way (Register) and define the inputs they
-// require (Input): checks/openapi holds the OpenAPI rules (IDL301-IDL304)
-// and the description they read. This package imports none of them, so
-// what imports it (the reference engine) compiles no OpenAPI or YAML
-// reader; a program that wants their rules imports the sub-package.
+// that list them the same way and define the inputs they require (Input):
+// checks/openapi holds the OpenAPI rules (IDL301-IDL304) and the
+// description they read, checks/asbuilt the as-built rules. This package
+// imports none of them, so what imports it (the reference engine) compiles
+// no OpenAPI or YAML reader; a run applies the rules its caller lists
+// (Options.Rules), as checks/lint composes every list for idemlint.
 package checks
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/idemlint/idemlint/schemas/suggest"
 )
@@ -111,58 +110,64 @@ func (r *Rule) Scope() string {
 	return "document"
 }
 
-var (
-	registry = map[string]*Rule{}
-	sealed   atomic.Bool // Rules has been asked: the registry is complete
-)
+// Rules is a list of rules: those a run applies (Options.Rules), as its
+// caller composes them from the lists of the packages that hold them, the
+// way multichecker.Main takes its analyzers. Ids are unique within it.
+type Rules []*Rule
 
-// Register adds a rule at init time, from this package (one file per
-// rule) or from a sub-package that holds rules needing more than the
-// boundary documents: a program runs a sub-package's rules by importing
-// it. Ids are unique by construction of the file names, so a clash is a
-// programming error, as is a rule that does not say how it runs.
-func Register(r *Rule) *Rule {
-	if sealed.Load() {
-		panic("checks: rule " + r.ID + " registered after the rules were listed; register from a package-level variable")
-	}
-	if _, dup := registry[r.ID]; dup {
-		panic("checks: rule registered twice: " + r.ID)
-	}
-	switch {
-	case r.CheckDocument != nil && r.CheckSet != nil:
-		panic("checks: rule " + r.ID + " is both per-document and cross-document")
-	case r.CheckSet == nil && (len(r.Requires) > 0 || r.AcrossSets):
-		panic("checks: rule " + r.ID + " requires inputs or runs across sets but is no cross-document rule")
-	}
-	for _, in := range r.Requires {
-		if r.AcrossSets && in.info().perSet {
-			panic("checks: rule " + r.ID + " runs across sets but requires the per-set " + in.info().name)
-		}
-	}
-	registry[r.ID] = r
-	return r
+// Core are the rules of this package, which read nothing but the boundary
+// documents, in id order. A rule is a file (idlNNN.go) and a line here.
+var Core = Rules{
+	IDL001, IDL002, IDL003,
+	IDL101, IDL102, IDL103, IDL104, IDL105, IDL106, IDL107, IDL108, IDL109, IDL110, IDL111, IDL112, IDL113,
+	IDL201, IDL202, IDL203, IDL204, IDL205, IDL206, IDL207, IDL208, IDL209, IDL210, IDL211, IDL212, IDL213, IDL214,
 }
 
-// Rules returns every rule sorted by id. The registry is complete once
-// package initialisation ends, so the sorted list is built once.
-func Rules() []*Rule { return sortedRules() }
-
-var sortedRules = sync.OnceValue(func() []*Rule {
-	sealed.Store(true)
-	out := make([]*Rule, 0, len(registry))
-	for _, r := range registry {
-		out = append(out, r)
+// Sorted returns the rules sorted by id, after making sure each says how
+// it runs and no two share an id: a list that breaks either is a
+// programming error, so a run refuses it by panicking, as analysis.Validate
+// refuses a malformed analyzer.
+func (rs Rules) Sorted() Rules {
+	if err := rs.validate(); err != nil {
+		panic("checks: " + err.Error())
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
-})
+	if slices.IsSortedFunc(rs, byID) {
+		return rs
+	}
+	return slices.SortedFunc(slices.Values(rs), byID)
+}
 
-// RuleHint says what an id that names no rule may have meant: the rule
+func byID(a, b *Rule) int { return strings.Compare(a.ID, b.ID) }
+
+// validate reports the first rule of rs declared wrongly.
+func (rs Rules) validate() error {
+	seen := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		if seen[r.ID] {
+			return fmt.Errorf("rule %s listed twice", r.ID)
+		}
+		seen[r.ID] = true
+		switch {
+		case r.CheckDocument != nil && r.CheckSet != nil:
+			return fmt.Errorf("rule %s is both per-document and cross-document", r.ID)
+		case r.CheckSet == nil && (len(r.Requires) > 0 || r.AcrossSets):
+			return fmt.Errorf("rule %s requires inputs or runs across sets but is no cross-document rule", r.ID)
+		}
+		for _, in := range r.Requires {
+			if r.AcrossSets && in.info().perSet {
+				return fmt.Errorf("rule %s runs across sets but requires the per-set %s", r.ID, in.info().name)
+			}
+		}
+	}
+	return nil
+}
+
+// Hint says what an id that names no rule of rs may have meant: the rule
 // ids it is a typo of ("did you mean \"IDL201\" or \"IDL210\"?"), else
 // where the ids are listed. Lookup ignores case; the hint names the id as
 // written.
-func RuleHint(id string) string {
-	near := NearRules(id)
+func (rs Rules) Hint(id string) string {
+	near := rs.Near(id)
 	if len(near) == 0 {
 		return `"idemlint rules" lists the rule ids`
 	}
@@ -176,24 +181,29 @@ func RuleHint(id string) string {
 	return "did you mean " + strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1] + "?"
 }
 
-// NearRules returns the rule ids id may be a typo of, sorted; none when
+// Near returns the ids of rs that id may be a typo of, sorted; none when
 // it names a rule as written.
-func NearRules(id string) []string {
+func (rs Rules) Near(id string) []string {
 	// Rule ids differ in three digits: two edits reach most of them.
-	return suggest.Within(id, RuleIDs(), 1)
+	return suggest.Within(id, rs.IDs(), 1)
 }
 
-// RuleIDs returns the ids of every rule, sorted.
-func RuleIDs() []string {
-	ids := make([]string, 0, len(Rules()))
-	for _, r := range Rules() {
-		ids = append(ids, r.ID)
+// IDs returns the ids of rs, sorted.
+func (rs Rules) IDs() []string {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
 	}
+	slices.Sort(ids)
 	return ids
 }
 
-// Lookup finds a rule by id (case-insensitive).
-func Lookup(id string) (*Rule, bool) {
-	r, ok := registry[strings.ToUpper(id)]
-	return r, ok
+// Lookup finds a rule of rs by id (case-insensitive).
+func (rs Rules) Lookup(id string) (*Rule, bool) {
+	id = strings.ToUpper(id)
+	i := slices.IndexFunc(rs, func(r *Rule) bool { return r.ID == id })
+	if i < 0 {
+		return nil, false
+	}
+	return rs[i], true
 }

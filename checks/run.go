@@ -21,6 +21,17 @@ import (
 type Options struct {
 	Limits Limits
 
+	// Rules are the rules the run applies; nil, Core. The caller composes
+	// them from the lists of the packages that hold rules (checks/lint
+	// does for idemlint).
+	Rules Rules
+	// Schema, when set, makes the JSON Schema stage of a run (each run
+	// its own, whose caches live as long as the run): it words what the
+	// decoder found nonconforming (IDL002). The core compiles no JSON
+	// Schema library, so a program that wants the validator's words
+	// (idemlint, through checks/lint) sets it.
+	Schema func() SchemaStage
+
 	// Disabled rules are not run and their findings are dropped ("off" in
 	// the project configuration, which refuses to disable IDL001).
 	Disabled map[string]bool
@@ -178,7 +189,7 @@ func CheckFiles(files []string, opts Options) *Result { return checkFiles(files,
 // checkFiles is CheckFiles for a collection in which the skipped paths
 // could not be read at all.
 func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result {
-	stage := schemaStage()
+	run := newRun(&opts)
 	results := make([]loaded, len(files))
 	opts.strings, opts.names = new(boundary.Strings), new(chain.NameTable)
 	var next atomic.Int64
@@ -193,7 +204,7 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 				if i >= len(files) {
 					return
 				}
-				results[i] = w.load(files[i], stage, &opts)
+				results[i] = w.load(files[i], run)
 			}
 		}()
 	}
@@ -255,7 +266,7 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 	var overlaps []overlap
 	if !opts.decodeOnly {
 		var found []Finding
-		found, overlaps, res.NotRun = checkSets(Rules(), res.Sets, unreadable, &opts)
+		found, overlaps, res.NotRun = checkSets(run.rules, res.Sets, unreadable, &opts)
 		res.Findings = append(res.Findings, found...)
 	}
 	res.Findings = afterRules(res.Findings, res, sup, overlaps, &opts)
@@ -274,7 +285,8 @@ type worker struct {
 // parse and decode (IDL001), the schema (IDL002), the per-document rules
 // and its suppressions. What it keeps of a boundary document is its facts
 // (and, for Load, the document).
-func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
+func (w *worker) load(path string, run *run) loaded {
+	opts := run.opts
 	var src []byte
 	var err error
 	if opts.ReadFile != nil {
@@ -286,7 +298,7 @@ func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
 	if err != nil {
 		return loaded{said: saying([]Finding{unreadable(path, err)}, fileSuppressions{}), unreadable: true}
 	}
-	doc, findings := checkDocument(path, src, &w.parser, stage, opts)
+	doc, findings := checkDocument(path, src, &w.parser, run)
 	switch {
 	case doc == nil && notBoundaryText(src, opts.walked != nil && opts.walked(path)):
 		return loaded{notBoundary: true}
@@ -299,7 +311,7 @@ func (w *worker) load(path string, stage SchemaStage, opts *Options) loaded {
 		return loaded{doc: doc, facts: chain.FactsWith(doc, opts.names)}
 	}
 	var fs fileSuppressions
-	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed})
+	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed}, run.rules)
 	facts := chain.FactsWith(doc, opts.names)
 	if !slices.ContainsFunc(findings, foldsAt) {
 		facts.CutPlaces() // the document is dropped: its facts need only their own places
@@ -326,12 +338,33 @@ func notBoundaryText(src []byte, walked bool) bool {
 // JSON object.
 func CheckDocument(path string, src []byte) (*boundary.Document, []Finding) {
 	opts := DefaultOptions()
-	return checkDocument(path, src, new(jsontree.Parser), schemaStage(), &opts)
+	return checkDocument(path, src, new(jsontree.Parser), newRun(&opts))
+}
+
+// run is what every file of one run shares: its options, its rules in
+// the order they run, and its schema stage.
+type run struct {
+	opts   *Options
+	rules  Rules       // sorted by id
+	schema SchemaStage // nil: the decoder's words
+}
+
+func newRun(opts *Options) *run {
+	rules := opts.Rules
+	if rules == nil {
+		rules = Core
+	}
+	r := &run{opts: opts, rules: rules.Sorted()}
+	if opts.Schema != nil {
+		r.schema = opts.Schema()
+	}
+	return r
 }
 
 // checkDocument parses src with parser and takes it through the
 // per-document stages.
-func checkDocument(path string, src []byte, parser *jsontree.Parser, stage SchemaStage, opts *Options) (*boundary.Document, []Finding) {
+func checkDocument(path string, src []byte, parser *jsontree.Parser, run *run) (*boundary.Document, []Finding) {
+	opts := run.opts
 	// No copy: nothing built from text keeps it (the model copies every
 	// string it keeps, the schema cache keeps digests), so a caller may
 	// reuse src once this returns; the workers do.
@@ -350,12 +383,12 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, stage Schem
 		return doc, findings
 	}
 	if !opts.Disabled[IDL002.ID] {
-		findings = append(findings, schemaFindings(doc, tree, text, stage)...)
+		findings = append(findings, schemaFindings(doc, tree, text, run.schema)...)
 	}
 	// One pass for every rule: a pass per rule was the most frequent
 	// allocation of a check.
 	pass := &DocumentPass{Doc: doc, Limits: &opts.Limits, findings: &findings}
-	for _, r := range Rules() {
+	for _, r := range run.rules {
 		if r.CheckDocument != nil && !opts.Disabled[r.ID] {
 			pass.Rule = r
 			r.CheckDocument(pass)
@@ -374,7 +407,7 @@ func CheckSet(docs []*chain.Facts, opts *Options) []Finding {
 // their facts, as a check of their files would: each per-set rule over
 // each set, then each rule that runs across sets once over all of them.
 func CheckSets(sets [][]*chain.Facts, opts *Options) []Finding {
-	findings, overlaps, _ := checkSets(Rules(), sets, make([]int, len(sets)), opts)
+	findings, overlaps, _ := checkSets(newRun(opts).rules, sets, make([]int, len(sets)), opts)
 	return linkOverlaps(findings, overlaps)
 }
 

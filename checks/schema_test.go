@@ -10,6 +10,9 @@ import (
 	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
+// validator is the JSON Schema stage idemlint runs (checks/lint sets it).
+func validator() SchemaStage { return schemas.NewValidator() }
+
 // The schema stage is what IDL002 adds to the decoder's verdict: without
 // one installed the core still decodes and runs every rule, and the
 // decoder's verdict is the finding, at the value that departs from the
@@ -28,9 +31,10 @@ func TestSchemaStageAddsToTheDecodersVerdict(t *testing.T) {
 	if string(typo) == string(src) {
 		t.Fatal("the base BFF edge has no validate_only role to misspell")
 	}
-	opts := DefaultOptions()
-	schemaFindings := func(stage SchemaStage) []string {
-		doc, findings := checkDocument("02-bff-to-gateway.json", typo, new(jsontree.Parser), stage, &opts)
+	schemaFindings := func(stage func() SchemaStage) []string {
+		opts := DefaultOptions()
+		opts.Schema = stage
+		doc, findings := checkDocument("02-bff-to-gateway.json", typo, new(jsontree.Parser), newRun(&opts))
 		if doc == nil {
 			t.Fatal("the document did not decode")
 		}
@@ -46,7 +50,7 @@ func TestSchemaStageAddsToTheDecodersVerdict(t *testing.T) {
 	if got := schemaFindings(nil); len(got) != 1 || got[0] != decoders {
 		t.Errorf("without a schema stage: IDL002 findings %q, want [%q]", got, decoders)
 	}
-	got := schemaFindings(schemas.NewValidator())
+	got := schemaFindings(validator)
 	want := `02-bff-to-gateway.json:14:13: error IDL002 "role" must be one of "owner", "validate_only", "passthrough", found "validate-only" at /http_idempotency/role`
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("with the schemas' validator: IDL002 findings %q, want [%q]", got, want)

@@ -89,8 +89,9 @@ func hide(list []*suppression, rule string) bool {
 }
 
 // readSuppressions reads the document's suppressions, reporting each
-// malformed entry as an IDL003 finding through p.
-func readSuppressions(p *DocumentPass) []*suppression {
+// malformed entry, and each naming no rule of the run's rules, as an
+// IDL003 finding through p.
+func readSuppressions(p *DocumentPass, rules Rules) []*suppression {
 	field := p.Doc.Suppressions
 	switch {
 	case field == nil:
@@ -103,7 +104,7 @@ func readSuppressions(p *DocumentPass) []*suppression {
 	first := map[string]boundary.Pos{} // rule id -> its first entry
 	for i := range field.Entries {
 		e := &field.Entries[i]
-		if rule, ok := readEntry(p, e, first); ok {
+		if rule, ok := readEntry(p, rules, e, first); ok {
 			at := newFinding(IDL003, Warning, p.Doc.Path, p.Doc.Places, e.Pos, "", "", "")
 			out = append(out, &suppression{at: at, rule: rule})
 		}
@@ -112,7 +113,7 @@ func readSuppressions(p *DocumentPass) []*suppression {
 }
 
 // readEntry checks one entry and returns the rule it suppresses.
-func readEntry(p *DocumentPass, e *boundary.SuppressionEntry, first map[string]boundary.Pos) (string, bool) {
+func readEntry(p *DocumentPass, rules Rules, e *boundary.SuppressionEntry, first map[string]boundary.Pos) (string, bool) {
 	if !e.OK() {
 		p.Report(e.Pos, `a suppression must be an object {"rule": "IDLnnn", "reason": "..."}, found %s`, e.Kind)
 		return "", false
@@ -133,11 +134,11 @@ func readEntry(p *DocumentPass, e *boundary.SuppressionEntry, first map[string]b
 		ok = false
 	default:
 		rule = n.Value
-		r, known := Lookup(rule)
+		r, known := rules.Lookup(rule)
 		prev, seen := first[rule]
 		switch {
 		case !known || r.ID != rule:
-			p.Report(n.Pos, "unknown rule %q; %s", rule, RuleHint(rule))
+			p.Report(n.Pos, "unknown rule %q; %s", rule, rules.Hint(rule))
 			ok = false
 		case rule == IDL001.ID || rule == IDL003.ID:
 			p.Report(n.Pos, "%s cannot be suppressed; fix what it reports instead", rule)

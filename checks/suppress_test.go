@@ -58,14 +58,14 @@ func adapterWith(t *testing.T, ignore string) *boundary.Document {
 func override(t *testing.T, doc *boundary.Document, opts Options, extra ...Finding) []string {
 	t.Helper()
 	var findings []Finding
-	for _, r := range Rules() {
+	for _, r := range Core {
 		if r.CheckDocument != nil && !opts.Disabled[r.ID] {
 			r.CheckDocument(&DocumentPass{Rule: r, Doc: doc, Limits: &opts.Limits, findings: &findings})
 		}
 	}
 	sup := &suppressions{entries: map[string][]*suppression{}}
 	var fs fileSuppressions
-	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed})
+	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed}, Core)
 	sup.add(doc.Path, fs)
 	got := []string{}
 	for _, f := range afterRules(append(findings, extra...), &Result{}, sup, nil, &opts) {

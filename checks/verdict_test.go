@@ -4,13 +4,14 @@ import (
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/lint"
 )
 
 // The verdict is the last stage: it judges the findings every stage
 // before it left, at the levels the configuration gave them.
 func TestVerdictJudgesWhatTheStagesLeft(t *testing.T) {
 	dir := fixtureSet(t, "rules/IDL208/three-hops-of-three")
-	plain, err := checks.Check([]string{dir}, checks.DefaultOptions())
+	plain, err := checks.Check([]string{dir}, lint.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestVerdictJudgesWhatTheStagesLeft(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := checks.DefaultOptions()
+			opts := lint.DefaultOptions()
 			opts.Severity = asWarnings
 			tt.opts(&opts)
 			res, err := checks.Check([]string{dir}, opts)

@@ -37,11 +37,10 @@ func CheckPolicy(path string, src []byte, strict bool) (*boundary.Document, []ch
 // InvalidPolicyError refuses a policy. Findings are those of the checks
 // (every per-document rule, as "idemlint check" runs them) or, for a
 // policy that passes them, what the engine still cannot run; warnings are
-// included for context. The verdict is the same in every program; how a
-// schema violation is worded is not: the engine links no JSON Schema
-// library, so IDL002 names the value that departs from the schema, and a
-// program that imports checks/schemastage (as idemlint does) gets the
-// validator's words.
+// included for context. The verdict is that of "idemlint check"; the
+// wording of a schema violation may not be: the engine links no JSON
+// Schema library, so IDL002 names the value that departs from the schema,
+// where "idemlint check" gives the validator's words.
 type InvalidPolicyError struct {
 	Path     string
 	Findings []checks.Finding // sorted

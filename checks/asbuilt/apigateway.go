@@ -15,12 +15,11 @@ import (
 // APIGateway is the platform's name in findings.
 const APIGateway Platform = "api-gateway"
 
-func init() {
-	register(&platform{
-		name: APIGateway, order: 4,
-		export:   &exportReader{keys: []string{"openapi", "swagger"}, is: isAPIGatewayExport, read: (*fileRead).apiGateway},
-		defaults: []*Default{APIGatewayHTTPIntegration},
-	})
+// apiGateway is the platform as platforms lists it.
+var apiGateway = &platform{
+	name:     APIGateway,
+	export:   &exportReader{keys: []string{"openapi", "swagger"}, is: isAPIGatewayExport, read: (*fileRead).apiGateway},
+	defaults: []*Default{APIGatewayHTTPIntegration},
 }
 
 // The defaults it relies on.

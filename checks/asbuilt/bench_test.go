@@ -5,11 +5,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
-	_ "github.com/idemlint/idemlint/checks/schemastage" // the JSON Schema stage, as idemlint runs
+
 	"github.com/idemlint/idemlint/fixtures/corpus"
+	"github.com/idemlint/idemlint/schemas"
 )
 
 // manifest is one file of a platform team's repository, rendered as Helm
@@ -212,6 +214,9 @@ func BenchmarkAsBuiltCost(b *testing.B) {
 		defer corpus.ReportCPU(b)()
 		for b.Loop() {
 			opts := checks.DefaultOptions()
+			// The rules and the JSON Schema stage, as idemlint runs.
+			opts.Rules = slices.Concat(checks.Core, Rules)
+			opts.Schema = func() checks.SchemaStage { return schemas.NewValidator() }
 			if asBuilt != nil {
 				d, err := Open(*asBuilt, io.Discard)
 				if err != nil {

@@ -8,7 +8,7 @@ package asbuilt
 // documentation each comes from, and Defaults (platform.go) lists them.
 type Default struct {
 	ID       string   // stable, for messages and README: "istio.retries"
-	Platform Platform // set by register, from the platform declaring it
+	Platform Platform // set from the platform declaring it (platforms)
 	// Setting is what is not written: "VirtualService http[].retries".
 	Setting string
 	Value   string // as the platform would read it: "error timeout"

@@ -74,7 +74,7 @@
 //
 // # Rules (8.5)
 //
-// The rules live here, one file each, and register with the checks
+// The rules live here, one file each, listed in Rules for the checks
 // framework; the core checks package never imports this one. They read
 // the configuration the caller hands over (Config, with Use: "check
 // --as-built") and the hops of each edge operation (input.go). IDL401 to

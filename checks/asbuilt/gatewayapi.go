@@ -12,12 +12,11 @@ import (
 // GatewayAPI is the platform's name in findings.
 const GatewayAPI Platform = "gateway-api"
 
-func init() {
-	register(&platform{
-		name: GatewayAPI, order: 3,
-		kinds:    []kindReader{{kind: "HTTPRoute", groups: []string{"gateway.networking.k8s.io"}, read: (*fileRead).httpRoute}},
-		defaults: []*Default{GatewayNoRetry, GatewayRetryConnectionErrors, GatewayRetryAttempts},
-	})
+// gatewayAPI is the platform as platforms lists it.
+var gatewayAPI = &platform{
+	name:     GatewayAPI,
+	kinds:    []kindReader{{kind: "HTTPRoute", groups: []string{"gateway.networking.k8s.io"}, read: (*fileRead).httpRoute}},
+	defaults: []*Default{GatewayNoRetry, GatewayRetryConnectionErrors, GatewayRetryAttempts},
 }
 
 // The defaults it relies on.

@@ -9,7 +9,7 @@ import (
 
 // IDL401 catches a proxy that resends a write the boundary set says is
 // sent once.
-var IDL401 = checks.Register(&checks.Rule{
+var IDL401 = &checks.Rule{
 	ID:       "IDL401",
 	Name:     "as-built-resends-write",
 	Severity: checks.Error,
@@ -65,7 +65,7 @@ or declare the retry on the edge (http_retry with the key required, IDL103).`,
 			}
 		}
 	},
-})
+}
 
 // resend returns a condition on which r resends after receipt: the first
 // written one, else the first a default gives.

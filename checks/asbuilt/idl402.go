@@ -10,7 +10,7 @@ import (
 
 // IDL402 catches a proxy that retries more than the edge that declares the
 // retry says.
-var IDL402 = checks.Register(&checks.Rule{
+var IDL402 = &checks.Rule{
 	ID:       "IDL402",
 	Name:     "as-built-retry-broader",
 	Severity: checks.Error,
@@ -72,7 +72,7 @@ After:
 			}
 		}
 	},
-})
+}
 
 func boolInt(b bool) int {
 	if b {

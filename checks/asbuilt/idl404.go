@@ -10,7 +10,7 @@ import (
 
 // IDL404 catches a proxy that drops the key, or a header the owner reads
 // the tenant or actor from, between two hops that both allow it.
-var IDL404 = checks.Register(&checks.Rule{
+var IDL404 = &checks.Rule{
 	ID:       "IDL404",
 	Name:     "as-built-drops-key",
 	Severity: checks.Error,
@@ -75,7 +75,7 @@ After: remove the entry (or the filter).`,
 			}
 		}
 	},
-})
+}
 
 // guardedHeader is a header a chain needs at its owner, and why.
 type guardedHeader struct{ name, why string }

@@ -6,7 +6,7 @@ import (
 )
 
 // IDL405 catches a CORS answer that makes the browser leave the key out.
-var IDL405 = checks.Register(&checks.Rule{
+var IDL405 = &checks.Rule{
 	ID:       "IDL405",
 	Name:     "as-built-cors-allows-key",
 	Severity: checks.Error,
@@ -61,4 +61,4 @@ After:
 			}
 		}
 	},
-})
+}

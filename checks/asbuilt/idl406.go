@@ -9,7 +9,7 @@ import (
 )
 
 // IDL406 recomputes the chain's timing rules with what the proxies do.
-var IDL406 = checks.Register(&checks.Rule{
+var IDL406 = &checks.Rule{
 	ID:       "IDL406",
 	Name:     "as-built-timing",
 	Severity: checks.Warning,
@@ -160,4 +160,4 @@ above the owner's wait_timeout_ms.`,
 			}
 		}
 	},
-})
+}

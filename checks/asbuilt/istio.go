@@ -17,20 +17,19 @@ import (
 // Istio is the platform's name in findings.
 const Istio Platform = "istio"
 
-func init() {
-	register(&platform{
-		name: Istio, order: 1,
-		kinds: []kindReader{{kind: "VirtualService", groups: []string{"networking.istio.io"}, read: (*fileRead).virtualService}},
-		configMap: &configMapReader{
-			word: "istio",
-			// "istio", or a revision's "istio-REVISION"
-			claims: func(f *fileRead, root *yaml.Node, name, _ string) bool {
-				return name == "istio" || strings.HasPrefix(name, "istio-") && f.path(root, "data", "mesh") != nil
-			},
-			read: (*fileRead).meshConfigMap,
+// istio is the platform as platforms lists it.
+var istio = &platform{
+	name:  Istio,
+	kinds: []kindReader{{kind: "VirtualService", groups: []string{"networking.istio.io"}, read: (*fileRead).virtualService}},
+	configMap: &configMapReader{
+		word: "istio",
+		// "istio", or a revision's "istio-REVISION"
+		claims: func(f *fileRead, root *yaml.Node, name, _ string) bool {
+			return name == "istio" || strings.HasPrefix(name, "istio-") && f.path(root, "data", "mesh") != nil
 		},
-		defaults: []*Default{IstioRetries, IstioRetryOn, IstioRetriableStatusCodes},
-	})
+		read: (*fileRead).meshConfigMap,
+	},
+	defaults: []*Default{IstioRetries, IstioRetryOn, IstioRetriableStatusCodes},
 }
 
 // The defaults it relies on.

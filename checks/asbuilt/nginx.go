@@ -17,19 +17,18 @@ import (
 // IngressNginx is the platform's name in findings.
 const IngressNginx Platform = "ingress-nginx"
 
-func init() {
-	register(&platform{
-		name: IngressNginx, order: 2,
-		kinds: []kindReader{{kind: "Ingress", groups: []string{"networking.k8s.io", "extensions"}, read: (*fileRead).ingress}},
-		configMap: &configMapReader{
-			word: "ingress-nginx",
-			claims: func(_ *fileRead, _ *yaml.Node, name, label string) bool {
-				return name == "ingress-nginx-controller" || label == "ingress-nginx"
-			},
-			read: (*fileRead).nginxConfigMap,
+// ingressNginx is the platform as platforms lists it.
+var ingressNginx = &platform{
+	name:  IngressNginx,
+	kinds: []kindReader{{kind: "Ingress", groups: []string{"networking.k8s.io", "extensions"}, read: (*fileRead).ingress}},
+	configMap: &configMapReader{
+		word: "ingress-nginx",
+		claims: func(_ *fileRead, _ *yaml.Node, name, label string) bool {
+			return name == "ingress-nginx-controller" || label == "ingress-nginx"
 		},
-		defaults: []*Default{NginxProxyNextUpstream, NginxProxyNextUpstreamTries, NginxRetryNonIdempotent, NginxCORSAllowHeaders, NginxCORSAllowCredentials, NginxUnderscoresInHeaders},
-	})
+		read: (*fileRead).nginxConfigMap,
+	},
+	defaults: []*Default{NginxProxyNextUpstream, NginxProxyNextUpstreamTries, NginxRetryNonIdempotent, NginxCORSAllowHeaders, NginxCORSAllowCredentials, NginxUnderscoresInHeaders},
 }
 
 // The defaults it relies on.

@@ -59,6 +59,7 @@ func TestOpenBesideARun(t *testing.T) {
 	shop := filepath.Join("..", "..", "fixtures", "as-built", "shop")
 	run := func(d *Deployment) []string {
 		opts := checks.DefaultOptions()
+		opts.Rules = slices.Concat(checks.Core, Rules)
 		Use(&opts, d)
 		res, err := checks.Check([]string{filepath.Join(shop, "boundaries")}, opts)
 		if err != nil {

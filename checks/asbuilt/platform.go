@@ -8,18 +8,25 @@ import (
 	"go.yaml.in/yaml/v4"
 )
 
-// An as-built platform is one file: its reader, and one register call
-// in that file's init declaring what it reads and the defaults it relies
-// on. Reading (document, configMap), triage and Defaults go through the
-// registry; none of them names a platform.
+// An as-built platform is one file: its reader, and one *platform value
+// declaring what it reads and the defaults it relies on, listed in
+// platforms. Reading (document, configMap), triage and Defaults go through
+// that list; none of them names a platform.
+
+// platforms are the platforms idemlint reads, in the order of Defaults
+// (README's table) and in which they claim a ConfigMap. To add one, write
+// its file (istio.go is the model) declaring its *platform value, and add
+// that value here, where it falls in that order.
+var platforms = []*platform{
+	istio,
+	ingressNginx,
+	gatewayAPI,
+	apiGateway,
+}
 
 // platform is what one platform reads and relies on.
 type platform struct {
 	name Platform
-	// order places the platform in Defaults (README's table) and among
-	// the ConfigMap readers: it, not the order files initialise in,
-	// decides.
-	order int
 	// kinds are the Kubernetes kinds the platform reads.
 	kinds []kindReader
 	// configMap, when not nil, is the cluster-wide ConfigMap it reads.
@@ -59,44 +66,28 @@ type exportReader struct {
 // listKind is the kind whose items are each read as a document.
 const listKind = "List"
 
-var (
-	// platforms are the registered platforms, by order.
-	platforms []*platform
-	// Defaults are every default, for README and explain: by platform,
-	// then as the platform lists them.
-	Defaults []*Default
-	// kindWords are words one of which a document idemlint reads holds;
-	// a ConfigMap is read only when it also holds one of configMapWords.
-	kindWords      [][]byte
-	configMapWords [][]byte
-	// readKinds are the kinds a reader reads (document), List included.
-	readKinds []string
-	// exportKeys are the top-level keys of a document without a kind
-	// that a platform reads.
-	exportKeys []string
-)
+// What is derived from platforms, once. Defaults are every default, for
+// README and explain: by platform, then as the platform lists them.
+// kindWords are words one of which a document idemlint reads holds; a
+// ConfigMap is read only when it also holds one of configMapWords.
+// readKinds are the kinds a reader reads (document), List included.
+// exportKeys are the top-level keys of a document without a kind that a
+// platform reads.
+var Defaults, kindWords, configMapWords, readKinds, exportKeys = index(platforms)
 
-// register adds p to the registry, in its order, and rebuilds what is
-// derived from the registry. A platform declared incompletely (a default
-// without the documentation it comes from, a repeated name or order)
-// stops the program at start: it is the contributor's mistake, never the
-// input's.
-func register(p *platform) {
-	if err := p.check(); err != nil {
-		panic("asbuilt: platform " + string(p.name) + ": " + err.Error())
+// index derives from ps what reading and triage look up. A platform
+// declared incompletely (a default without the documentation it comes
+// from, a repeated name) stops the program at start: it is the
+// contributor's mistake, never the input's.
+func index(ps []*platform) (defaults []*Default, kindWords, configMapWords [][]byte, readKinds, exportKeys []string) {
+	if err := checkPlatforms(ps); err != nil {
+		panic("asbuilt: " + err.Error())
 	}
-	for _, q := range platforms {
-		if q.name == p.name || q.order == p.order {
-			panic(fmt.Sprintf("asbuilt: platforms %s and %s share a name or an order", q.name, p.name))
-		}
-	}
-	platforms = append(platforms, p)
-	slices.SortFunc(platforms, func(a, b *platform) int { return a.order - b.order })
-	Defaults, kindWords, configMapWords, readKinds, exportKeys = nil, [][]byte{[]byte(listKind)}, nil, []string{listKind}, nil
-	for _, q := range platforms {
+	kindWords, readKinds = [][]byte{[]byte(listKind)}, []string{listKind}
+	for _, q := range ps {
 		for _, d := range q.defaults {
 			d.Platform = q.name
-			Defaults = append(Defaults, d)
+			defaults = append(defaults, d)
 		}
 		for _, k := range q.kinds {
 			kindWords = append(kindWords, []byte(k.kind))
@@ -115,12 +106,27 @@ func register(p *platform) {
 			}
 		}
 	}
+	return defaults, kindWords, configMapWords, readKinds, exportKeys
+}
+
+// checkPlatforms reports the first platform of ps declared incompletely
+// or listed twice.
+func checkPlatforms(ps []*platform) error {
+	for i, p := range ps {
+		if err := p.check(); err != nil {
+			return fmt.Errorf("platform %s: %w", p.name, err)
+		}
+		if slices.ContainsFunc(ps[:i], func(q *platform) bool { return q.name == p.name }) {
+			return fmt.Errorf("platform %s listed twice", p.name)
+		}
+	}
+	return nil
 }
 
 // check reports what p lacks.
 func (p *platform) check() error {
-	if p.name == "" || p.order <= 0 {
-		return errors.New("no name or order")
+	if p.name == "" {
+		return errors.New("no name")
 	}
 	if len(p.kinds) == 0 && p.configMap == nil && p.export == nil {
 		return errors.New("reads nothing")

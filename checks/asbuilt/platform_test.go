@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-// TestRegistryReads holds reading and triage to the registry alone: a
-// resource of every registered kind and group is triaged to the parse
+// TestRegistryReads holds reading and triage to the list of platforms
+// alone: a resource of every listed kind and group is triaged to the parse
 // and read as its platform's, one of another group is skipped, and the
 // ConfigMaps and exports a platform reads are triaged to the parse.
 func TestRegistryReads(t *testing.T) {
 	if len(platforms) == 0 {
-		t.Fatal("no platform registered")
+		t.Fatal("no platform listed")
 	}
 	for _, p := range platforms {
 		for _, k := range p.kinds {
@@ -48,75 +48,45 @@ func TestRegistryReads(t *testing.T) {
 	}
 }
 
-// TestRegistryOrder holds Defaults to the platforms' declared order,
-// whatever order they register in (files initialise in name order), and
-// every default to the platform declaring it.
-func TestRegistryOrder(t *testing.T) {
-	saved := slices.Clone(platforms)
-	t.Cleanup(func() {
-		platforms = nil
-		for _, p := range saved {
-			register(p)
-		}
-	})
-	ids := func() []string {
-		var out []string
-		for _, d := range Defaults {
-			out = append(out, string(d.Platform)+" "+d.ID)
-		}
-		return out
+// TestDefaultsFollowTheList holds Defaults to the order of platforms,
+// and every default to the platform declaring it.
+func TestDefaultsFollowTheList(t *testing.T) {
+	var want []*Default
+	for _, p := range platforms {
+		want = append(want, p.defaults...)
 	}
-	want := ids()
-	platforms = nil
-	for _, p := range slices.Backward(saved) {
-		register(p)
+	if !slices.Equal(Defaults, want) {
+		t.Errorf("Defaults are not by platform, in the order platforms lists them")
 	}
-	if got := ids(); !slices.Equal(got, want) {
-		t.Errorf("registered in reverse, Defaults are\n%s\nnot\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	for _, id := range want {
-		name, rest, _ := strings.Cut(id, " ")
-		if !strings.HasPrefix(rest, name+".") {
-			t.Errorf("default %s is not named for its platform", id)
+	for _, d := range Defaults {
+		if !strings.HasPrefix(d.ID, string(d.Platform)+".") {
+			t.Errorf("default %s of %s is not named for its platform", d.ID, d.Platform)
 		}
 	}
 }
 
-// TestRegisterRefuses holds register to refusing a platform declared
-// incompletely: a default without its documentation source, a name or an
-// order already taken.
-func TestRegisterRefuses(t *testing.T) {
-	saved := slices.Clone(platforms)
-	t.Cleanup(func() {
-		platforms = nil
-		for _, p := range saved {
-			register(p)
-		}
-	})
-	base := *saved[0]
+// TestIndexRefuses holds the list of platforms to refusing a platform
+// declared incompletely: a default without its documentation source, a
+// name listed twice, a platform that reads nothing.
+func TestIndexRefuses(t *testing.T) {
+	base := *platforms[0]
 	noSource := base
-	noSource.name, noSource.order = "example", 100
+	noSource.name = "example"
 	noSource.defaults = []*Default{{ID: "example.retries", Setting: "retries", Value: "2"}}
 	sameName := base
-	sameName.order = 101
-	sameOrder := base
-	sameOrder.name = "example"
 	for _, tt := range []struct {
 		what string
 		p    platform
 	}{
 		{"a default without a source", noSource},
 		{"a name taken", sameName},
-		{"an order taken", sameOrder},
-		{"reading nothing", platform{name: "example", order: 102}},
+		{"reading nothing", platform{name: "example"}},
 	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("register took a platform with %s", tt.what)
-				}
-			}()
-			register(&tt.p)
-		}()
+		if err := checkPlatforms(append(slices.Clone(platforms), &tt.p)); err == nil {
+			t.Errorf("the list took a platform with %s", tt.what)
+		}
+	}
+	if err := checkPlatforms(platforms); err != nil {
+		t.Errorf("the platforms: %v", err)
 	}
 }

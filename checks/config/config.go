@@ -4,7 +4,7 @@
 //
 // The file is validated against schemas/config.schema.json (unknown keys are
 // errors: a misspelt setting must not be ignored silently), then against
-// what only the running binary knows: the registered rule ids.
+// what only the run knows: the ids of its rules.
 package config
 
 import (
@@ -102,33 +102,35 @@ func Find(start string) (string, error) {
 // file explicit names
 // (--config) when set, else the file Find finds from start (the first
 // checked path, or the workspace); nil with none (--no-config) or when
-// there is no file.
-func Discover(explicit string, none bool, start string) (*Config, error) {
+// there is no file. Its "rules" name rules of rules, the run's.
+func Discover(explicit string, none bool, start string, rules checks.Rules) (*Config, error) {
 	switch {
 	case none:
 		return nil, nil
 	case explicit != "":
-		return Load(explicit)
+		return Load(explicit, rules)
 	}
 	path, err := Find(start)
 	if err != nil || path == "" {
 		return nil, err
 	}
-	return Load(path)
+	return Load(path, rules)
 }
 
 // Load reads and validates the configuration file at path. Every problem
-// is reported, one per line, as "path:line:column: message".
-func Load(path string) (*Config, error) {
+// is reported, one per line, as "path:line:column: message"; its "rules"
+// name rules of rules.
+func Load(path string, rules checks.Rules) (*Config, error) {
 	src, err := fileset.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return Parse(path, src)
+	return Parse(path, src, rules)
 }
 
-// Parse validates src, the content of the configuration file at path.
-func Parse(path string, src []byte) (*Config, error) {
+// Parse validates src, the content of the configuration file at path,
+// whose "rules" name rules of rules.
+func Parse(path string, src []byte, rules checks.Rules) (*Config, error) {
 	text := string(src)
 	root, problems := jsontree.Parse(text)
 	pos := jsontree.NewPosition(text)
@@ -153,9 +155,9 @@ func Parse(path string, src []byte) (*Config, error) {
 	c := &Config{Path: path, Disabled: map[string]bool{}, Severity: map[string]checks.Severity{}, MinTTL: map[string]time.Duration{}, dir: dir}
 	// Rule ids are keys, checked whatever the shape of the rest, so one run
 	// names every misspelt id too.
-	if rules := root.Get("rules"); rules != nil {
-		for _, m := range rules.Members {
-			c.readRule(m, report)
+	if levels := root.Get("rules"); levels != nil {
+		for _, m := range levels.Members {
+			c.readRule(rules, m, report)
 		}
 	}
 	if len(errs) > 0 {
@@ -235,11 +237,12 @@ func (errs configErrors) join() error {
 	return errors.Join(out...)
 }
 
-// readRule reads one member of "rules": a registered rule id and its level.
-func (c *Config) readRule(m jsontree.Member, report func(*jsontree.Node, string, ...any)) {
-	r, known := checks.Lookup(m.Key)
+// readRule reads one member of "rules": the id of one of rules and its
+// level.
+func (c *Config) readRule(rules checks.Rules, m jsontree.Member, report func(*jsontree.Node, string, ...any)) {
+	r, known := rules.Lookup(m.Key)
 	if !known || r.ID != m.Key {
-		report(m.Value, `unknown rule %q in "rules"; %s`, m.Key, checks.RuleHint(m.Key))
+		report(m.Value, `unknown rule %q in "rules"; %s`, m.Key, rules.Hint(m.Key))
 		return
 	}
 	if m.Value.Kind != jsontree.String {

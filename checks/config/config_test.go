@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,7 +70,7 @@ func TestDiscover(t *testing.T) {
 		{"none", "", true, filepath.Join(root, "set"), ""},
 		{"no file", "", false, nowhere, ""},
 	} {
-		cfg, err := Discover(tc.explicit, tc.none, tc.start)
+		cfg, err := Discover(tc.explicit, tc.none, tc.start, rules)
 		got := ""
 		if cfg != nil {
 			got = cfg.Path
@@ -78,7 +79,7 @@ func TestDiscover(t *testing.T) {
 			t.Errorf("%s: Discover = %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}
-	if _, err := Discover(filepath.Join(root, "missing.json"), false, root); err == nil {
+	if _, err := Discover(filepath.Join(root, "missing.json"), false, root, rules); err == nil {
 		t.Error("Discover with a --config that does not exist: no error")
 	}
 }
@@ -92,7 +93,7 @@ func TestParse(t *testing.T) {
   "sets": ["services/*"],
   "max_retry_amplification": 6,
   "min_ttl": {"billing": "30d"}
-}`))
+}`), rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Parse("c.json", []byte(tt.src))
+			c, err := Parse("c.json", []byte(tt.src), rules)
 			if err == nil {
 				t.Fatalf("Parse = %+v, want an error", c)
 			}
@@ -199,7 +200,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestLoadNamesTheFile(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "nope.json"))
+	_, err := Load(filepath.Join(t.TempDir(), "nope.json"), rules)
 	if err == nil || !strings.HasSuffix(err.Error(), "nope.json: no such file or directory") {
 		t.Errorf("Load(missing) = %v; want the path and the reason", err)
 	}
@@ -207,7 +208,7 @@ func TestLoadNamesTheFile(t *testing.T) {
 
 func TestNoteIgnoredNamesTheNamedPathsLeftOut(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Parse(filepath.Join(dir, FileName), []byte(`{"ignore": ["generated"]}`))
+	c, err := Parse(filepath.Join(dir, FileName), []byte(`{"ignore": ["generated"]}`), rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestNoteIgnoredNamesTheNamedPathsLeftOut(t *testing.T) {
 
 func TestIgnored(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Parse(filepath.Join(dir, FileName), []byte(`{"ignore": ["generated", "legacy/*.json", "**/draft-*.json", "a/**/z.json"]}`))
+	c, err := Parse(filepath.Join(dir, FileName), []byte(`{"ignore": ["generated", "legacy/*.json", "**/draft-*.json", "a/**/z.json"]}`), rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func TestPlace(t *testing.T) {
   "include": ["**/*.json", "extra/*.boundary", "whole"],
   "ignore": ["**/draft-*.json", "services/legacy"],
   "sets": ["services/*", "fixtures/rules/*/*", "services/payments/regions/*"]
-}`))
+}`), rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestPlace(t *testing.T) {
 
 	// Without "include", every *.json file is included; without a
 	// configuration too.
-	plain, err := Parse(filepath.Join(dir, FileName), []byte(`{}`))
+	plain, err := Parse(filepath.Join(dir, FileName), []byte(`{}`), rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +319,7 @@ func TestPlace(t *testing.T) {
 }
 
 func TestOptionsPrecedence(t *testing.T) {
-	c, err := Parse("c.json", []byte(`{"max_retry_amplification": 6, "min_ttl": {"default": "12h"}, "rules": {"IDL112": "off"}}`))
+	c, err := Parse("c.json", []byte(`{"max_retry_amplification": 6, "min_ttl": {"default": "12h"}, "rules": {"IDL112": "off"}}`), rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +356,7 @@ func TestOptionsPrecedence(t *testing.T) {
 // mesh with its place, and the flags over the file, each on its own.
 func TestAsBuilt(t *testing.T) {
 	path := filepath.Join("proj", FileName)
-	c, err := Parse(path, []byte("{\n  \"as_built\": {\"paths\": [\"deploy/rendered\", \"/abs/mesh.yaml\"],\n    \"mesh\": \"istio\"}\n}"))
+	c, err := Parse(path, []byte("{\n  \"as_built\": {\"paths\": [\"deploy/rendered\", \"/abs/mesh.yaml\"],\n    \"mesh\": \"istio\"}\n}"), rules)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,3 +390,6 @@ func TestAsBuilt(t *testing.T) {
 		t.Errorf("--mesh linkerd: %v", err)
 	}
 }
+
+// rules are the rules whose ids a configuration may name in these tests.
+var rules = slices.Concat(checks.Core, asbuilt.Rules)

@@ -56,22 +56,22 @@ func writeSnippet(w io.Writer, e fixtures.Excerpt) {
 }
 
 // NoIDError is the usage error of "idemlint explain" without an id: it
-// names the rule ids, since that is what the user was most likely looking
-// for.
-func NoIDError() error {
+// names the ids of rules, since that is what the user was most likely
+// looking for.
+func NoIDError(rules checks.Rules) error {
 	return fmt.Errorf("explain needs a rule or probe id, e.g. \"idemlint explain IDL102\"; the rules are %s (\"idemlint rules\" and \"idemlint probes\" list them with their summaries)",
-		strings.Join(checks.RuleIDs(), ", "))
+		strings.Join(rules.IDs(), ", "))
 }
 
 // UnknownIDError is the error of "idemlint explain ID" for an id that
-// names neither a rule nor a probe: it suggests the probe nearProbe
-// (conform.SuggestProbe; "" for none), else the rules near id.
-func UnknownIDError(id, nearProbe string) error {
+// names neither a rule of rules nor a probe: it suggests the probe
+// nearProbe (conform.SuggestProbe; "" for none), else the rules near id.
+func UnknownIDError(rules checks.Rules, id, nearProbe string) error {
 	if nearProbe != "" {
 		return fmt.Errorf(`unknown rule or probe %q; did you mean %s? "idemlint probes" lists the probe ids`, id, nearProbe)
 	}
-	if len(checks.NearRules(id)) > 0 {
-		return fmt.Errorf("unknown rule %q; %s", id, checks.RuleHint(id))
+	if len(rules.Near(id)) > 0 {
+		return fmt.Errorf("unknown rule %q; %s", id, rules.Hint(id))
 	}
 	return fmt.Errorf(`unknown rule or probe %q; "idemlint rules" and "idemlint probes" list the ids`, id)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
+	"github.com/idemlint/idemlint/schemas"
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
@@ -75,16 +76,34 @@ func (s *Settings) notes() io.Writer {
 	return s.Notes
 }
 
+// Rules are every rule idemlint applies: the one list its commands, the
+// language server and the configuration's rule ids take their rules from.
+var Rules = slices.Concat(checks.Core, openapi.Rules, asbuilt.Rules)
+
+// DefaultOptions are the options of a run without a configuration: every
+// rule of Rules, the default limits, and the JSON Schema stage, which
+// words what does not conform to the boundary schemas.
+func DefaultOptions() checks.Options {
+	return withRules(checks.DefaultOptions())
+}
+
+// withRules sets the rules and the schema stage of idemlint's runs.
+func withRules(opts checks.Options) checks.Options {
+	opts.Rules = Rules
+	opts.Schema = func() checks.SchemaStage { return schemas.NewValidator() }
+	return opts
+}
+
 // Options returns the options of a run on the set at start (its first
 // path, or a workspace): the configuration file --config names, else the
 // nearest one above start, unless --no-config; its settings merged under
 // s.Flags. The configuration is nil when there is none.
 func Options(start string, s Settings) (checks.Options, *config.Config, error) {
-	cfg, err := config.Discover(s.ConfigPath, s.NoConfig, start)
+	cfg, err := config.Discover(s.ConfigPath, s.NoConfig, start, Rules)
 	if err != nil {
 		return checks.Options{}, nil, err
 	}
-	return config.Options(cfg, s.Flags), cfg, nil
+	return withRules(config.Options(cfg, s.Flags)), cfg, nil
 }
 
 // Inputs supplies the run of opts with its inputs: the OpenAPI description
@@ -218,7 +237,7 @@ func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, 
 // Report is the run's report, as the formats write it, by idemlint
 // version; the OpenAPI description counts among its files.
 func (r *Run) Report(version string) *report.Report {
-	rep := report.Of(r.Result, version, cmp.Or(r.settings.FailOn, checks.Error))
+	rep := report.Of(r.Result, Rules, version, cmp.Or(r.settings.FailOn, checks.Error))
 	if api := r.settings.API; api != nil {
 		rep.Files++
 		rep.Paths = append(rep.Paths, api.Path)

@@ -8,7 +8,7 @@ import (
 
 // IDL303 makes the API description list the answers of the idempotency
 // layer, so clients handle them instead of treating them as failures.
-var IDL303 = checks.Register(&checks.Rule{
+var IDL303 = &checks.Rule{
 	ID:         "IDL303",
 	Name:       "openapi-declares-refusals",
 	Severity:   checks.Warning,
@@ -55,4 +55,4 @@ problem+json body, e.g. "409": {$ref: "#/components/responses/InFlight"}.`,
 			}
 		}
 	},
-})
+}

@@ -8,7 +8,7 @@ import (
 
 // IDL304 finds browser edges that carry operations the API description
 // does not have.
-var IDL304 = checks.Register(&checks.Rule{
+var IDL304 = &checks.Rule{
 	ID:         "IDL304",
 	Name:       "edge-operation-in-openapi",
 	Severity:   checks.Warning,
@@ -36,4 +36,4 @@ path, or remove the operation from the edge.`,
 			}
 		}
 	},
-})
+}

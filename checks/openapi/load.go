@@ -2,7 +2,7 @@
 // calls (spec section 7): its operations with their header parameters,
 // responses and positions in the file, and the full paths a browser sends
 // them to. The rules that hold a boundary set to it (IDL301-IDL304, one
-// file each) live here too and register themselves with package checks;
+// file each, listed in Rules) live here too as rules of package checks;
 // they read the description a command hands to a run with Use, as the
 // input Description. "init --from-openapi" builds a starter set from it
 // (Starter).

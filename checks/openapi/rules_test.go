@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/fixtures"
 )
@@ -40,7 +41,7 @@ func TestOpenAPIRulesSeeEverySet(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "refunds", "01-browser-to-bff.json"), []byte(refunds), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := checks.DefaultOptions()
+	opts := lint.DefaultOptions()
 	api, err := openapi.Load(filepath.Join(dir, "orders", c.Spec))
 	if err != nil {
 		t.Fatal(err)

@@ -22,10 +22,11 @@ func SelectOutputs(format string, formatSet bool, specs []string, o Options) ([]
 }
 
 // Of is the report of a check run's result: its findings, the files it
-// examined, every rule, and version and failOn as the formats show them.
-func Of(res *checks.Result, version string, failOn checks.Severity) *Report {
+// examined, the rules it applied, and version and failOn as the formats
+// show them.
+func Of(res *checks.Result, rules checks.Rules, version string, failOn checks.Severity) *Report {
 	r := &Report{Findings: res.Findings, Files: res.Files, Unreadable: res.Unreadable, NotBoundary: res.NotBoundary,
-		Rules: checks.Rules(), Version: version, FailOn: failOn}
+		Rules: rules.Sorted(), Version: version, FailOn: failOn}
 	for _, d := range res.Facts {
 		r.Paths = append(r.Paths, d.Path)
 	}

@@ -61,7 +61,7 @@ func TestNotRunGroupsRulesByReason(t *testing.T) {
 
 func TestOfNamesEveryDocument(t *testing.T) {
 	res := &checks.Result{Files: 3, Unreadable: 1, Facts: []*chain.Facts{{Path: "a.json"}, {Path: "b.json"}}}
-	r := Of(res, "v1.2.3", checks.Warning)
+	r := Of(res, checks.Core, "v1.2.3", checks.Warning)
 	if !cmp.Equal(r.Paths, []string{"a.json", "b.json"}) || r.Files != 3 || r.Unreadable != 1 || r.Version != "v1.2.3" || r.FailOn != checks.Warning || len(r.Rules) == 0 {
 		t.Errorf("Of = %+v", r)
 	}

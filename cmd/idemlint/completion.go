@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/reference/conform"
 )
 
@@ -30,7 +30,7 @@ func completeRuleID(_ *cobra.Command, args []string, toComplete string) ([]strin
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
 	var out []string
-	for _, r := range checks.Rules() {
+	for _, r := range lint.Rules.Sorted() {
 		if strings.HasPrefix(r.ID, strings.ToUpper(toComplete)) {
 			out = append(out, r.ID+"\t"+r.Summary)
 		}

@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/explain"
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/reference/conform"
 )
 
@@ -17,15 +17,15 @@ func newExplainCmd() *cobra.Command {
 		ValidArgsFunction: completeRuleID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return explain.NoIDError()
+				return explain.NoIDError(lint.Rules)
 			}
-			if r, ok := checks.Lookup(args[0]); ok {
+			if r, ok := lint.Rules.Lookup(args[0]); ok {
 				return explain.Write(cmd.OutOrStdout(), r)
 			}
 			if p, ok := conform.LookupProbe(args[0]); ok {
 				return p.Explain(cmd.OutOrStdout())
 			}
-			return explain.UnknownIDError(args[0], conform.SuggestProbe(args[0]))
+			return explain.UnknownIDError(lint.Rules, args[0], conform.SuggestProbe(args[0]))
 		},
 	}
 }

@@ -8,11 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	// The rules and stages that live outside the core checks register
-	// themselves when imported: the OpenAPI rules through the commands
-	// that use the package, the JSON Schema half of IDL002 here.
-	_ "github.com/idemlint/idemlint/checks/schemastage"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

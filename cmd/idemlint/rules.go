@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/checks/report"
 )
 
@@ -14,7 +15,7 @@ func newRulesCmd() *cobra.Command {
 		Long:  longHelp("rules"),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return report.WriteRules(cmd.OutOrStdout(), format)
+			return report.WriteRules(cmd.OutOrStdout(), lint.Rules, format)
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+joinNames(report.RuleFormats))

@@ -320,7 +320,7 @@ func (s *server) options() checks.Options {
 	opts, cfg, err := lint.Options(s.root, lint.Settings{})
 	if err != nil {
 		_ = s.showError(err.Error())
-		return checks.DefaultOptions()
+		return lint.DefaultOptions()
 	}
 	if err := lint.Inputs(&opts, cfg, lint.Settings{}); err != nil {
 		_ = s.showError(err.Error())
@@ -404,7 +404,7 @@ func (s *server) hover(p positionParams) any {
 			continue
 		}
 		seen[f.Rule] = true
-		r, ok := checks.Lookup(f.Rule)
+		r, ok := lint.Rules.Lookup(f.Rule)
 		if !ok {
 			continue
 		}
