@@ -22,12 +22,11 @@ const Envoy Platform = "envoy"
 // configuration by.
 const envoyKind = "EnvoyRouteConfiguration"
 
-func init() {
-	register(&platform{
-		name: Envoy, order: 12,
-		export:   &exportReader{keys: []string{"static_resources", "virtual_hosts", "configs"}, is: isEnvoyConfig, read: (*fileRead).envoy},
-		defaults: []*Default{EnvoyNoRetry, EnvoyNumRetries, EnvoyUnderscores, EnvoyCORSAllowHeaders},
-	})
+// envoy is the platform as platforms lists it.
+var envoy = &platform{
+	name:     Envoy,
+	export:   &exportReader{keys: []string{"static_resources", "virtual_hosts", "configs"}, is: isEnvoyConfig, read: (*fileRead).envoy},
+	defaults: []*Default{EnvoyNoRetry, EnvoyNumRetries, EnvoyUnderscores, EnvoyCORSAllowHeaders},
 }
 
 // The defaults it relies on.

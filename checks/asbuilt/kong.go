@@ -22,12 +22,11 @@ const Kong Platform = "kong"
 // kongKind is the kind an edge's as_built entry names a service by.
 const kongKind = "KongService"
 
-func init() {
-	register(&platform{
-		name: Kong, order: 11,
-		export:   &exportReader{keys: []string{"_format_version"}, is: isKongConfig, read: (*fileRead).kong},
-		defaults: []*Default{KongRetries, KongRetryOn, KongRetryNonIdempotent, KongReadTimeout, KongCORSHeaders},
-	})
+// kong is the platform as platforms lists it.
+var kong = &platform{
+	name:     Kong,
+	export:   &exportReader{keys: []string{"_format_version"}, is: isKongConfig, read: (*fileRead).kong},
+	defaults: []*Default{KongRetries, KongRetryOn, KongRetryNonIdempotent, KongReadTimeout, KongCORSHeaders},
 }
 
 // The defaults it relies on.

@@ -22,6 +22,8 @@ var platforms = []*platform{
 	ingressNginx,
 	gatewayAPI,
 	apiGateway,
+	kong,
+	envoy,
 }
 
 // platform is what one platform reads and relies on.
