@@ -87,20 +87,28 @@ func dumpType(r *reader, n *yaml.Node) string {
 }
 
 // envoyConfig is what one Envoy document holds that its route
-// configurations need: the clusters' backends, and the underscores
-// setting of the connection manager that serves each route
-// configuration.
+// configurations need: the clusters' backends, and the HTTP connection
+// manager that serves each route configuration.
 type envoyConfig struct {
 	clusters map[string]string
-	// underscores are by route configuration name; inline are the route
-	// configurations written in a connection manager, with its setting.
-	underscores map[string]*setting
-	inline      []envoyRoutes
+	// managers are by route configuration name; inline are the route
+	// configurations written in a connection manager.
+	managers map[string]*envoyManager
+	inline   []envoyRoutes
+}
+
+// envoyManager is what an HTTP connection manager decides for the route
+// configuration it serves.
+type envoyManager struct {
+	underscores *setting // headers_with_underscores_action; nil when not written
+	// cors is set when its http_filters hold the CORS filter, without
+	// which Envoy answers no preflight and CORS policies do nothing.
+	cors bool
 }
 
 type envoyRoutes struct {
-	config      *yaml.Node
-	underscores *setting
+	config  *yaml.Node
+	manager *envoyManager
 }
 
 func (f *fileRead) envoy(root *yaml.Node) {
@@ -108,7 +116,7 @@ func (f *fileRead) envoy(root *yaml.Node) {
 		f.envoyRouteConfig(root, nil, nil)
 		return
 	}
-	cfg := &envoyConfig{clusters: map[string]string{}, underscores: map[string]*setting{}}
+	cfg := &envoyConfig{clusters: map[string]string{}, managers: map[string]*envoyManager{}}
 	var routeConfigs []*yaml.Node
 	dumped := false // a config_dump with a routes section: its route configurations are all
 	if static := f.field(root, "static_resources"); static != nil {
@@ -144,13 +152,13 @@ func (f *fileRead) envoy(root *yaml.Node) {
 	}
 	if !dumped {
 		for _, rc := range cfg.inline {
-			f.envoyRouteConfig(rc.config, rc.underscores, cfg.clusters)
+			f.envoyRouteConfig(rc.config, rc.manager, cfg.clusters)
 		}
 		return
 	}
 	for _, rc := range routeConfigs {
 		name, _ := f.text(f.field(rc, "name"), "route_config.name")
-		f.envoyRouteConfig(rc, cfg.underscores[name.Value], cfg.clusters)
+		f.envoyRouteConfig(rc, cfg.managers[name.Value], cfg.clusters)
 	}
 }
 
@@ -177,7 +185,7 @@ func (f *fileRead) envoyClusters(cfg *envoyConfig, clusters []*yaml.Node) {
 
 // envoyListeners reads the HTTP connection managers of listeners: their
 // inline route configurations, and which route configuration each
-// serves with which underscores setting.
+// serves.
 func (f *fileRead) envoyListeners(cfg *envoyConfig, listeners []*yaml.Node) {
 	for _, l := range listeners {
 		chains := f.items(f.field(l, "filter_chains"), "filter_chains")
@@ -191,18 +199,22 @@ func (f *fileRead) envoyListeners(cfg *envoyConfig, listeners []*yaml.Node) {
 				if !strings.HasSuffix(dumpType(f.reader, hcm), ".HttpConnectionManager") && !strings.HasSuffix(name.Value, "http_connection_manager") {
 					continue
 				}
-				var underscores *setting
+				m := &envoyManager{}
 				if t, ok := f.text(f.path(hcm, "common_http_protocol_options", "headers_with_underscores_action"), "headers_with_underscores_action"); ok {
-					underscores = written(t)
+					m.underscores = written(t)
+				}
+				for _, h := range f.items(f.field(hcm, "http_filters"), "http_filters") {
+					name, _ := f.text(f.field(h, "name"), "http_filters.name")
+					m.cors = m.cors || name.Value == "envoy.filters.http.cors" || strings.HasSuffix(dumpType(f.reader, f.field(h, "typed_config")), ".cors.v3.Cors")
 				}
 				if rc := f.visit(f.field(hcm, "route_config")); rc != nil && !isNull(rc) {
-					cfg.inline = append(cfg.inline, envoyRoutes{rc, underscores})
-					if n, ok := f.text(f.field(rc, "name"), "route_config.name"); ok && cfg.underscores[n.Value] == nil {
-						cfg.underscores[n.Value] = underscores
+					cfg.inline = append(cfg.inline, envoyRoutes{rc, m})
+					if n, ok := f.text(f.field(rc, "name"), "route_config.name"); ok && cfg.managers[n.Value] == nil {
+						cfg.managers[n.Value] = m
 					}
 				}
-				if n, ok := f.text(f.path(hcm, "rds", "route_config_name"), "rds.route_config_name"); ok && cfg.underscores[n.Value] == nil {
-					cfg.underscores[n.Value] = underscores
+				if n, ok := f.text(f.path(hcm, "rds", "route_config_name"), "rds.route_config_name"); ok && cfg.managers[n.Value] == nil {
+					cfg.managers[n.Value] = m
 				}
 			}
 		}
@@ -222,12 +234,19 @@ type envoyPolicy struct {
 // place. Envoy picks one virtual host by the request's Host and then its
 // first route that matches, so the virtual hosts are alternatives as a
 // namespace's resources are, and an as_built entry's namespace picks
-// one. clusters give the backends (nil: each cluster by its name).
-func (f *fileRead) envoyRouteConfig(rc *yaml.Node, underscores *setting, clusters map[string]string) {
+// one. m is the connection manager that serves it, nil when none is
+// read (a RouteConfiguration document alone: then Envoy's defaults, and
+// its CORS policies are taken to apply); clusters give the backends (nil:
+// each cluster by its name).
+func (f *fileRead) envoyRouteConfig(rc *yaml.Node, m *envoyManager, clusters map[string]string) {
 	name, _ := f.text(f.field(rc, "name"), "route_config.name")
 	if name.At.Line == 0 {
 		name.At = f.pos(f.visit(rc))
 	}
+	if m == nil {
+		m = &envoyManager{cors: true}
+	}
+	underscores := m.underscores
 	if underscores == nil {
 		underscores = defaulted(EnvoyUnderscores, f.pos(f.visit(rc)))
 	}
@@ -277,6 +296,9 @@ func (f *fileRead) envoyRouteConfig(rc *yaml.Node, underscores *setting, cluster
 			}
 			if c := f.envoyCORS(r); c != nil {
 				rt.CORS = c
+			}
+			if !m.cors {
+				rt.CORS = nil // the preflight goes to the upstream
 			}
 			res.Routes = append(res.Routes, rt)
 		}
