@@ -360,7 +360,7 @@ func BenchmarkOpenAPIRules10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	openapi.Use(&opts, api)
+	opts.Inputs = append(opts.Inputs, openapi.Description.Supply(api))
 	opts.Disabled = map[string]bool{}
 	for _, r := range lint.Rules {
 		opts.Disabled[r.ID] = r.Scope() != "openapi"

@@ -37,58 +37,69 @@ Fix: declare, for example,
   "idempotency_storage": {"tier": "billing", "ttl": "14d", "backend": "postgres"}
 or raise the ttl; if storage cost forces a shorter one, declare
 ttl_reduction with the reason and make sure clients stop retrying before it.`,
-	CheckDocument: func(p *DocumentPass) {
-		pol := p.Doc.Policy
-		if pol == nil {
-			return
+	CheckDocument: checkRetention,
+}
+
+// checkRetention is IDL111: the storage declares its tier and ttl, and
+// the ttl is one a store keeps and meets the tier's minimum.
+func checkRetention(p *DocumentPass) {
+	pol := p.Doc.Policy
+	if pol == nil {
+		return
+	}
+	s := &pol.Storage
+	switch s.State {
+	case boundary.Absent:
+		p.Missing(pol.Pos, "idempotency_storage",
+			`add idempotency_storage with "tier" and "ttl", e.g. {"tier": "default", "ttl": "24h"}`)
+		return
+	case boundary.Invalid:
+		return
+	}
+	if !s.Tier.Present() {
+		p.Missing(s.Pos, "tier",
+			`add "tier" to idempotency_storage: "default", "billing" or "irreversible"; the tier sets the minimum ttl`)
+	}
+	minTTL, known := p.Limits.MinTTL[s.Tier.Value]
+	if !s.TTL.Present() {
+		if known {
+			p.Missing(s.Pos, "ttl", `add "ttl" to idempotency_storage: at least %s for tier %q`, humanDuration(minTTL), s.Tier.Value)
+		} else {
+			p.Missing(s.Pos, "ttl", `add "ttl" to idempotency_storage, e.g. "24h": records must outlive every retry`)
 		}
-		s := &pol.Storage
-		switch s.State {
-		case boundary.Absent:
-			p.Missing(pol.Pos, "idempotency_storage",
-				`add idempotency_storage with "tier" and "ttl", e.g. {"tier": "default", "ttl": "24h"}`)
-			return
-		case boundary.Invalid:
-			return
-		}
-		if !s.Tier.Present() {
-			p.Missing(s.Pos, "tier",
-				`add "tier" to idempotency_storage: "default", "billing" or "irreversible"; the tier sets the minimum ttl`)
-		}
-		minTTL, known := p.Limits.MinTTL[s.Tier.Value]
-		if !s.TTL.Present() {
-			if known {
-				p.Missing(s.Pos, "ttl", `add "ttl" to idempotency_storage: at least %s for tier %q`, humanDuration(minTTL), s.Tier.Value)
-			} else {
-				p.Missing(s.Pos, "ttl", `add "ttl" to idempotency_storage, e.g. "24h": records must outlive every retry`)
-			}
-			return
-		}
-		// A ttl the schema rejects (not an integer and a unit) is its
-		// finding; a well-formed one must still be one the engine can keep.
-		ttl, err := boundary.ParseTTL(s.TTL.Value)
-		if !s.TTL.OK() || !ttlSyntax.MatchString(s.TTL.Value) {
-			return
-		}
-		switch {
-		case err == nil && ttl == 0:
-			p.Report(s.TTL.Pos, `set ttl above zero, e.g. "24h": with %s every record expires at once and every retry executes again`, s.TTL.Value)
-			return
-		case err != nil || ttl > boundary.MaxTTL:
-			p.Report(s.TTL.Pos, "set ttl to at most %s: %s is longer than any store keeps a record", humanDuration(boundary.MaxTTL), s.TTL.Value)
-			return
-		}
-		if !known || ttl >= minTTL {
-			return
-		}
-		if s.Reduced() {
-			p.Warn(s.TTL.Pos, "ttl %s is below the %s minimum for tier %q by a declared ttl_reduction (%q): make sure no client retries later than %s",
-				s.TTL.Value, humanDuration(minTTL), s.Tier.Value, strings.TrimSpace(s.TTLReduction.Reason.Value), s.TTL.Value)
-			return
-		}
-		p.Report(s.TTL.Pos, "raise ttl to at least %s for tier %q or declare ttl_reduction with a reason: a retry after %s executes the operation again",
-			humanDuration(minTTL), s.Tier.Value, s.TTL.Value)
-	},
+		return
+	}
+	ttl, ok := checkTTLBounds(p, s)
+	if !ok || !known || ttl >= minTTL {
+		return
+	}
+	if s.Reduced() {
+		p.Warn(s.TTL.Pos, "ttl %s is below the %s minimum for tier %q by a declared ttl_reduction (%q): make sure no client retries later than %s",
+			s.TTL.Value, humanDuration(minTTL), s.Tier.Value, strings.TrimSpace(s.TTLReduction.Reason.Value), s.TTL.Value)
+		return
+	}
+	p.Report(s.TTL.Pos, "raise ttl to at least %s for tier %q or declare ttl_reduction with a reason: a retry after %s executes the operation again",
+		humanDuration(minTTL), s.Tier.Value, s.TTL.Value)
+}
+
+// checkTTLBounds returns the storage's ttl when it is one a store keeps:
+// above zero and at most boundary.MaxTTL; otherwise it reports it and
+// returns false. A ttl the schema rejects (not an integer and a unit) is
+// its finding, reported by IDL002, not here.
+func checkTTLBounds(p *DocumentPass, s *boundary.Storage) (time.Duration, bool) {
+	ttl, err := boundary.ParseTTL(s.TTL.Value)
+	if !s.TTL.OK() || !ttlSyntax.MatchString(s.TTL.Value) {
+		return 0, false
+	}
+	switch {
+	case err == nil && ttl == 0:
+		p.Report(s.TTL.Pos, `set ttl above zero, e.g. "24h": with %s every record expires at once and every retry executes again`, s.TTL.Value)
+		return 0, false
+	case err != nil || ttl > boundary.MaxTTL:
+		p.Report(s.TTL.Pos, "set ttl to at most %s: %s is longer than any store keeps a record", humanDuration(boundary.MaxTTL), s.TTL.Value)
+		return 0, false
+	}
+	return ttl, true
 }
 
 // ttlSyntax is the schema's duration pattern: values it rejects are IDL002's.

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/fixtures"
 )
@@ -206,18 +205,18 @@ func TestStagesAfterTheRulesRunInOrder(t *testing.T) {
 	opts := lint.DefaultOptions()
 	opts.Severity = map[string]checks.Severity{"IDL105": checks.Warning}
 	var stages []string
-	opts.Baseline = func(fs []checks.Finding) []checks.Finding {
+	opts.Baseline = stageFunc(func(fs []checks.Finding, _ *checks.Result) []checks.Finding {
 		for _, f := range fs {
 			if f.Rule == "IDL105" {
 				stages = append(stages, "baseline: IDL105 "+f.Severity.String())
 			}
 		}
 		return slices.DeleteFunc(fs, func(f checks.Finding) bool { return f.Rule == "IDL105" })
-	}
-	opts.NewFromRev = func(fs []checks.Finding, docs []*chain.Facts) []checks.Finding {
-		stages = append(stages, fmt.Sprintf("new-from-rev: %d findings of %d documents", len(fs), len(docs)))
+	})
+	opts.NewFromRev = stageFunc(func(fs []checks.Finding, res *checks.Result) []checks.Finding {
+		stages = append(stages, fmt.Sprintf("new-from-rev: %d findings of %d documents", len(fs), len(res.Facts)))
 		return fs
-	}
+	})
 	res, err := checks.Check([]string{dir}, opts)
 	if err != nil {
 		t.Fatal(err)

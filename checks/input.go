@@ -17,7 +17,7 @@ import (
 // A sub-package defines its own inputs the same way (a package-level
 // *InputOf value) and its rules require them beside the core's. What the
 // caller hands over (a description loaded from --spec, the as_built paths
-// of the configuration) is a supplied input (no Build; InputOf.Supply);
+// of the configuration) is a supplied input (no Build; Options.Inputs);
 // an input built from it reads it with From, and one built from every
 // set's chain graph reads ChainGraph with EachSet. An input that cannot be
 // built (Build returns an error, or a supplied input was not given) does
@@ -102,13 +102,35 @@ func (in *InputOf[T]) EachSet(p *InputPass) ([]T, error) {
 	return out, nil
 }
 
-// Supply gives the value of an input the caller supplies (one without
-// Build) to the runs of opts.
-func (in *InputOf[T]) Supply(opts *Options, v T) {
-	if opts.Supplied == nil {
-		opts.Supplied = map[Input]any{}
-	}
-	opts.Supplied[in] = v
+// Supply returns v as the value of an input the caller supplies (one
+// without Build), for Options.Inputs.
+func (in *InputOf[T]) Supply(v T) Supplied { return Supplied{input: in, value: v} }
+
+// Supplied is the value of an input the caller supplies to a run
+// (InputOf.Supply). Besides what the rules read, the value may say what
+// the run does with it: a FileInput's file is no boundary document, and a
+// PendingInput has findings of its own.
+type Supplied struct {
+	input Input
+	value any
+}
+
+// A FileInput is a supplied value read from a file that may lie among the
+// boundary documents, such as an OpenAPI description: the run leaves the
+// file out of the set.
+type FileInput interface {
+	// Is reports whether path is the input's file.
+	Is(path string) bool
+}
+
+// A PendingInput is a supplied value still being read while the run reads
+// the files (an as-built configuration, read on other cores meanwhile).
+// Once its workers have read the files, before any rule, the run calls
+// Findings, which waits for the value and returns its own findings (its
+// files that could not be read): they join the run's after the stages that
+// narrow them, which never hide that an input could not be read.
+type PendingInput interface {
+	Findings() []Finding
 }
 
 // InputPass is what an input's Build receives.
@@ -170,9 +192,9 @@ func (r *inputRun) value(in Input, set int) (any, error) {
 		return b.value, b.err
 	}
 	var b built
-	switch v, ok := r.opts.Supplied[in]; {
-	case ok:
-		b.value = v
+	switch i := slices.IndexFunc(r.opts.Inputs, func(s Supplied) bool { return s.input == in }); {
+	case i >= 0:
+		b.value = r.opts.Inputs[i].value
 	case info.build != nil:
 		b.value, b.err = info.build(pass)
 	default:

@@ -89,7 +89,7 @@ func TestRulesWithoutTheirInputDoNotRun(t *testing.T) {
 	}
 
 	ran = nil
-	described.Supply(&opts, "api.yaml")
+	opts.Inputs = append(opts.Inputs, described.Supply("api.yaml"))
 	if _, _, notRun = checkSets(rules[:1], testSets(), []int{0, 0}, &opts); len(notRun) != 0 || !slices.Equal(ran, []string{"T1"}) {
 		t.Errorf("with the description supplied: ran %q, not run %v; want T1 run", ran, notRun)
 	}
@@ -161,7 +161,7 @@ func TestAnInputBuiltFromASuppliedOne(t *testing.T) {
 	if len(seen) != 0 || !slices.Equal(notRun, want) {
 		t.Errorf("without the paths: ran %q, not run %v; want not run %v", seen, notRun, want)
 	}
-	paths.Supply(&opts, []string{"deploy/a.yaml", "deploy/b.yaml"})
+	opts.Inputs = append(opts.Inputs, paths.Supply([]string{"deploy/a.yaml", "deploy/b.yaml"}))
 	builds = 0
 	if _, _, notRun = checkSets([]*Rule{rule}, testSets(), []int{0, 0}, &opts); len(notRun) != 0 {
 		t.Fatalf("with the paths: not run %v", notRun)

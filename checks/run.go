@@ -16,11 +16,13 @@ import (
 	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
-// Options say which rules run, how their findings are shown and which
-// files form which set; Limits are what the rules themselves see.
+// Options are what the user set for a run: which rules run, at which
+// levels and limits, the stages that narrow their findings, the verdict's
+// threshold and the inputs supplied; and where the files come from
+// (Files). What the run keeps while it runs is its own (run).
 type Options struct {
+	// Limits are what the rules themselves see.
 	Limits Limits
-
 	// Rules are the rules the run applies; nil, Core. The caller composes
 	// them from the lists of the packages that hold rules (checks/lint
 	// does for idemlint).
@@ -31,63 +33,43 @@ type Options struct {
 	// Schema library, so a program that wants the validator's words
 	// (idemlint, through checks/lint) sets it.
 	Schema func() SchemaStage
-
 	// Disabled rules are not run and their findings are dropped ("off" in
 	// the project configuration, which refuses to disable IDL001).
 	Disabled map[string]bool
 	// Severity replaces the severity of every finding of a rule.
 	Severity map[string]Severity
-	// Ignore, when set, reports whether a collected file (or an unreadable
-	// path) is left out of the set.
-	Ignore func(path string) bool
-	// Files says which files a walked directory gives and which links
-	// are followed.
-	Files fileset.Options
-	// SetOf, when set, names the boundary set a file belongs to: chains
-	// link documents of one set only. "" is the default set.
-	SetOf func(path string) string
-	// Supplied are the values of the inputs the caller supplies
-	// (InputOf.Supply), such as the OpenAPI description of
-	// checks/openapi: the rules that require one not supplied do not run.
-	Supplied map[Input]any
-	// ReadFile, when set, reads a file of the set instead of the disk, so
-	// an editor's unsaved buffer or standard input can stand in for it.
-	ReadFile func(path string) ([]byte, error)
-	// Baseline, when set, is the baseline stage after the rules, the
-	// suppressions and the levels: it returns the findings to report
-	// (checks/baseline hides those a baseline records).
-	Baseline func(findings []Finding) []Finding
-	// NewFromRev, when set, keeps the findings a change touched, given
-	// the facts of the decoded documents (checks/changed).
-	NewFromRev func(findings []Finding, docs []*chain.Facts) []Finding
-	// InputFindings are the findings of inputs read outside the set,
-	// such as the as-built files that cannot be read and their values not
-	// understood (IDL001): they join
-	// the run's findings after the baseline and new-from-rev stages,
-	// which never hide that an input could not be read.
-	InputFindings []Finding
-	// Pending are inputs the caller still reads while the run reads the
-	// files (an as-built configuration, read on other cores meanwhile):
-	// each waits for its input and returns its findings, which join
-	// InputFindings. The run calls them once its workers have read the
-	// files, before any rule.
-	Pending []func() []Finding
+	// Baseline, when set, hides the findings a baseline records
+	// (checks/baseline); NewFromRev, when set, keeps those a change
+	// touched (checks/changed). Where they run among the stages that
+	// follow the rules is the stage list's (pipeline.go).
+	Baseline, NewFromRev Stage
 	// FailOn is the least severity that fails the run (Result.Verdict);
 	// unset, Error.
 	FailOn Severity
 	// MaxWarnings, when set, fails a run that reports more warnings.
 	MaxWarnings *int
+	// Inputs are the values of the inputs the caller supplies
+	// (InputOf.Supply), such as the OpenAPI description of
+	// checks/openapi: the rules that require one not supplied do not run.
+	Inputs []Supplied
+	// Files say where the files come from.
+	Files Files
+}
 
-	decodeOnly bool // Load: no schema, no rules
-	// strings, while the workers read the files of a run, holds one copy
-	// of each string their documents repeat (boundary.Strings).
-	strings *boundary.Strings
-	// names numbers the names of the lists of the run's facts.
-	names *chain.NameTable
-	// walked, when set, reports whether a file was met while walking a
-	// directory rather than named: text in such a file that is not JSON
-	// is judged only when it names a boundary marker (spec 6.8).
-	walked func(path string) bool
+// Files say which files form which boundary set, and how they are read.
+type Files struct {
+	// Options say which files a walked directory gives and which links
+	// are followed.
+	fileset.Options
+	// Ignore, when set, reports whether a collected file (or an unreadable
+	// path) is left out of the set.
+	Ignore func(path string) bool
+	// SetOf, when set, names the boundary set a file belongs to: chains
+	// link documents of one set only. "" is the default set.
+	SetOf func(path string) string
+	// ReadFile, when set, reads a file of the set instead of the disk, so
+	// an editor's unsaved buffer or standard input can stand in for it.
+	ReadFile func(path string) ([]byte, error)
 }
 
 // DefaultOptions returns every rule on with the spec's limits.
@@ -114,7 +96,7 @@ type Result struct {
 	// object, and files met in a walked directory that are not JSON and
 	// name neither marker.
 	NotBoundary int
-	// Sets are the Facts by boundary set (Options.SetOf), in the order of
+	// Sets are the Facts by boundary set (Files.SetOf), in the order of
 	// the sets' names, which SetNames holds.
 	Sets     [][]*chain.Facts
 	SetNames []string
@@ -124,36 +106,55 @@ type Result struct {
 	// Verdict says whether the findings reported fail the run
 	// (Options.FailOn, Options.MaxWarnings).
 	Verdict Verdict
+
+	stages []Stage // the run's, for Finish
 }
 
 // Load collects the files under paths as Check does and decodes them,
 // running no check: what "graph" and "conform" read. Findings holds only
 // why files could not be read (IDL001).
 func Load(paths []string, opts Options) (*Result, error) {
-	opts.decodeOnly = true
-	return Check(paths, opts)
+	run := newRun(&opts)
+	run.decodeOnly = true
+	return run.checkPaths(paths)
 }
 
 // Check collects the files under paths and checks them. Its error is a
 // usage problem (a named path that does not exist); anything wrong inside
 // the set is a finding.
 func Check(paths []string, opts Options) (*Result, error) {
-	files, skipped, err := fileset.Collect(paths, opts.Files)
+	return newRun(&opts).checkPaths(paths)
+}
+
+// checkPaths collects the files under paths and checks them.
+func (r *run) checkPaths(paths []string) (*Result, error) {
+	files, skipped, err := fileset.Collect(paths, r.opts.Files.Options)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Ignore != nil {
-		files = slices.DeleteFunc(files, opts.Ignore)
-		skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return opts.Ignore(s.Path) })
-	}
+	files = slices.DeleteFunc(files, r.ignored)
+	skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return r.ignored(s.Path) })
 	// Collect cleans the files it returns; a named directory is never
 	// one of them.
 	named := make(map[string]bool, len(paths))
 	for _, p := range paths {
 		named[filepath.Clean(p)] = true
 	}
-	opts.walked = func(path string) bool { return !named[path] }
-	return checkFiles(files, skipped, opts), nil
+	r.walked = func(path string) bool { return !named[path] }
+	return r.checkFiles(files, skipped), nil
+}
+
+// ignored reports whether a collected path is left out of the set: the
+// configuration ignores it, or it is the file of a supplied input (an
+// OpenAPI description among the documents), no boundary document.
+func (r *run) ignored(path string) bool {
+	if r.opts.Files.Ignore != nil && r.opts.Files.Ignore(path) {
+		return true
+	}
+	return slices.ContainsFunc(r.opts.Inputs, func(s Supplied) bool {
+		f, ok := s.value.(FileInput)
+		return ok && f.Is(path)
+	})
 }
 
 // loaded is one file after the per-document stages. A run holds one for
@@ -184,14 +185,29 @@ func saying(findings []Finding, fs fileSuppressions) *said {
 // CheckFiles checks files: each is read and taken through the
 // per-document stages by a pool of GOMAXPROCS workers, then the
 // cross-document rules run once per set over its documents.
-func CheckFiles(files []string, opts Options) *Result { return checkFiles(files, nil, opts) }
+func CheckFiles(files []string, opts Options) *Result { return newRun(&opts).checkFiles(files, nil) }
 
 // checkFiles is CheckFiles for a collection in which the skipped paths
 // could not be read at all.
-func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result {
-	run := newRun(&opts)
+func (r *run) checkFiles(files []string, skipped []fileset.Skipped) *Result {
+	loaded := r.loadEach(files)
+	r.waitForInputs()
+	res, lost := r.tally(files, skipped, loaded)
+	unreadable := r.groupSets(res, lost)
+	if !r.decodeOnly {
+		var found []Finding
+		found, r.overlaps, res.NotRun = checkSets(r.rules, res.Sets, unreadable, r.opts)
+		res.Findings = append(res.Findings, found...)
+	}
+	r.afterRules(res)
+	return res
+}
+
+// loadEach takes every file through the per-document stages on a pool of
+// GOMAXPROCS workers, and returns what each kept, in the order of files.
+func (r *run) loadEach(files []string) []loaded {
 	results := make([]loaded, len(files))
-	opts.strings, opts.names = new(boundary.Strings), new(chain.NameTable)
+	r.strings, r.names = new(boundary.Strings), new(chain.NameTable)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
@@ -204,73 +220,89 @@ func checkFiles(files []string, skipped []fileset.Skipped, opts Options) *Result
 				if i >= len(files) {
 					return
 				}
-				results[i] = w.load(files[i], run)
+				results[i] = w.load(files[i], r)
 			}
 		}()
 	}
 	wg.Wait()
-	opts.strings = nil // the facts hold the strings, the table is done
-	for _, wait := range opts.Pending {
-		opts.InputFindings = slices.Concat(opts.InputFindings, wait())
-	}
+	r.strings = nil // the facts hold the strings, the table is done
+	return results
+}
 
-	setOf := func(path string) string {
-		if opts.SetOf == nil {
-			return ""
+// waitForInputs waits for the supplied inputs still being read while the
+// workers read the files, and keeps their own findings for the stage that
+// adds them.
+func (r *run) waitForInputs() {
+	for _, in := range r.opts.Inputs {
+		if p, ok := in.value.(PendingInput); ok {
+			r.inputFindings = append(r.inputFindings, p.Findings()...)
 		}
-		return opts.SetOf(path)
 	}
+}
+
+// tally gathers what the files said into the run's result: their
+// findings and suppressions, the facts of the boundary documents and the
+// counts of the others; and, by set name, how many files of each set could
+// not be read, since each may be a missing hop of its own set.
+func (r *run) tally(files []string, skipped []fileset.Skipped, loaded []loaded) (*Result, map[string]int) {
 	res := &Result{Files: len(files) + len(skipped), Unreadable: len(skipped)}
-	sup := &suppressions{entries: map[string][]*suppression{}}
-	sets := map[string][]*chain.Facts{}
-	var setNames []string
-	// A file that could not be read may be a missing hop of its own set.
 	lost := map[string]int{}
 	for _, s := range skipped {
 		res.Findings = append(res.Findings, unreadable(s.Path, s.Err))
-		lost[setOf(s.Path)]++
+		lost[r.setOf(s.Path)]++
 	}
-	for i, r := range results {
-		if r.said != nil {
-			res.Findings = append(res.Findings, r.said.findings...)
+	for i, l := range loaded {
+		if l.said != nil {
+			res.Findings = append(res.Findings, l.said.findings...)
 		}
 		switch {
-		case r.unreadable:
+		case l.unreadable:
 			res.Unreadable++
-			lost[setOf(files[i])]++
-		case r.notBoundary:
+			lost[r.setOf(files[i])]++
+		case l.notBoundary:
 			res.NotBoundary++
-		case r.facts != nil:
-			if r.doc != nil {
-				res.Documents = append(res.Documents, r.doc)
+		case l.facts != nil:
+			if l.doc != nil {
+				res.Documents = append(res.Documents, l.doc)
 			}
-			res.Facts = append(res.Facts, r.facts)
-			if r.said != nil {
-				sup.add(r.facts.Path, r.said.suppressions)
+			res.Facts = append(res.Facts, l.facts)
+			if l.said != nil {
+				r.suppressions.add(l.facts.Path, l.said.suppressions)
 			}
-			name := setOf(r.facts.Path)
-			if _, ok := sets[name]; !ok {
-				setNames = append(setNames, name)
-			}
-			sets[name] = append(sets[name], r.facts)
 		}
 	}
-	opts.names.Settle(res.Facts)
-	slices.Sort(setNames)
-	res.SetNames = setNames
-	res.Sets = make([][]*chain.Facts, len(setNames))
-	unreadable := make([]int, len(setNames))
-	for i, name := range setNames {
+	r.names.Settle(res.Facts)
+	return res, lost
+}
+
+// groupSets groups the facts of res by boundary set, in the order of the
+// sets' names (Result.Sets, Result.SetNames), and returns how many files of
+// each set could not be read, given them by set name (lost).
+func (r *run) groupSets(res *Result, lost map[string]int) (unreadable []int) {
+	sets := map[string][]*chain.Facts{}
+	for _, f := range res.Facts {
+		name := r.setOf(f.Path)
+		if _, ok := sets[name]; !ok {
+			res.SetNames = append(res.SetNames, name)
+		}
+		sets[name] = append(sets[name], f)
+	}
+	slices.Sort(res.SetNames)
+	res.Sets = make([][]*chain.Facts, len(res.SetNames))
+	unreadable = make([]int, len(res.SetNames))
+	for i, name := range res.SetNames {
 		res.Sets[i], unreadable[i] = sets[name], lost[name]
 	}
-	var overlaps []overlap
-	if !opts.decodeOnly {
-		var found []Finding
-		found, overlaps, res.NotRun = checkSets(run.rules, res.Sets, unreadable, &opts)
-		res.Findings = append(res.Findings, found...)
+	return unreadable
+}
+
+// setOf names the boundary set of the file at path (Files.SetOf); "" is
+// the default set.
+func (r *run) setOf(path string) string {
+	if r.opts.Files.SetOf == nil {
+		return ""
 	}
-	res.Findings = afterRules(res.Findings, res, sup, overlaps, &opts)
-	return res
+	return r.opts.Files.SetOf(path)
 }
 
 // A worker takes files through the per-document stages one after another,
@@ -285,12 +317,12 @@ type worker struct {
 // parse and decode (IDL001), the schema (IDL002), the per-document rules
 // and its suppressions. What it keeps of a boundary document is its facts
 // (and, for Load, the document).
-func (w *worker) load(path string, run *run) loaded {
-	opts := run.opts
+func (w *worker) load(path string, r *run) loaded {
+	opts := r.opts
 	var src []byte
 	var err error
-	if opts.ReadFile != nil {
-		src, err = opts.ReadFile(path)
+	if opts.Files.ReadFile != nil {
+		src, err = opts.Files.ReadFile(path)
 	} else {
 		src, err = fileset.AppendRead(w.buf[:0], path)
 		w.buf = src
@@ -298,21 +330,21 @@ func (w *worker) load(path string, run *run) loaded {
 	if err != nil {
 		return loaded{said: saying([]Finding{unreadable(path, err)}, fileSuppressions{}), unreadable: true}
 	}
-	doc, findings := checkDocument(path, src, &w.parser, run)
+	doc, findings := checkDocument(path, src, &w.parser, r)
 	switch {
-	case doc == nil && notBoundaryText(src, opts.walked != nil && opts.walked(path)):
+	case doc == nil && notBoundaryText(src, r.walked != nil && r.walked(path)):
 		return loaded{notBoundary: true}
 	case doc == nil:
 		return loaded{said: saying(findings, fileSuppressions{}), unreadable: true}
 	case !doc.Boundary:
 		return loaded{notBoundary: true}
 	}
-	if opts.decodeOnly {
-		return loaded{doc: doc, facts: chain.FactsWith(doc, opts.names)}
+	if r.decodeOnly {
+		return loaded{doc: doc, facts: chain.FactsWith(doc, r.names)}
 	}
 	var fs fileSuppressions
-	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed}, run.rules)
-	facts := chain.FactsWith(doc, opts.names)
+	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed}, r.rules)
+	facts := chain.FactsWith(doc, r.names)
 	if !slices.ContainsFunc(findings, foldsAt) {
 		facts.CutPlaces() // the document is dropped: its facts need only their own places
 	}
@@ -341,12 +373,30 @@ func CheckDocument(path string, src []byte) (*boundary.Document, []Finding) {
 	return checkDocument(path, src, new(jsontree.Parser), newRun(&opts))
 }
 
-// run is what every file of one run shares: its options, its rules in
-// the order they run, and its schema stage.
+// run is the private state of one run: what its files share while the
+// workers read them, and what the stages after the rules need of it.
 type run struct {
 	opts   *Options
 	rules  Rules       // sorted by id
 	schema SchemaStage // nil: the decoder's words
+
+	decodeOnly bool // Load: no schema, no rules
+	// strings, while the workers read the files of a run, holds one copy
+	// of each string their documents repeat (boundary.Strings).
+	strings *boundary.Strings
+	// names numbers the names of the lists of the run's facts.
+	names *chain.NameTable
+	// walked, when set, reports whether a file was met while walking a
+	// directory rather than named: text in such a file that is not JSON
+	// is judged only when it names a boundary marker (spec 6.8).
+	walked func(path string) bool
+
+	// suppressions are the documents', overlaps the findings that share a
+	// cause as the rules recorded them, and inputFindings the supplied
+	// inputs' own (PendingInput): what the stages after the rules read.
+	suppressions  *suppressions
+	overlaps      []overlap
+	inputFindings []Finding
 }
 
 func newRun(opts *Options) *run {
@@ -354,7 +404,7 @@ func newRun(opts *Options) *run {
 	if rules == nil {
 		rules = Core
 	}
-	r := &run{opts: opts, rules: rules.Sorted()}
+	r := &run{opts: opts, rules: rules.Sorted(), suppressions: &suppressions{entries: map[string][]*suppression{}}}
 	if opts.Schema != nil {
 		r.schema = opts.Schema()
 	}
@@ -372,14 +422,14 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, run *run) (
 	tree, problems := parser.Parse(text)
 	var doc *boundary.Document
 	if tree != nil {
-		doc = boundary.DecodeShared(path, text, tree, opts.strings)
+		doc = boundary.DecodeShared(path, text, tree, run.strings)
 	}
 	var findings []Finding
 	for _, pr := range problems {
 		findings = append(findings, Finding{Rule: IDL001.ID, Severity: IDL001.Severity, File: path,
 			Line: pr.Line, Column: pr.Column, Pointer: pr.Pointer, Message: pr.Message})
 	}
-	if doc == nil || !doc.Boundary || opts.decodeOnly {
+	if doc == nil || !doc.Boundary || run.decodeOnly {
 		return doc, findings
 	}
 	if !opts.Disabled[IDL002.ID] {
@@ -397,23 +447,11 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, run *run) (
 	return doc, findings
 }
 
-// CheckSet runs the cross-document rules over one set of documents, given
-// their facts (chain.FactsOf).
-func CheckSet(docs []*chain.Facts, opts *Options) []Finding {
-	return CheckSets([][]*chain.Facts{docs}, opts)
-}
-
-// CheckSets runs the cross-document rules over sets of documents, given
-// their facts, as a check of their files would: each per-set rule over
-// each set, then each rule that runs across sets once over all of them.
-func CheckSets(sets [][]*chain.Facts, opts *Options) []Finding {
-	findings, overlaps, _ := checkSets(newRun(opts).rules, sets, make([]int, len(sets)), opts)
-	return linkOverlaps(findings, overlaps)
-}
-
-// checkSets is CheckSets with rules for sets in which unreadable[i] files
-// of set i did not decode into a document: the chain rules must know that
-// a link may be missing. Each input is built once, on the first rule that
+// checkSets runs the cross-document rules over sets of documents, given
+// their facts, in which unreadable[i] files of set i did not decode into a
+// document (the chain rules must know that a link may be missing): each
+// per-set rule over each set, then each rule that runs across sets once
+// over all of them. Each input is built once, on the first rule that
 // requires it; a rule whose input cannot be built does not run and is
 // returned as not run. The overlaps the rules recorded are for the
 // related-location stage, once the findings are final.

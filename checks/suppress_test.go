@@ -63,12 +63,14 @@ func override(t *testing.T, doc *boundary.Document, opts Options, extra ...Findi
 			r.CheckDocument(&DocumentPass{Rule: r, Doc: doc, Limits: &opts.Limits, findings: &findings})
 		}
 	}
-	sup := &suppressions{entries: map[string][]*suppression{}}
+	run := newRun(&opts)
 	var fs fileSuppressions
 	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed}, Core)
-	sup.add(doc.Path, fs)
+	run.suppressions.add(doc.Path, fs)
+	res := &Result{Findings: append(findings, extra...)}
+	run.afterRules(res)
 	got := []string{}
-	for _, f := range afterRules(append(findings, extra...), &Result{}, sup, nil, &opts) {
+	for _, f := range res.Findings {
 		got = append(got, fmt.Sprintf("%s %s %s: %s", f.Rule, f.Severity, f.Pointer, f.Message))
 	}
 	slices.Sort(got)
@@ -291,7 +293,7 @@ func TestCheckLeavesOutDisabledRulesAndIgnoredFiles(t *testing.T) {
 
 	opts := DefaultOptions()
 	opts.Disabled = map[string]bool{"IDL112": true}
-	opts.Ignore = func(path string) bool { return strings.HasPrefix(path, generated) }
+	opts.Files.Ignore = func(path string) bool { return strings.HasPrefix(path, generated) }
 	res, err := Check([]string{dir}, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -38,17 +38,11 @@ func TestVerdictJudgesWhatTheStagesLeft(t *testing.T) {
 			checks.Verdict{Failed: true, Warnings: n, TooManyWarnings: true}},
 		{"after the baseline", func(o *checks.Options) {
 			o.FailOn = checks.Warning
-			o.Baseline = func([]checks.Finding) []checks.Finding { return nil }
+			o.Baseline = hideAll
 		}, checks.Verdict{}},
 		{"an input's finding, which no baseline hides", func(o *checks.Options) {
-			o.Baseline = func([]checks.Finding) []checks.Finding { return nil }
-			o.InputFindings = []checks.Finding{{Rule: "IDL001", Severity: checks.Error, File: "gateway.yaml", Line: 1, Column: 1}}
-		}, checks.Verdict{Failed: true}},
-		{"a pending input's finding", func(o *checks.Options) {
-			o.Baseline = func([]checks.Finding) []checks.Finding { return nil }
-			o.Pending = []func() []checks.Finding{func() []checks.Finding {
-				return []checks.Finding{{Rule: "IDL001", Severity: checks.Error, File: "gateway.yaml", Line: 1, Column: 1}}
-			}}
+			o.Baseline = hideAll
+			o.Inputs = []checks.Supplied{unreadInput.Supply(unreadFile{})}
 		}, checks.Verdict{Failed: true}},
 	}
 	for _, tt := range tests {
@@ -66,3 +60,23 @@ func TestVerdictJudgesWhatTheStagesLeft(t *testing.T) {
 		})
 	}
 }
+
+// stageFunc is a stage written as a function.
+type stageFunc func([]checks.Finding, *checks.Result) []checks.Finding
+
+func (f stageFunc) Process(fs []checks.Finding, res *checks.Result) []checks.Finding {
+	return f(fs, res)
+}
+
+// hideAll is a baseline that records every finding.
+var hideAll = stageFunc(func([]checks.Finding, *checks.Result) []checks.Finding { return nil })
+
+// unreadFile is a supplied input with a file that could not be read, as
+// an as-built configuration's may be (checks.PendingInput).
+type unreadFile struct{}
+
+func (unreadFile) Findings() []checks.Finding {
+	return []checks.Finding{{Rule: "IDL001", Severity: checks.Error, File: "gateway.yaml", Line: 1, Column: 1}}
+}
+
+var unreadInput = &checks.InputOf[unreadFile]{Name: "unread input"}

@@ -222,7 +222,7 @@ func BenchmarkAsBuiltCost(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				Use(&opts, d)
+				opts.Inputs = append(opts.Inputs, Config.Supply(d))
 			}
 			res, err := checks.Check([]string{dir}, opts)
 			if err != nil {

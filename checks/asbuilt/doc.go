@@ -76,7 +76,7 @@
 //
 // The rules live here, one file each, listed in Rules for the checks
 // framework; the core checks package never imports this one. They read
-// the configuration the caller hands over (Config, with Use: "check
+// the configuration the caller supplies (Config.Supply: "check
 // --as-built") and the hops of each edge operation (input.go). IDL401 to
 // IDL407 are written; a finding is placed at the
 // as-built value (a Text's or an Origin's At), names a Default and its

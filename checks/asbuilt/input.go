@@ -9,7 +9,7 @@ import (
 )
 
 // This file is what the as-built rules (spec 8.5) read: the configuration
-// read (Config, handed over with Use) and, of the boundary sets, the hops
+// read (Config, which the caller supplies) and, of the boundary sets, the hops
 // each edge operation takes as built (hops), so a change of the typed
 // model touches this file alone.
 
@@ -28,7 +28,7 @@ const (
 // to: the resources read, and the mesh.
 type Deployment struct {
 	// Set is what the files hold; of a Deployment Open returns, once
-	// Wait returns (a run that Use hands it to waits).
+	// Wait returns (a run it is supplied to waits: Findings).
 	Set  *Set
 	Mesh Mesh
 	// MeshAt is where the mesh is declared (Source.MeshAt).
@@ -44,15 +44,12 @@ var Config = &checks.InputOf[*Deployment]{
 	Missing: `"idemlint check --as-built PATH" gives one`,
 }
 
-// Use holds the runs of opts to d; the findings of its files that could
-// not be read join the run's (checks.Options.Pending), which waits for
-// the files Open is still reading, if any.
-func Use(opts *checks.Options, d *Deployment) {
-	Config.Supply(opts, d)
-	opts.Pending = append(opts.Pending, func() []checks.Finding {
-		d.Wait()
-		return d.Set.FileFindings()
-	})
+// Findings waits for the files Open is still reading, if any, and
+// returns the findings of those that could not be read: a supplied
+// Deployment is a checks.PendingInput, whose findings join the run's.
+func (d *Deployment) Findings() []checks.Finding {
+	d.Wait()
+	return d.Set.FileFindings()
 }
 
 // edgeOp is a state-changing operation of an edge document with the hops

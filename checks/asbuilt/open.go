@@ -11,8 +11,8 @@ import (
 // Open starts reading the as-built configuration src names
 // (config.AsBuilt merges check's --as-built and --mesh over
 // .idemlint.json's "as_built") and returns it while the files are read,
-// so that a run reads them beside its boundary documents: Use hands the
-// run a wait for them, and Wait waits. The files of walked directories
+// so that a run reads them beside its boundary documents: a run it is
+// supplied to waits for them (Findings), as Wait does. The files of walked directories
 // that cannot be read are said on w at once, and how many resources were
 // read once they are.
 func Open(src Source, w io.Writer) (*Deployment, error) {

@@ -35,21 +35,17 @@ func TestOpen(t *testing.T) {
 		t.Errorf("Open said %q, want %q", said.String(), want)
 	}
 
-	// A file that is no YAML: Use hands its IDL001 finding to the run.
+	// A file that is no YAML: a supplied Deployment hands its IDL001
+	// finding to the run.
 	if err := os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("kind: HTTPRoute\nspec: [unclosed\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if d, err = Open(Source{Paths: []string{dir}, Mesh: NoMesh}, &said); err != nil {
 		t.Fatal(err)
 	}
-	opts := checks.DefaultOptions()
-	Use(&opts, d)
-	var given []checks.Finding
-	for _, wait := range opts.Pending {
-		given = append(given, wait()...)
-	}
-	if len(given) != 1 || given[0].Rule != "IDL001" || given[0].File != filepath.Join(dir, "broken.yaml") {
-		t.Errorf("Use gave the run %v, want broken.yaml's IDL001", given)
+	var given checks.PendingInput = d
+	if got := given.Findings(); len(got) != 1 || got[0].Rule != "IDL001" || got[0].File != filepath.Join(dir, "broken.yaml") {
+		t.Errorf("the Deployment gave the run %v, want broken.yaml's IDL001", got)
 	}
 }
 
@@ -60,7 +56,7 @@ func TestOpenBesideARun(t *testing.T) {
 	run := func(d *Deployment) []string {
 		opts := checks.DefaultOptions()
 		opts.Rules = slices.Concat(checks.Core, Rules)
-		Use(&opts, d)
+		opts.Inputs = append(opts.Inputs, Config.Supply(d))
 		res, err := checks.Check([]string{filepath.Join(shop, "boundaries")}, opts)
 		if err != nil {
 			t.Fatal(err)

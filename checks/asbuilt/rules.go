@@ -4,6 +4,6 @@ import "github.com/idemlint/idemlint/checks"
 
 // Rules are the as-built rules, in id order: a run applies them when its
 // caller lists them among its rules (checks.Options.Rules) and supplies
-// the as-built configuration (Use). A rule is a file (idlNNN.go) and a
+// the as-built configuration (Config). A rule is a file (idlNNN.go) and a
 // line here.
 var Rules = checks.Rules{IDL401, IDL402, IDL403, IDL404, IDL405, IDL406, IDL407}

@@ -8,7 +8,7 @@ import (
 	"github.com/idemlint/idemlint/checks/report"
 )
 
-// Stage is the baseline stage of a run's pipeline (checks.Options.Baseline):
+// Stage is the baseline stage of a run (checks.Options.Baseline):
 // --baseline FILE hides the findings FILE records; --write-baseline FILE
 // first records every finding in it, so that it hides them all. What it
 // did is said once the run is over (Finish), because no finding shows it.
@@ -34,8 +34,8 @@ func NewStage(path string, write bool) (*Stage, error) {
 	return &Stage{base: base, write: write}, nil
 }
 
-// Filter is the stage: it returns the findings the baseline does not hold.
-func (s *Stage) Filter(findings []checks.Finding) []checks.Finding {
+// Process returns the findings the baseline does not hold.
+func (s *Stage) Process(findings []checks.Finding, _ *checks.Result) []checks.Finding {
 	if s.write {
 		s.base.Record(findings)
 		s.recorded = len(findings)

@@ -21,7 +21,7 @@ func TestStageRecordsThenHides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := write.Filter([]checks.Finding{a, b}); len(got) != 0 {
+	if got := write.Process([]checks.Finding{a, b}, &checks.Result{}); len(got) != 0 {
 		t.Errorf("--write-baseline left %v, want nothing", got)
 	}
 	var said bytes.Buffer
@@ -38,7 +38,7 @@ func TestStageRecordsThenHides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hide.Filter([]checks.Finding{a, c}); len(got) != 1 || got[0].Rule != c.Rule {
+	if got := hide.Process([]checks.Finding{a, c}, &checks.Result{}); len(got) != 1 || got[0].Rule != c.Rule {
 		t.Errorf("--baseline left %v, want the new finding only", got)
 	}
 	said.Reset()

@@ -105,15 +105,17 @@ func TestSince(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept := stage.Filter([]checks.Finding{
+	kept := stage.Process([]checks.Finding{
 		{Rule: "IDL107", File: filepath.Join(dir, "kept.json")},
 		{Rule: "IDL107", File: filepath.Join(dir, "edited.json")},
-	}, nil)
+	}, &checks.Result{})
 	if len(kept) != 1 || kept[0].File != filepath.Join(dir, "edited.json") {
 		t.Errorf("the stage kept %v, want the finding in edited.json", kept)
 	}
 	var said strings.Builder
-	stage.Report(&said)
+	if err := stage.Finish(&said); err != nil {
+		t.Fatal(err)
+	}
 	if want := "idemlint: 1 finding outside the files changed since HEAD not shown\n"; said.String() != want {
 		t.Errorf("the stage said %q, want %q", said.String(), want)
 	}

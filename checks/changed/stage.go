@@ -2,7 +2,6 @@ package changed
 
 import (
 	"fmt"
-	"github.com/idemlint/idemlint/checks/chain"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,10 +10,9 @@ import (
 	"github.com/idemlint/idemlint/checks/report"
 )
 
-// Stage is the --new-from-rev stage of a run's pipeline
-// (checks.Options.NewFromRev): it keeps the findings a change since a
-// revision touched. How many it hid is said once the run is over (Report),
-// because no finding shows it.
+// Stage is the --new-from-rev stage of a run (checks.Options.NewFromRev):
+// it keeps the findings a change since a revision touched. How many it
+// hid is said once the run is over (Finish), because no finding shows it.
 type Stage struct {
 	changed Set
 	rev     string
@@ -35,14 +33,17 @@ func NewStage(start, rev string) (*Stage, error) {
 	return &Stage{changed: set, rev: rev}, nil
 }
 
-// Filter is the stage (see the package's Filter).
-func (s *Stage) Filter(findings []checks.Finding, docs []*chain.Facts) []checks.Finding {
-	kept := Filter(findings, docs, s.changed)
+// Process keeps the findings of the changed files and of the chains
+// through them, given the documents the run read (see the package's
+// Filter).
+func (s *Stage) Process(findings []checks.Finding, res *checks.Result) []checks.Finding {
+	kept := Filter(findings, res.Facts, s.changed)
 	s.hidden = len(findings) - len(kept)
 	return kept
 }
 
-// Report says on w how many findings the stage hid.
-func (s *Stage) Report(w io.Writer) {
+// Finish says on w how many findings the stage hid.
+func (s *Stage) Finish(w io.Writer) error {
 	fmt.Fprintf(w, "idemlint: %s outside the files changed since %s not shown\n", report.Plural(s.hidden, "finding"), s.rev)
+	return nil
 }

@@ -442,14 +442,14 @@ func Options(c *Config, flags Flags) checks.Options {
 		opts.Disabled = c.Disabled
 		opts.Severity = c.Severity
 		if len(c.ignore) > 0 {
-			opts.Ignore = c.Ignored
+			opts.Files.Ignore = c.Ignored
 		}
 		opts.Files.Roots = []string{c.dir}
 		opts.Files.Include = func(path string) bool {
 			_, keep := c.Place(path)
 			return keep
 		}
-		opts.SetOf = func(path string) string {
+		opts.Files.SetOf = func(path string) string {
 			set, _ := c.Place(path)
 			return set
 		}

@@ -73,7 +73,7 @@ func (in Invocation) Execute(paths []string, stdin io.Reader, stdout, stderr io.
 	}
 	s.Stdin, s.Notes = stdin, stderr
 	deferFirstCollection(firstCollectionAt)
-	run, err := Check(paths, s)
+	run, err := Run(paths, s)
 	if err != nil {
 		return false, err
 	}

@@ -110,11 +110,11 @@ func Options(start string, s Settings) (checks.Options, *config.Config, error) {
 // s names and the as-built configuration Deployment opens.
 func Inputs(opts *checks.Options, cfg *config.Config, s Settings) error {
 	if s.API != nil {
-		openapi.Use(opts, s.API)
+		opts.Inputs = append(opts.Inputs, openapi.Description.Supply(s.API))
 	}
 	d, err := Deployment(cfg, s)
 	if d != nil {
-		asbuilt.Use(opts, d)
+		opts.Inputs = append(opts.Inputs, asbuilt.Config.Supply(d))
 	}
 	return err
 }
@@ -129,8 +129,8 @@ func Deployment(cfg *config.Config, s Settings) (*asbuilt.Deployment, error) {
 	return asbuilt.Open(src, s.notes())
 }
 
-// Run is a finished check.
-type Run struct {
+// Outcome is a finished check.
+type Outcome struct {
 	*checks.Result
 	// Stdin is the document read from standard input, nil when none was.
 	Stdin []byte
@@ -138,13 +138,16 @@ type Run struct {
 	settings Settings
 }
 
-// Check checks the sets under paths as s says ("-", the only path, checks
-// the document s.Stdin holds) and says on s.Notes what the narrowing
-// stages did, which no finding shows. Its error is a usage or I/O error:
-// conflicting settings, a configuration, baseline or as-built
-// configuration that cannot be used, a named path that does not exist,
-// or no boundary document at all.
-func Check(paths []string, s Settings) (*Run, error) {
+// Run sets up the check of the sets under paths that s describes (the
+// configuration discovered, the inputs supplied, the baseline and
+// new-from-rev stages) and runs it ("-", the only path, checks the
+// document s.Stdin holds); then it judges whether the run found anything
+// to check, and finishes the stages, which say on s.Notes what they did,
+// which no finding shows. Its error is a usage or I/O error: conflicting
+// settings, a configuration, baseline or as-built configuration that
+// cannot be used, a named path that does not exist, or no boundary
+// document at all.
+func Run(paths []string, s Settings) (*Outcome, error) {
 	fromStdin := slices.Contains(paths, "-")
 	switch {
 	case fromStdin && len(paths) > 1:
@@ -178,15 +181,15 @@ func Check(paths []string, s Settings) (*Run, error) {
 	}
 	opts.FailOn, opts.MaxWarnings = s.FailOn, s.MaxWarnings
 	if base != nil {
-		opts.Baseline = base.Filter
+		opts.Baseline = base
 	}
 	if sinceRev != nil {
-		opts.NewFromRev = sinceRev.Filter
+		opts.NewFromRev = sinceRev
 	}
 	if err := Inputs(&opts, cfg, s); err != nil {
 		return nil, err
 	}
-	run := &Run{settings: s}
+	run := &Outcome{settings: s}
 	if fromStdin {
 		run.Result, run.Stdin, err = checkStdin(s.Stdin, cmp.Or(s.StdinName, "<stdin>"), opts)
 	} else {
@@ -209,13 +212,8 @@ func Check(paths []string, s Settings) (*Run, error) {
 	default:
 		return nil, NoDocumentsError(paths)
 	}
-	if base != nil {
-		if err := base.Finish(s.notes()); err != nil {
-			return nil, err
-		}
-	}
-	if sinceRev != nil {
-		sinceRev.Report(s.notes())
+	if err := run.Finish(s.notes()); err != nil {
+		return nil, err
 	}
 	return run, nil
 }
@@ -230,13 +228,13 @@ func checkStdin(r io.Reader, name string, opts checks.Options) (*checks.Result, 
 	if err != nil && !errors.As(err, &tooLarge) {
 		return nil, nil, fmt.Errorf("standard input: %w", err)
 	}
-	opts.ReadFile = func(string) ([]byte, error) { return src, err }
+	opts.Files.ReadFile = func(string) ([]byte, error) { return src, err }
 	return checks.CheckFiles([]string{name}, opts), src, nil
 }
 
 // Report is the run's report, as the formats write it, by idemlint
 // version; the OpenAPI description counts among its files.
-func (r *Run) Report(version string) *report.Report {
+func (r *Outcome) Report(version string) *report.Report {
 	rep := report.Of(r.Result, Rules, version, cmp.Or(r.settings.FailOn, checks.Error))
 	if api := r.settings.API; api != nil {
 		rep.Files++
@@ -248,7 +246,7 @@ func (r *Run) Report(version string) *report.Report {
 // Failed reports whether the run fails (the verdict of --fail-on and
 // --max-warnings), saying on the settings' Notes when too many warnings
 // fail it, which no finding shows.
-func (r *Run) Failed() bool {
+func (r *Outcome) Failed() bool {
 	if r.Verdict.TooManyWarnings {
 		fmt.Fprintf(r.settings.notes(), "idemlint: too many warnings: %d, --max-warnings is %d\n", r.Verdict.Warnings, *r.settings.MaxWarnings)
 	}

@@ -75,8 +75,8 @@ func TestCheckRefusesConflictingSettings(t *testing.T) {
 		{[]string{dir}, Settings{Baseline: "b.json", WriteBaseline: "b.json"}, "--baseline and --write-baseline: give one (--write-baseline records the findings a later --baseline hides)"},
 		{[]string{dir}, Settings{Flags: config.Flags{Mesh: "linkerd"}}, `--mesh: the mesh must be none or istio, got "linkerd"`},
 	} {
-		if _, err := Check(tc.paths, tc.s); err == nil || err.Error() != tc.want {
-			t.Errorf("Check(%q, %+v) = %v, want %s", tc.paths, tc.s, err, tc.want)
+		if _, err := Run(tc.paths, tc.s); err == nil || err.Error() != tc.want {
+			t.Errorf("Run(%q, %+v) = %v, want %s", tc.paths, tc.s, err, tc.want)
 		}
 	}
 }
@@ -85,16 +85,16 @@ func TestCheckRefusesConflictingSettings(t *testing.T) {
 // AllowEmpty; on standard input, it says so in its own words.
 func TestCheckWithoutDocuments(t *testing.T) {
 	empty := t.TempDir()
-	_, err := Check([]string{empty}, Settings{NoConfig: true})
+	_, err := Run([]string{empty}, Settings{NoConfig: true})
 	if want := NoDocumentsError([]string{empty}); err == nil || err.Error() != want.Error() {
-		t.Errorf("Check(empty) = %v, want %v", err, want)
+		t.Errorf("Run(empty) = %v, want %v", err, want)
 	}
-	if run, err := Check([]string{empty}, Settings{NoConfig: true, AllowEmpty: true}); err != nil || run.Failed() {
-		t.Errorf("Check(empty) with AllowEmpty = %v; want a passing run", err)
+	if run, err := Run([]string{empty}, Settings{NoConfig: true, AllowEmpty: true}); err != nil || run.Failed() {
+		t.Errorf("Run(empty) with AllowEmpty = %v; want a passing run", err)
 	}
-	_, err = Check([]string{"-"}, Settings{NoConfig: true, Stdin: strings.NewReader(`{"name": "not a boundary"}`)})
+	_, err = Run([]string{"-"}, Settings{NoConfig: true, Stdin: strings.NewReader(`{"name": "not a boundary"}`)})
 	if want := "standard input is not a boundary document (a JSON object with spec_version or boundary)"; err == nil || err.Error() != want {
-		t.Errorf("Check(-) of a non-boundary object = %v, want %s", err, want)
+		t.Errorf("Run(-) of a non-boundary object = %v, want %s", err, want)
 	}
 }
 
@@ -107,17 +107,17 @@ func TestCheckStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := Check([]string{"-"}, Settings{Stdin: bytes.NewReader(src), StdinName: name})
+	run, err := Run([]string{"-"}, Settings{Stdin: bytes.NewReader(src), StdinName: name})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Alone, the policy is reached by no chain (IDL210).
 	if got := ids(run.Findings); !cmp.Equal(got, []string{"IDL210", "IDL112"}) || run.Findings[1].File != name || !bytes.Equal(run.Stdin, src) {
-		t.Errorf("Check(-) = %v in %s; want IDL210 and IDL112 in %s, and the document back", got, run.Findings[1].File, name)
+		t.Errorf("Run(-) = %v in %s; want IDL210 and IDL112 in %s, and the document back", got, run.Findings[1].File, name)
 	}
 	write(t, filepath.Join(dir, config.FileName), `{"rules": {"IDL112": "off"}}`)
-	if run, err := Check([]string{"-"}, Settings{Stdin: bytes.NewReader(src), StdinName: name}); err != nil || !cmp.Equal(ids(run.Findings), []string{"IDL210"}) {
-		t.Errorf("Check(-) under a configuration that turns IDL112 off = %v, %v; want IDL210 alone", err, run.Findings)
+	if run, err := Run([]string{"-"}, Settings{Stdin: bytes.NewReader(src), StdinName: name}); err != nil || !cmp.Equal(ids(run.Findings), []string{"IDL210"}) {
+		t.Errorf("Run(-) under a configuration that turns IDL112 off = %v, %v; want IDL210 alone", err, run.Findings)
 	}
 }
 
@@ -127,7 +127,7 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 	dir := set(t, "rules/IDL110/mismatch-status-200")
 	base := filepath.Join(t.TempDir(), "baseline.json")
 	var notes strings.Builder
-	run, err := Check([]string{dir}, Settings{WriteBaseline: base, Notes: &notes})
+	run, err := Run([]string{dir}, Settings{WriteBaseline: base, Notes: &notes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 	if notes.String() != wantNotes {
 		t.Errorf("notes = %q, want %q", notes.String(), wantNotes)
 	}
-	plain, err := Check([]string{dir}, Settings{})
+	plain, err := Run([]string{dir}, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestCheckBaselineRoundTrip(t *testing.T) {
 		t.Errorf("without a baseline: %v, failed %v; want the IDL110 error failing the run", got, plain.Failed())
 	}
 	notes.Reset()
-	hidden, err := Check([]string{dir}, Settings{Baseline: base, Notes: &notes})
+	hidden, err := Run([]string{dir}, Settings{Baseline: base, Notes: &notes})
 	if err != nil || len(hidden.Findings) != 0 || hidden.Failed() {
 		t.Errorf("with the baseline: %v, %v; want nothing", err, hidden.Findings)
 	}
@@ -171,7 +171,7 @@ func TestCheckVerdict(t *testing.T) {
 	} {
 		var notes strings.Builder
 		tc.s.Notes = &notes
-		run, err := Check([]string{dir}, tc.s)
+		run, err := Run([]string{dir}, tc.s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestCheckNotes(t *testing.T) {
 	write(t, filepath.Join(dir, config.FileName), `{"ignore": ["01-browser-to-bff.json"]}`)
 	named := filepath.Join(dir, "01-browser-to-bff.json")
 	var notes strings.Builder
-	if _, err := Check([]string{dir, named}, Settings{Notes: &notes, Verbose: true}); err != nil {
+	if _, err := Run([]string{dir, named}, Settings{Notes: &notes, Verbose: true}); err != nil {
 		t.Fatal(err)
 	}
 	ignored := "idemlint: " + named + " is ignored by " + filepath.Join(dir, config.FileName) + ` ("ignore"), so it is not checked; --no-config checks it`
@@ -250,7 +250,7 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := Check([]string{dir}, Settings{NoConfig: true})
+	plain, err := Run([]string{dir}, Settings{NoConfig: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestReport(t *testing.T) {
 	if rep.FailOn != checks.Error || rep.Version != "v1" || rep.Files != plain.Files || slices.Contains(rep.Paths, api.Path) {
 		t.Errorf("report without a description: fail-on %v, version %q, %d files of %d, paths %v", rep.FailOn, rep.Version, rep.Files, plain.Files, rep.Paths)
 	}
-	held, err := Check([]string{dir}, Settings{NoConfig: true, API: api, FailOn: checks.Warning})
+	held, err := Run([]string{dir}, Settings{NoConfig: true, API: api, FailOn: checks.Warning})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,22 +14,14 @@ import (
 // model touches this file alone.
 
 // Description is the OpenAPI description the rules hold the boundary sets
-// to. The caller loads it (Load) and hands it to a run with Use; without
-// one the rules do not run.
+// to. The caller loads it (Load) and supplies it to a run
+// (checks.Options.Inputs); without one the rules do not run. An *API is a
+// checks.FileInput: its file, when it lies among the documents, is no
+// boundary document.
 var Description = &checks.InputOf[*API]{
 	Name:    "OpenAPI description",
 	Scope:   "openapi",
 	Missing: `"idemlint openapi check --spec FILE" gives one`,
-}
-
-// Use holds the runs of opts to api: the OpenAPI rules read it, and the
-// file itself, when it lies among the documents, is no boundary document.
-func Use(opts *checks.Options, api *API) {
-	Description.Supply(opts, api)
-	ignore := opts.Ignore
-	opts.Ignore = func(path string) bool {
-		return api.Is(path) || ignore != nil && ignore(path)
-	}
 }
 
 // browserOp is an operation of a browser_to_bff edge: what the browser

@@ -3,8 +3,8 @@
 // responses and positions in the file, and the full paths a browser sends
 // them to. The rules that hold a boundary set to it (IDL301-IDL304, one
 // file each, listed in Rules) live here too as rules of package checks;
-// they read the description a command hands to a run with Use, as the
-// input Description. "init --from-openapi" builds a starter set from it
+// they read the description a command supplies to a run as the input
+// Description. "init --from-openapi" builds a starter set from it
 // (Starter).
 //
 // Loading and $ref resolution are github.com/getkin/kin-openapi's. Nothing

@@ -46,10 +46,10 @@ func TestOpenAPIRulesSeeEverySet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	openapi.Use(&opts, api)
+	opts.Inputs = append(opts.Inputs, openapi.Description.Supply(api))
 	idl301 := func(paths ...string) int {
 		o := opts
-		o.SetOf = func(path string) string { return filepath.Base(filepath.Dir(path)) }
+		o.Files.SetOf = func(path string) string { return filepath.Base(filepath.Dir(path)) }
 		res, err := checks.Check(paths, o)
 		if err != nil {
 			t.Fatal(err)

@@ -252,7 +252,7 @@ func (s *server) checkIfChanged() error {
 func (s *server) check() error {
 	opts := s.options()
 	open := texts(s.open)
-	opts.ReadFile = func(path string) ([]byte, error) {
+	opts.Files.ReadFile = func(path string) ([]byte, error) {
 		if text, ok := open[path]; ok {
 			return []byte(text), nil
 		}
@@ -293,7 +293,7 @@ func (s *server) check() error {
 	sort.Strings(files)
 	s.published = map[string]bool{}
 	for _, path := range files {
-		if err := s.publish(path, byFile[path], opts.ReadFile); err != nil {
+		if err := s.publish(path, byFile[path], opts.Files.ReadFile); err != nil {
 			return err
 		}
 		if len(byFile[path]) > 0 {
