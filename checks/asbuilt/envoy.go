@@ -258,10 +258,13 @@ func (f *fileRead) envoyRouteConfig(rc *yaml.Node, m *envoyManager, clusters map
 	default:
 		f.problems = append(f.problems, Problem{At: underscores.From.At, Message: "headers_with_underscores_action is " + underscores.Value + ", not ALLOW, DROP_HEADER or REJECT_REQUEST"})
 	}
+	configPrint := fingerprint(rc)
 	configRemoves := f.envoyRemoves(rc)
 	for _, vh := range f.items(f.field(rc, "virtual_hosts"), "virtual_hosts") {
 		vhName, _ := f.text(f.field(vh, "name"), "virtual_hosts.name")
-		res := &Resource{Platform: Envoy, Kind: envoyKind, Name: name, Namespace: vhName.Value, At: f.pos(f.visit(vh))}
+		// Copies of one virtual host are one resource (the same bootstrap
+		// read twice); the route configuration they are in tells them apart.
+		res := &Resource{Platform: Envoy, Kind: envoyKind, Name: name, Namespace: vhName.Value, At: f.pos(f.visit(vh)), Traffic: AnyTraffic, fingerprint: configPrint}
 		res.Hosts = f.texts(f.field(vh, "domains"), "virtual_hosts.domains")
 		f.resources = append(f.resources, res)
 		hostRetry := f.envoyRetryPolicy(f.field(vh, "retry_policy"))

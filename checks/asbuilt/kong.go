@@ -112,7 +112,7 @@ func (f *fileRead) kong(root *yaml.Node) {
 			continue
 		}
 		name, _ := f.text(f.field(s, "name"), "services.name")
-		res := &Resource{Platform: Kong, Kind: kongKind, Name: name, Namespace: workspace, At: f.pos(f.visit(s))}
+		res := &Resource{Platform: Kong, Kind: kongKind, Name: name, Namespace: workspace, At: f.pos(f.visit(s)), Traffic: AnyTraffic, fingerprint: fingerprint(s)}
 		if name.At.Line == 0 {
 			res.Name.At = res.At
 		}
