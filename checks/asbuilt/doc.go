@@ -19,7 +19,10 @@
 //   - kong.go: a Kong declarative configuration (_format_version), one
 //     KongService resource a service;
 //   - envoy.go: an Envoy bootstrap, RouteConfiguration or admin
-//     config_dump, one EnvoyRouteConfiguration resource a virtual host.
+//     config_dump, one EnvoyRouteConfiguration resource a virtual host;
+//   - envoygateway.go: Envoy Gateway's BackendTrafficPolicy,
+//     ClientTrafficPolicy and SecurityPolicy, applied to the HTTPRoutes
+//     Envoy Gateway carries (implementation.go).
 //
 // A kubectl "List" is read item by item; any other kind is counted in
 // Set.Skipped (a document of a kind idemlint does not read is skipped

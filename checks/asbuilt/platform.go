@@ -24,6 +24,7 @@ var platforms = []*platform{
 	apiGateway,
 	kong,
 	envoy,
+	envoyGateway,
 }
 
 // platform is what one platform reads and relies on.
