@@ -7,7 +7,8 @@
 // # Reading (8.1)
 //
 // Read takes infrastructure files (YAML, several documents per file, or
-// JSON; IsFile says which files of a walked directory to take) and
+// JSON, or a platform's own language: NGINX, HAProxy; IsFile says which
+// files of a walked directory to take) and
 // returns a Set. Every value keeps its file, line and column. The kinds
 // read, one file each:
 //
@@ -16,13 +17,16 @@
 //   - gatewayapi.go: HTTPRoute (gateway.networking.k8s.io/*);
 //   - nginx.go: Ingress, and the ingress-nginx controller ConfigMap;
 //   - apigateway.go: an AWS API Gateway OpenAPI export;
+//   - nginxconf.go: an nginx.conf and the files it includes
+//     (nginxconf_parse.go reads the language and follows the includes);
 //   - kong.go: a Kong declarative configuration (_format_version), one
 //     KongService resource a service;
 //   - envoy.go: an Envoy bootstrap, RouteConfiguration or admin
 //     config_dump, one EnvoyRouteConfiguration resource a virtual host;
 //   - envoygateway.go: Envoy Gateway's BackendTrafficPolicy,
 //     ClientTrafficPolicy and SecurityPolicy, applied to the HTTPRoutes
-//     Envoy Gateway carries (implementation.go).
+//     Envoy Gateway carries (implementation.go);
+//   - haproxy.go: a haproxy.cfg.
 //
 // A kubectl "List" is read item by item; any other kind is counted in
 // Set.Skipped (a document of a kind idemlint does not read is skipped
