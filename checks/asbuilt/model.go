@@ -217,7 +217,7 @@ func (m Match) Holds(method, template string) bool {
 }
 
 // Select returns the route the platform itself picks for a request with
-// method to template on traffic (spec 8.4), and the match that holds;
+// method to template on traffic, and the match that holds;
 // false when no route of the resource carries it.
 func (res *Resource) Select(method, template string, traffic Traffic) (*Route, *Match, bool) {
 	if res.Traffic&traffic == 0 {
