@@ -179,6 +179,9 @@ func appendCanonicalForm(b, body []byte, exclude []string) ([]byte, error) {
 			}
 		}
 		if excluded(exclude, ft.text[p.name:p.eq]) {
+			if p.name >= len(body) {
+				ft.text = ft.text[:p.name] // spelt again: its text is not needed
+			}
 			continue
 		}
 		if n := len(ft.pairs); n > 0 && lessFormPair(ft.text, &p, &ft.pairs[n-1]) {
@@ -190,13 +193,20 @@ func appendCanonicalForm(b, body []byte, exclude []string) ([]byte, error) {
 	if len(ft.runs) > 1 {
 		ft.pairs, ft.spare, ft.runs = sortFormPairs(text, ft.pairs, ft.spare, ft.runs)
 	}
+	// Pairs that follow one another in the body, as most still do once
+	// sorted, are copied as one: text[lo:hi].
+	lo, hi := 0, 0
 	for i, p := range ft.pairs {
-		if i > 0 {
-			b = append(b, '&')
+		if i > 0 && p.name == hi+1 && text[hi] == '&' {
+			hi = p.end
+			continue
 		}
-		b = append(b, text[p.name:p.end]...)
+		if i > 0 {
+			b = append(append(b, text[lo:hi]...), '&')
+		}
+		lo, hi = p.name, p.end
 	}
-	return b, nil
+	return append(b, text[lo:hi]...), nil
 }
 
 // canonicalPair reports whether the segment at body[i] is a pair spelt
