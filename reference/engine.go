@@ -54,6 +54,7 @@ type Engine struct {
 	base           context.Context // ends the handlers' contexts; nil: never
 	waiters        waiters
 	attempts       attemptSet // until the end of each is settled, for Drain
+	leases         leaseCounts
 
 	// Answers prebuilt once, so refusing a request allocates nothing.
 	keyProblems      [numKeyFaults]refusal
@@ -335,6 +336,9 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 
 	var deadline waitDeadline
 	defer deadline.stop()
+	// vanished: the processing record this request waited for went
+	// without finishing; executing now takes its key over.
+	vanished := false
 	for {
 		if !found {
 			var created bool
@@ -346,6 +350,9 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 			case err != nil:
 				return e.storeFailed(ctx, reply, "create", err), nil
 			case created:
+				if vanished {
+					e.tookOver(ctx, reply)
+				}
 				// A copy, so that only an execution puts a Reply on the
 				// heap, not every replay.
 				attemptReply := reply
@@ -371,6 +378,7 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 		case timedOut:
 			return reply.refuse(e.inflightTimeout), nil
 		}
+		vanished = !found
 	}
 }
 
