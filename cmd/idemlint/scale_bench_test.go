@@ -15,13 +15,13 @@ import (
 
 // BenchmarkCLIScale runs the built CLI, "check --no-config -f FORMAT", on
 // a corpus with a finding in every file at about 11,000 and 55,000 files
-// (2,500 and 12,500 flows; 11,400 and 57,000 findings), in every format,
+// (2,500 and 12,500 flows; about 11,400 and 57,800 findings), in every format,
 // and reports its peak RSS and its wall and CPU time per file, so that
 // the 50k figures can be read against the 10k ones: a cost that grows
 // with the set or the findings, not with what a check must hold, shows
-// there. It writes about 140 MB of corpus, so it runs only when
-// IDEMLINT_BENCH_50K names a directory to keep the corpora in (written
-// once, reused after):
+// there. It writes about 140 MB of corpus (320 MB on disk), so it runs
+// only when IDEMLINT_BENCH_50K names a directory to keep the corpora in
+// (written once, reused after):
 //
 //	IDEMLINT_BENCH_50K=DIR go test -run '^$' -bench CLIScale -benchtime 3x ./cmd/idemlint
 func BenchmarkCLIScale(b *testing.B) {
