@@ -31,7 +31,8 @@ type Config struct {
 	MinBodyRate         int64 // 0: no minimum
 	// Checks, when set, are the checks the policy goes through
 	// (reference.WithChecks); nil, the core rules with the default limits.
-	Checks *checks.Options
+	// They are the program's, not a setting a file could carry.
+	Checks *checks.Options `json:"-"`
 }
 
 // DefaultConfig returns the settings "idemlint serve" runs with when no
