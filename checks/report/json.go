@@ -1,7 +1,7 @@
 package report
 
 import (
-	"encoding/json"
+	"bufio"
 	"io"
 
 	"github.com/idemlint/idemlint/checks"
@@ -12,12 +12,10 @@ import (
 //	{"findings": [{"rule", "severity", "file", "line", "column", "pointer",
 //	  "message", "chain"?, "related"?}], "summary": {"files", "errors",
 //	  "warnings", "unreadable", "not_boundary"}}
+//
+// It is written a finding at a time, indented by two spaces as
+// encoding/json indents a whole document.
 type JSON struct{}
-
-type jsonReport struct {
-	Findings []checks.Finding `json:"findings"`
-	Summary  jsonSummary      `json:"summary"`
-}
 
 type jsonSummary struct {
 	Files       int `json:"files"`
@@ -29,13 +27,18 @@ type jsonSummary struct {
 
 // Format implements Formatter.
 func (JSON) Format(w io.Writer, r *Report) error {
-	out := jsonReport{Findings: r.Findings, Summary: jsonSummary{Files: r.Files, Unreadable: r.Unreadable, NotBoundary: r.NotBoundary}}
-	if out.Findings == nil {
-		out.Findings = []checks.Finding{}
+	bw := bufio.NewWriter(w)
+	sum := jsonSummary{Files: r.Files, Unreadable: r.Unreadable, NotBoundary: r.NotBoundary}
+	sum.Errors, sum.Warnings = checks.Count(r.Findings)
+	bw.WriteString("{\n  \"findings\": ")
+	err := newJSONAt(bw, 2).items(len(r.Findings), func(i int) (any, error) { return &r.Findings[i], nil })
+	if err != nil {
+		return err
 	}
-	out.Summary.Errors, out.Summary.Warnings = checks.Count(r.Findings)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	bw.WriteString(",\n  \"summary\": ")
+	if err := newJSONAt(bw, 1).value(sum); err != nil {
+		return err
+	}
+	bw.WriteString("\n}\n")
+	return bw.Flush()
 }

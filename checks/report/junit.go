@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/report/junitxml"
@@ -23,25 +24,42 @@ type JUnit struct{}
 // passingCase names the testcase of a file without findings.
 const passingCase = "no findings"
 
-// Format implements Formatter.
+// Format implements Formatter. Findings come sorted (by file first), so
+// each file's suite is made from its run of findings as it is written.
 func (JUnit) Format(w io.Writer, r *Report) error {
 	failOn := r.FailOn
 	if failOn == 0 {
 		failOn = checks.Error
 	}
-	byFile := map[string][]checks.Finding{}
+	findings := r.Findings
+	if !slices.IsSortedFunc(findings, byFile) {
+		findings = slices.Clone(findings)
+		slices.SortStableFunc(findings, byFile)
+	}
 	files := slices.Clone(r.Paths)
-	for _, f := range r.Findings {
-		byFile[f.File] = append(byFile[f.File], f)
-		files = append(files, f.File)
+	for _, f := range findings {
+		if len(files) == 0 || files[len(files)-1] != f.File {
+			files = append(files, f.File)
+		}
 	}
 	slices.Sort(files)
 	files = slices.Compact(files)
 
-	out := junitxml.Suites{Name: "idemlint"}
-	for _, file := range files {
+	head := junitxml.Suites{Name: "idemlint", Tests: len(files)}
+	for i, f := range findings {
+		if i > 0 && findings[i-1].File == f.File {
+			head.Tests++ // a file's first finding takes its passing case's place
+		}
+		if f.Severity >= failOn {
+			head.Failures++
+		}
+	}
+	next := 0 // the first finding not written yet
+	return junitxml.WriteEach(w, head, len(files), func(i int) junitxml.Suite {
+		file := files[i]
 		s := junitxml.Suite{Name: file}
-		for _, f := range byFile[file] {
+		for ; next < len(findings) && findings[next].File == file; next++ {
+			f := findings[next]
 			c := junitxml.Case{ClassName: file, Name: f.Rule + " " + pointerName(f.Pointer)}
 			line := textLine(f)
 			if f.Severity >= failOn {
@@ -56,13 +74,12 @@ func (JUnit) Format(w io.Writer, r *Report) error {
 			s.Cases = []junitxml.Case{{ClassName: file, Name: passingCase}}
 		}
 		s.Tests = len(s.Cases)
-		out.Tests += s.Tests
-		out.Failures += s.Failures
-		out.Suites = append(out.Suites, s)
-	}
-
-	return junitxml.Write(w, out)
+		return s
+	})
 }
+
+// byFile orders findings by file alone, as a report's suites are.
+func byFile(a, b checks.Finding) int { return strings.Compare(a.File, b.File) }
 
 // pointerName shows a JSON Pointer in a testcase name; the root is "/".
 func pointerName(ptr string) string {

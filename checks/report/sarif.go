@@ -1,7 +1,7 @@
 package report
 
 import (
-	"encoding/json"
+	"bufio"
 	"io"
 	"net/url"
 	"path/filepath"
@@ -33,18 +33,6 @@ const (
 	InformationURI = "https://github.com/idemlint/idemlint"
 	fingerprintKey = "idemlint/v1"
 )
-
-type sarifLog struct {
-	Schema  string     `json:"$schema"`
-	Version string     `json:"version"`
-	Runs    []sarifRun `json:"runs"`
-}
-
-type sarifRun struct {
-	Tool       sarifTool     `json:"tool"`
-	ColumnKind string        `json:"columnKind"`
-	Results    []sarifResult `json:"results"`
-}
 
 type sarifTool struct {
 	Driver sarifDriver `json:"driver"`
@@ -118,47 +106,69 @@ type sarifRegion struct {
 	StartColumn int `json:"startColumn"`
 }
 
-// Format implements Formatter.
+// Format implements Formatter. The log is written a result at a time,
+// indented by two spaces as encoding/json indents a whole document.
 func (SARIF) Format(w io.Writer, r *Report) error {
-	run := sarifRun{
-		Tool:       sarifTool{Driver: sarifDriver{Name: "idemlint", InformationURI: InformationURI, Version: r.Version, Rules: []sarifRule{}}},
-		ColumnKind: "unicodeCodePoints",
-		Results:    []sarifResult{},
-	}
+	driver := sarifDriver{Name: "idemlint", InformationURI: InformationURI, Version: r.Version, Rules: []sarifRule{}}
 	index := map[string]int{}
 	for i, rule := range r.Rules {
 		index[rule.ID] = i
-		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleOf(rule))
+		driver.Rules = append(driver.Rules, sarifRuleOf(rule))
 	}
-	seen := map[string]int{} // fingerprint -> occurrences so far
-	for _, f := range r.Findings {
-		res := sarifResult{
-			RuleID:     f.Rule,
-			Level:      f.Severity.String(),
-			Message:    sarifText{Text: f.Message},
-			Properties: sarifResultProps{Pointer: f.Pointer, Chain: f.Chain},
-		}
-		if i, ok := index[f.Rule]; ok {
-			res.RuleIndex = &i
-		}
-		loc := physical(f.File, f.Line, f.Column)
-		res.Locations = []sarifLocation{{PhysicalLocation: loc}}
-		for i, rel := range f.Related {
-			id := i + 1
-			res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: &id, PhysicalLocation: physical(rel.File, rel.Line, rel.Column), Message: &sarifText{Text: rel.Message}})
-		}
-		// Identical identities (rare: two findings of one rule at one
-		// value) are told apart by their order, as GitHub's own line
-		// hashes are.
-		fp := checks.Fingerprint(f.Rule, loc.ArtifactLocation.URI, f.Pointer, f.Chain)
-		seen[fp]++
-		res.PartialFingerprints = map[string]string{fingerprintKey: fp + ":" + strconv.Itoa(seen[fp])}
-		run.Results = append(run.Results, res)
+	bw := bufio.NewWriter(w)
+	top := newJSONAt(bw, 1)
+	bw.WriteString("{\n  \"$schema\": ")
+	top.value(sarifSchemaURI)
+	bw.WriteString(",\n  \"version\": ")
+	top.value(sarifVersion)
+	bw.WriteString(",\n  \"runs\": [\n    {\n      \"tool\": ")
+	if err := newJSONAt(bw, 3).value(sarifTool{Driver: driver}); err != nil {
+		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(sarifLog{Schema: sarifSchemaURI, Version: sarifVersion, Runs: []sarifRun{run}})
+	bw.WriteString(",\n      \"columnKind\": \"unicodeCodePoints\",\n      \"results\": ")
+	// Identical identities (rare: two findings of one rule at one value)
+	// are told apart by their order, as GitHub's own line hashes are. A
+	// fingerprint names its file, and findings come sorted by file, so
+	// the count starts again with each file.
+	seen := map[string]int{}
+	file := ""
+	err := newJSONAt(bw, 4).items(len(r.Findings), func(i int) (any, error) {
+		f := &r.Findings[i]
+		if f.File != file {
+			clear(seen)
+			file = f.File
+		}
+		return sarifResultOf(f, index, seen), nil
+	})
+	if err != nil {
+		return err
+	}
+	bw.WriteString("\n    }\n  ]\n}\n")
+	return bw.Flush()
+}
+
+// sarifResultOf is f as a SARIF result; seen counts the fingerprints met
+// so far in f's file.
+func sarifResultOf(f *checks.Finding, index map[string]int, seen map[string]int) *sarifResult {
+	res := &sarifResult{
+		RuleID:     f.Rule,
+		Level:      f.Severity.String(),
+		Message:    sarifText{Text: f.Message},
+		Properties: sarifResultProps{Pointer: f.Pointer, Chain: f.Chain},
+	}
+	if i, ok := index[f.Rule]; ok {
+		res.RuleIndex = &i
+	}
+	loc := physical(f.File, f.Line, f.Column)
+	res.Locations = []sarifLocation{{PhysicalLocation: loc}}
+	for i, rel := range f.Related {
+		id := i + 1
+		res.RelatedLocations = append(res.RelatedLocations, sarifLocation{ID: &id, PhysicalLocation: physical(rel.File, rel.Line, rel.Column), Message: &sarifText{Text: rel.Message}})
+	}
+	fp := checks.Fingerprint(f.Rule, loc.ArtifactLocation.URI, f.Pointer, f.Chain)
+	seen[fp]++
+	res.PartialFingerprints = map[string]string{fingerprintKey: fp + ":" + strconv.Itoa(seen[fp])}
+	return res
 }
 
 func sarifRuleOf(r *checks.Rule) sarifRule {

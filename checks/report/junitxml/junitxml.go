@@ -8,6 +8,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -61,12 +62,44 @@ func Seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
 // Write writes doc with the XML header, indented, ending in a newline.
 func Write(w io.Writer, doc Suites) error {
+	return WriteEach(w, doc, len(doc.Suites), func(i int) Suite { return doc.Suites[i] })
+}
+
+// WriteEach writes the document whose root is head (its Suites unused)
+// and whose n suites suite makes one at a time, so that a large report is
+// never held whole: the same bytes Write gives for them.
+func WriteEach(w io.Writer, head Suites, n int, suite func(i int) Suite) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	root := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: []xml.Attr{
+		{Name: xml.Name{Local: "name"}, Value: head.Name},
+		{Name: xml.Name{Local: "tests"}, Value: strconv.Itoa(head.Tests)},
+		{Name: xml.Name{Local: "failures"}, Value: strconv.Itoa(head.Failures)},
+		{Name: xml.Name{Local: "errors"}, Value: strconv.Itoa(head.Errors)},
+	}}
+	// As the omitempty tags of Suites say.
+	if head.Skipped != 0 {
+		root.Attr = append(root.Attr, xml.Attr{Name: xml.Name{Local: "skipped"}, Value: strconv.Itoa(head.Skipped)})
+	}
+	if head.Time != "" {
+		root.Attr = append(root.Attr, xml.Attr{Name: xml.Name{Local: "time"}, Value: head.Time})
+	}
+	if err := enc.EncodeToken(root); err != nil {
+		return err
+	}
+	element := xml.StartElement{Name: xml.Name{Local: "testsuite"}}
+	for i := range n {
+		if err := enc.EncodeElement(suite(i), element); err != nil {
+			return err
+		}
+	}
+	if err := enc.EncodeToken(root.End()); err != nil {
+		return err
+	}
+	if err := enc.Flush(); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, "\n")
