@@ -22,10 +22,14 @@ Required, in the adapter policy (or the "adapter" object embedded in a
 gateway_to_adapter document):
   - idempotency_fingerprint, with a non-empty "inputs" list;
   - "body" among the inputs when any operation uses POST, PUT or PATCH;
-  - an explicit "canonicalization".
-"raw_bytes" canonicalization is a warning: clients and proxies may re-encode
-JSON (whitespace, key order, number spelling), so a genuine retry can look
-like a different payload and be rejected as a conflict.
+  - an explicit "canonicalization": one for every body, or an object
+    naming one per request media type ("application/json":
+    "canonical_json", "application/x-www-form-urlencoded":
+    "canonical_form", "*/*" for any other type).
+"raw_bytes" canonicalization, for every body or for one media type, is a
+warning: clients and proxies may re-encode JSON (whitespace, key order,
+number spelling) or a form (field order), so a genuine retry can look like
+a different payload and be rejected as a conflict.
 
 Fix: declare
   "idempotency_fingerprint": {"inputs": ["method", "path", "body"],
@@ -58,14 +62,33 @@ and list in "exclude_fields" any body field a retry legitimately changes
 				p.Report(inputs.Pos, "add %q to idempotency_fingerprint.inputs: operation %q (%s) has a body", "body", op.Key.Value, op.Method.Value)
 			}
 		}
-		switch canon := fp.Canonicalization; {
-		case !canon.Present():
+		canon := fp.Canonicalization
+		if !canon.Present() {
 			p.Missing(fp.Pos, "canonicalization", `add "canonicalization": "canonical_json" to idempotency_fingerprint`)
-		case canon.Value == "raw_bytes":
-			p.Warn(canon.Pos, `use "canonical_json" instead of "raw_bytes": whitespace or key order changes make a retry look like a different payload`)
+			return
+		}
+		if canon.ByMediaType == nil {
+			if canon.Value == "raw_bytes" {
+				p.Warn(canon.Pos, `use "canonical_json" instead of "raw_bytes": whitespace or key order changes make a retry look like a different payload`)
+			}
+			return
+		}
+		for _, m := range canon.ByMediaType {
+			if m.Name.Value != "raw_bytes" {
+				continue
+			}
+			if m.MediaType == formMediaType {
+				p.Warn(m.Name.Pos, `use "canonical_form" instead of "raw_bytes" for %s: a retry that orders its fields otherwise looks like a different payload`, m.MediaType)
+			} else {
+				p.Warn(m.Name.Pos, `use "canonical_json" instead of "raw_bytes" for %s: whitespace or key order changes make a retry look like a different payload`, m.MediaType)
+			}
 		}
 	},
 }
+
+// formMediaType is the media type of HTML form bodies, which the
+// canonical_form canonicalization reads.
+const formMediaType = "application/x-www-form-urlencoded"
 
 // firstBodyOperation returns the first operation, in document order, whose
 // method sends a body that decides what the request does.

@@ -128,9 +128,10 @@ type FileInput interface {
 // Once its workers have read the files, before any rule, the run calls
 // Findings, which waits for the value and returns its own findings (its
 // files that could not be read): they join the run's after the stages that
-// narrow them, which never hide that an input could not be read.
+// narrow them, which never hide that an input could not be read. Its
+// unreadable files count in Result.Unreadable.
 type PendingInput interface {
-	Findings() []Finding
+	Findings() (found []Finding, unreadable int)
 }
 
 // InputPass is what an input's Build receives.

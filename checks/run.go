@@ -72,6 +72,13 @@ type Files struct {
 	ReadFile func(path string) ([]byte, error)
 }
 
+// InputRead is what an input read beside a run (Options.Pending) says:
+// its findings, and how many of its files could not be read.
+type InputRead struct {
+	Findings   []Finding
+	Unreadable int
+}
+
 // DefaultOptions returns every rule on with the spec's limits.
 func DefaultOptions() Options { return Options{Limits: DefaultLimits()} }
 
@@ -235,7 +242,9 @@ func (r *run) loadEach(files []string) []loaded {
 func (r *run) waitForInputs() {
 	for _, in := range r.opts.Inputs {
 		if p, ok := in.value.(PendingInput); ok {
-			r.inputFindings = append(r.inputFindings, p.Findings()...)
+			found, unreadable := p.Findings()
+			r.inputFindings = append(r.inputFindings, found...)
+			r.inputUnreadable += unreadable
 		}
 	}
 }
@@ -245,7 +254,7 @@ func (r *run) waitForInputs() {
 // counts of the others; and, by set name, how many files of each set could
 // not be read, since each may be a missing hop of its own set.
 func (r *run) tally(files []string, skipped []fileset.Skipped, loaded []loaded) (*Result, map[string]int) {
-	res := &Result{Files: len(files) + len(skipped), Unreadable: len(skipped)}
+	res := &Result{Files: len(files) + len(skipped), Unreadable: len(skipped) + r.inputUnreadable}
 	lost := map[string]int{}
 	for _, s := range skipped {
 		res.Findings = append(res.Findings, unreadable(s.Path, s.Err))
@@ -402,6 +411,9 @@ type run struct {
 	suppressions  *suppressions
 	overlaps      []overlap
 	inputFindings []Finding
+	// inputUnreadable counts the supplied inputs' files that could not be
+	// read: unreadable in every output format, as the set's are.
+	inputUnreadable int
 }
 
 func newRun(opts *Options) *run {

@@ -75,8 +75,8 @@ var hideAll = stageFunc(func([]checks.Finding, *checks.Result) []checks.Finding 
 // an as-built configuration's may be (checks.PendingInput).
 type unreadFile struct{}
 
-func (unreadFile) Findings() []checks.Finding {
-	return []checks.Finding{{Rule: "IDL001", Severity: checks.Error, File: "gateway.yaml", Line: 1, Column: 1}}
+func (unreadFile) Findings() ([]checks.Finding, int) {
+	return []checks.Finding{{Rule: "IDL001", Severity: checks.Error, File: "gateway.yaml", Line: 1, Column: 1}}, 1
 }
 
 var unreadInput = &checks.InputOf[unreadFile]{Name: "unread input"}

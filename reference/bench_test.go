@@ -51,6 +51,38 @@ func BenchmarkFingerprint1KB(b *testing.B) {
 	}
 }
 
+// form1KB is a 1 KiB Stripe-style form as Stripe's SDKs send one: the
+// fields of an order, nested names in brackets percent-encoded, a value
+// with "+" and a %XX, in the order the client wrote them (items[10]
+// before items[2] in byte order).
+var form1KB = func() []byte {
+	var b strings.Builder
+	b.WriteString("customer=cus_000123&currency=eur&description=leave+at+the+door+%C3%A9&")
+	for i := 0; b.Len() < 1000; i++ {
+		n := strconv.Itoa(i)
+		b.WriteString("items%5B" + n + "%5D%5Bprice%5D=price_" + strconv.Itoa(1000+i) + "&items%5B" + n + "%5D%5Bquantity%5D=" + strconv.Itoa(i%5+1) + "&")
+	}
+	b.WriteString("metadata%5Border_id%5D=6735")
+	return []byte(b.String())
+}()
+
+// BenchmarkFingerprintForm1KB is BenchmarkFingerprint1KB for a form body
+// read by canonical_form: it should cost no more.
+func BenchmarkFingerprintForm1KB(b *testing.B) {
+	e := newEngine(b, formPolicy)
+	req := orderRequest("k")
+	req.Header = req.Header.Clone()
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Body = form1KB
+	b.SetBytes(int64(len(form1KB)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.fp.fingerprint(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkEngineReplay1KB(b *testing.B) {
 	e := newEngine(b, nil)
 	req := orderRequest("replayed-key")

@@ -111,12 +111,24 @@ func appendField[T string | []byte](b []byte, s T) []byte {
 func (e *Engine) configureFingerprint(p *boundary.Policy) {
 	fp := &p.Fingerprint
 	algorithm := cmp.Or(fp.Algorithm.Value, "sha256")
-	raw := fp.Canonicalization.Value == "raw_bytes"
+	canon := oneCanonicalization(canonicalJSON)
+	if fp.Canonicalization.Value == "raw_bytes" {
+		canon = oneCanonicalization(rawBytes)
+	}
+	if byType := fp.Canonicalization.ByMediaType; byType != nil {
+		entries := make(map[string]string, len(byType))
+		for _, m := range byType {
+			entries[m.MediaType] = m.Name.Value
+		}
+		canon = canonicalizationByMediaType(entries)
+	}
 	inputs := fp.Inputs.Values()
 	if len(inputs) == 0 {
 		inputs = []string{"method", "path", "body"} // IDL106 requires them; never fingerprint nothing
 	}
-	e.fp = newFingerprinter(algorithm, raw, inputs, fp.ExcludeFields.Values())
+	e.fp = newFingerprinter(algorithm, canon, inputs, fp.ExcludeFields.Values())
+	e.unsupportedMedia = newRefusal(http.StatusUnsupportedMediaType, CodeUnsupportedMedia,
+		"the request body's media type (Content-Type) is none the idempotency fingerprint can read")
 }
 
 func (e *Engine) configureReplay(p *boundary.Policy) {

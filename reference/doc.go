@@ -82,6 +82,20 @@
 // payload_not_canonicalizable, as is an input that is not valid UTF-8. An
 // empty body is the JSON null.
 //
+// A policy may name its canonicalization per request media type
+// ({"application/json": "canonical_json",
+// "application/x-www-form-urlencoded": "canonical_form"}, "*/*" for any
+// other). A body is then read by its Content-Type, parameters and case
+// ignored (none is application/octet-stream); a body of a type the policy
+// does not name is refused with 415 unsupported_media_type before the
+// store is asked, and the body member names the canonicalization used,
+// {"canonical_form":"a=1&b=2"}, so that one body read two ways is two
+// payloads. canonical_form decodes the pairs ("+" a space, %XX a byte,
+// UTF-8 or 400), sorts them by name in byte order keeping the order of one
+// name's values, and spells them again with the RFC 3986 unreserved
+// characters as they are and every other byte as %XX; an exclude_fields
+// entry "/NAME" drops every pair of that name.
+//
 // Canonicalisation is most of the cost of a replay, and a retry usually
 // resends the very bytes of its first attempt. Each record therefore also
 // keeps a SHA-256 of the raw inputs (Record.RawDigest); a duplicate whose

@@ -58,19 +58,20 @@ type Engine struct {
 	attempts       attemptSet // until the end of each is settled, for Drain
 
 	// Answers prebuilt once, so refusing a request allocates nothing.
-	keyProblems     [numKeyFaults]refusal
-	mismatch        refusal
-	inflightReject  refusal
-	inflightTimeout refusal
-	tooLarge        refusal
-	unreadable      refusal
-	noBodyMemory    refusal
-	storeDown       refusal
-	storeFull       refusal
-	tenantFull      refusal
-	notCommitted    refusal
-	panicked        Response // the failure recorded for a panic
-	handlerErr      Response // the failure recorded for a Handler error
+	keyProblems      [numKeyFaults]refusal
+	mismatch         refusal
+	unsupportedMedia refusal
+	inflightReject   refusal
+	inflightTimeout  refusal
+	tooLarge         refusal
+	unreadable       refusal
+	noBodyMemory     refusal
+	storeDown        refusal
+	storeFull        refusal
+	tenantFull       refusal
+	notCommitted     refusal
+	panicked         Response // the failure recorded for a panic
+	handlerErr       Response // the failure recorded for a Handler error
 }
 
 // DefaultMaxBodyBytes bounds the request body the engine reads to
@@ -317,6 +318,9 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 	reply.Key = key
 	if e.echoKey {
 		reply.echo = req.Header[e.keyHeader]
+	}
+	if !e.fp.accepts(req) {
+		return reply.refuse(e.unsupportedMedia), nil
 	}
 	id := e.identity(op, req.Header, key)
 	var (

@@ -37,12 +37,91 @@ import (
 // reads as a different payload rather than colliding.
 type fingerprinter struct {
 	algorithm string // "sha256" or "sha512"
-	raw       bool   // canonicalization raw_bytes
+	canon     canonicalization
 	exclude   []string
+	formNames []string  // exclude as form field names (canonical_form)
 	inputs    []fpInput // sorted by name
+	hasBody   bool      // "body" is an input
 	// config encodes all of the above, so that equal raw digests imply
 	// equal configurations.
 	config []byte
+}
+
+// bodyCanon is how a body is canonicalised.
+type bodyCanon uint8
+
+const (
+	canonicalJSON bodyCanon = iota
+	rawBytes
+	canonicalForm
+	unsupportedMedia // no entry of the policy names the request's media type
+)
+
+var bodyCanonNames = [...]string{canonicalJSON: "canonical_json", rawBytes: "raw_bytes", canonicalForm: "canonical_form"}
+
+// canonicalization is the declared canonicalization: one for every body,
+// or, when byMediaType is not nil, one per request media type.
+type canonicalization struct {
+	every       bodyCanon
+	byMediaType []mediaCanon // in the policy's order, without "*/*"
+	fallback    bodyCanon    // the "*/*" entry, else unsupportedMedia
+}
+
+type mediaCanon struct {
+	mediaType string // lower case, no parameters
+	canon     bodyCanon
+}
+
+// oneCanonicalization is a canonicalization for every body.
+func oneCanonicalization(c bodyCanon) canonicalization { return canonicalization{every: c} }
+
+// canonicalizationByMediaType reads the declared object form: media type
+// to name.
+func canonicalizationByMediaType(entries map[string]string) canonicalization {
+	c := canonicalization{byMediaType: []mediaCanon{}, fallback: unsupportedMedia}
+	for mt, name := range entries {
+		bc := bodyCanon(slices.Index(bodyCanonNames[:], name))
+		if mt == "*/*" {
+			c.fallback = bc
+			continue
+		}
+		c.byMediaType = append(c.byMediaType, mediaCanon{mediaType: mt, canon: bc})
+	}
+	slices.SortFunc(c.byMediaType, func(a, b mediaCanon) int { return strings.Compare(a.mediaType, b.mediaType) })
+	return c
+}
+
+// of returns how req's body is canonicalised: by its Content-Type without
+// parameters (application/octet-stream when it has none, as RFC 9110
+// lets a recipient assume), compared case-insensitively.
+func (c *canonicalization) of(h http.Header) bodyCanon {
+	if c.byMediaType == nil {
+		return c.every
+	}
+	mt := "application/octet-stream"
+	if v := h["Content-Type"]; len(v) > 0 {
+		mt, _, _ = strings.Cut(v[0], ";")
+		mt = strings.TrimRight(strings.TrimLeft(mt, " \t"), " \t")
+	}
+	for _, e := range c.byMediaType {
+		if strings.EqualFold(e.mediaType, mt) {
+			return e.canon
+		}
+	}
+	return c.fallback
+}
+
+// appendConfig encodes c for the fingerprinter's configuration.
+func (c *canonicalization) appendConfig(b []byte) []byte {
+	if c.byMediaType == nil {
+		return appendField(b, strconv.FormatBool(c.every == rawBytes))
+	}
+	b = appendField(b, "by media type")
+	b = binary.AppendUvarint(b, uint64(len(c.byMediaType)))
+	for _, e := range c.byMediaType {
+		b = append(appendField(b, e.mediaType), byte(e.canon))
+	}
+	return append(b, byte(c.fallback))
 }
 
 type inputKind uint8
@@ -64,13 +143,14 @@ type fpInput struct {
 // newFingerprinter builds the fingerprinter for the declared inputs, which
 // the caller has validated. Header inputs compare case-insensitively, so
 // "header:X-Foo" and "header:x-foo" are one input.
-func newFingerprinter(algorithm string, raw bool, inputs, exclude []string) *fingerprinter {
-	f := &fingerprinter{algorithm: algorithm, raw: raw, exclude: exclude}
+func newFingerprinter(algorithm string, canon canonicalization, inputs, exclude []string) *fingerprinter {
+	f := &fingerprinter{algorithm: algorithm, canon: canon, exclude: exclude, formNames: formFieldNames(exclude)}
 	for _, in := range inputs {
 		fi := fpInput{name: in}
 		switch in {
 		case "body":
 			fi.kind = inputBody
+			f.hasBody = true
 		case "method":
 			fi.kind = inputMethod
 		case "path":
@@ -89,7 +169,7 @@ func newFingerprinter(algorithm string, raw bool, inputs, exclude []string) *fin
 	f.inputs = slices.CompactFunc(f.inputs, func(a, b fpInput) bool { return a.name == b.name })
 
 	f.config = appendField(f.config, algorithm)
-	f.config = appendField(f.config, strconv.FormatBool(raw))
+	f.config = canon.appendConfig(f.config)
 	f.config = binary.AppendUvarint(f.config, uint64(len(f.inputs)))
 	for _, in := range f.inputs {
 		f.config = appendField(f.config, in.name)
@@ -110,6 +190,9 @@ func (f *fingerprinter) rawDigest(req *Request) [sha256.Size]byte {
 	bp := getBuffer()
 	defer putBuffer(bp)
 	b := append((*bp)[:0], f.config...)
+	if f.canon.byMediaType != nil {
+		b = append(b, byte(f.canon.of(req.Header))) // one body, read as JSON or as a form, is two payloads
+	}
 	for _, in := range f.inputs {
 		switch in.kind {
 		case inputBody:
@@ -142,6 +225,13 @@ type payloadError struct {
 
 func (e *payloadError) Error() string { return e.input + ": " + e.reason }
 
+// accepts reports whether the policy names a canonicalization for req's
+// body: always, unless it names them per media type and req has a body of
+// a type it does not name.
+func (f *fingerprinter) accepts(req *Request) bool {
+	return !f.hasBody || len(req.Body) == 0 || f.canon.of(req.Header) != unsupportedMedia
+}
+
 // fingerprint returns the fingerprint of req, or a *payloadError.
 func (f *fingerprinter) fingerprint(req *Request) (string, error) {
 	bp := getBuffer()
@@ -167,7 +257,7 @@ func (f *fingerprinter) appendCanonical(b []byte, req *Request) ([]byte, error) 
 		var err error
 		switch in.kind {
 		case inputBody:
-			b, err = f.appendBody(b, req.Body)
+			b, err = f.appendBody(b, req)
 		case inputHeader:
 			b, err = appendHeader(b, req.Header, in)
 		case inputMethod:
@@ -184,18 +274,41 @@ func (f *fingerprinter) appendCanonical(b []byte, req *Request) ([]byte, error) 
 	return append(b, '}'), nil
 }
 
-func (f *fingerprinter) appendBody(b, body []byte) ([]byte, error) {
-	switch {
-	case len(body) == 0:
+// appendBody appends the body's member value. With one canonicalization
+// per media type it is an object naming the one used,
+// {"canonical_form":"a=1&b=2"}, so that bodies read by two
+// canonicalizations never share a text.
+func (f *fingerprinter) appendBody(b []byte, req *Request) ([]byte, error) {
+	body := req.Body
+	if len(body) == 0 {
 		return append(b, "null"...), nil
-	case f.raw:
+	}
+	canon := f.canon.of(req.Header)
+	if f.canon.byMediaType != nil {
+		if canon == unsupportedMedia {
+			return b, &payloadError{input: "body", reason: "no canonicalization for its media type"}
+		}
+		b = append(append(append(b, `{"`...), bodyCanonNames[canon]...), `":`...)
+	}
+	var err error
+	switch canon {
+	case rawBytes:
 		b = append(b, '"')
 		b = base64.StdEncoding.AppendEncode(b, body)
-		return append(b, '"'), nil
+		b = append(b, '"')
+	case canonicalForm:
+		b = append(b, '"') // the canonical form needs no JSON escape
+		if b, err = appendCanonicalForm(b, body, f.formNames); err != nil {
+			return b, &payloadError{input: "body", reason: err.Error()}
+		}
+		b = append(b, '"')
+	default:
+		if b, err = jcs.AppendExactWithout(b, body, f.exclude); err != nil {
+			return b, &payloadError{input: "body", reason: err.Error()}
+		}
 	}
-	b, err := jcs.AppendExactWithout(b, body, f.exclude)
-	if err != nil {
-		return b, &payloadError{input: "body", reason: err.Error()}
+	if f.canon.byMediaType != nil {
+		b = append(b, '}')
 	}
 	return b, nil
 }

@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 )
 
-var bodyOnly = newFingerprinter("sha256", false, []string{"body"}, nil)
+var bodyOnly = newFingerprinter("sha256", oneCanonicalization(canonicalJSON), []string{"body"}, nil)
 
 // canonicalBody returns the canonical text the fingerprint hashes for
 // body, without the enclosing {"body":...}.
@@ -409,7 +409,7 @@ func writeEscaped(b *strings.Builder, r rune) {
 }
 
 func TestFingerprintInputs(t *testing.T) {
-	f := newFingerprinter("sha256", false, []string{"query", "header:X-Client", "method", "path", "body", "header:x-client"}, nil)
+	f := newFingerprinter("sha256", oneCanonicalization(canonicalJSON), []string{"query", "header:X-Client", "method", "path", "body", "header:x-client"}, nil)
 	if got := len(f.inputs); got != 5 {
 		t.Fatalf("header:X-Client and header:x-client should be one input, got %d inputs", got)
 	}
@@ -465,7 +465,7 @@ func TestFingerprintStringEscapes(t *testing.T) {
 }
 
 func TestFingerprintRefusals(t *testing.T) {
-	f := newFingerprinter("sha256", false, []string{"body", "path", "query", "header:x-client"}, nil)
+	f := newFingerprinter("sha256", oneCanonicalization(canonicalJSON), []string{"body", "path", "query", "header:x-client"}, nil)
 	tests := []struct {
 		name  string
 		req   Request
@@ -498,13 +498,13 @@ func TestFingerprintRefusals(t *testing.T) {
 
 func TestFingerprintVariants(t *testing.T) {
 	t.Run("sha512", func(t *testing.T) {
-		fp := fingerprintOf(t, newFingerprinter("sha512", false, []string{"body"}, nil), &Request{Body: []byte(`1`)})
+		fp := fingerprintOf(t, newFingerprinter("sha512", oneCanonicalization(canonicalJSON), []string{"body"}, nil), &Request{Body: []byte(`1`)})
 		if !strings.HasPrefix(fp, "sha512:") || len(fp) != len("sha512:")+128 {
 			t.Errorf("fingerprint %s", fp)
 		}
 	})
 	t.Run("raw_bytes", func(t *testing.T) {
-		f := newFingerprinter("sha256", true, []string{"body"}, nil)
+		f := newFingerprinter("sha256", oneCanonicalization(rawBytes), []string{"body"}, nil)
 		a := fingerprintOf(t, f, &Request{Body: []byte(`{"a":1}`)})
 		if b := fingerprintOf(t, f, &Request{Body: []byte(`{"a": 1}`)}); a == b {
 			t.Error("raw_bytes: whitespace should change the fingerprint")
@@ -514,7 +514,7 @@ func TestFingerprintVariants(t *testing.T) {
 		}
 	})
 	t.Run("exclude_fields", func(t *testing.T) {
-		f := newFingerprinter("sha256", false, []string{"body"}, []string{"/meta/sent_at", "/items/0"})
+		f := newFingerprinter("sha256", oneCanonicalization(canonicalJSON), []string{"body"}, []string{"/meta/sent_at", "/items/0"})
 		a := fingerprintOf(t, f, &Request{Body: []byte(`{"id":1,"meta":{"sent_at":"10:00","v":1},"items":["x","y"]}`)})
 		if b := fingerprintOf(t, f, &Request{Body: []byte(`{"id":1,"meta":{"sent_at":"10:05","v":1},"items":["z","y"]}`)}); a != b {
 			t.Error("a difference in excluded fields changed the fingerprint")
@@ -530,7 +530,7 @@ func TestFingerprintVariants(t *testing.T) {
 // configuration.
 func TestRawDigest(t *testing.T) {
 	inputs := []string{"method", "path", "query", "body", "header:x-a"}
-	f := newFingerprinter("sha256", false, inputs, nil)
+	f := newFingerprinter("sha256", oneCanonicalization(canonicalJSON), inputs, nil)
 	base := Request{Method: "POST", Path: "/o", RawQuery: "a=1", Header: http.Header{"X-A": {"v"}}, Body: []byte(`{"x":1}`)}
 	changes := map[string]func(r *Request){
 		"method":           func(r *Request) { r.Method = "PUT" },
@@ -557,9 +557,9 @@ func TestRawDigest(t *testing.T) {
 		t.Error("an undeclared header changed the raw digest")
 	}
 	for _, other := range []*fingerprinter{
-		newFingerprinter("sha512", false, inputs, nil),
-		newFingerprinter("sha256", true, inputs, nil),
-		newFingerprinter("sha256", false, inputs, []string{"/x"}),
+		newFingerprinter("sha512", oneCanonicalization(canonicalJSON), inputs, nil),
+		newFingerprinter("sha256", oneCanonicalization(rawBytes), inputs, nil),
+		newFingerprinter("sha256", oneCanonicalization(canonicalJSON), inputs, []string{"/x"}),
 	} {
 		if other.rawDigest(&base) == f.rawDigest(&base) {
 			t.Errorf("configuration %q shares raw digests with %q", other.config, f.config)

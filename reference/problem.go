@@ -11,6 +11,7 @@ import (
 const (
 	CodeInProgress          = "idempotency_request_in_progress"
 	CodeNotCanonicalizable  = "payload_not_canonicalizable"
+	CodeUnsupportedMedia    = "unsupported_media_type"
 	CodePayloadTooLarge     = "payload_too_large"
 	CodeBodyUnreadable      = "request_body_unreadable"
 	CodeBodyMemoryExhausted = "request_body_memory_exhausted"

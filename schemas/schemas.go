@@ -168,6 +168,8 @@ var expectations = map[string]string{
 	"positiveMilliseconds": `milliseconds from 1 to 86400000`,
 	"retryOnItem":          `one of connect_error, timeout, or a status code 100-599`,
 	"fingerprintInput":     `one of method, path, query, body, or "header:<name>"`,
+	"canonicalization":     `"canonical_json", "raw_bytes", or an object from media type to "canonical_json", "canonical_form" or "raw_bytes"`,
+	"mediaTypeName":        `a media type "type/subtype" in lower case without parameters, or "*/*"`,
 }
 
 // embeddedDocs decodes every embedded schema, keyed by file name.

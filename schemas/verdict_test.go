@@ -118,6 +118,8 @@ var replacementValues = []string{
 	`"header:x-tenant-id"`, `"header:"`, `"POST"`, `"post"`, `"GET"`, `"owner"`, `"reject"`, `"wait"`,
 	`"stored_response"`, `"canonical_json"`, `"sha256"`, `"method"`, `"timeout"`, `"429"`, `"500"`,
 	`"default"`, `"validate_only"`, `"none"`, `"adapter"`, `"idemlint.boundary/v1"`, `"a.b:c"`, `"A.b"`,
+	`"canonical_form"`, `{"application/json":"canonical_json"}`, `{"*/*":"canonical_form","text/plain":"raw_bytes"}`,
+	`{"Application/JSON":"canonical_json"}`, `{"application/json; charset=utf-8":"canonical_json"}`, `{"text/*":"raw_bytes"}`,
 }
 
 // deepMutations returns up to n variants of src, each one change at a

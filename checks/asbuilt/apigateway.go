@@ -70,7 +70,7 @@ func isAPIGatewayExport(r *reader, root *yaml.Node) bool {
 var operationKeys = map[string]bool{"get": true, "put": true, "post": true, "delete": true, "options": true, "head": true, "patch": true, anyMethod: true}
 
 func (f *fileRead) apiGateway(root *yaml.Node) {
-	res := &Resource{Platform: APIGateway, Kind: "ApiGateway", At: f.pos(f.visit(root))}
+	res := &Resource{Platform: APIGateway, Kind: "ApiGateway", At: f.pos(f.visit(root)), Traffic: AnyTraffic, fingerprint: fingerprint(root)}
 	res.Name, _ = f.text(f.path(root, "info", "title"), "info.title")
 	f.resources = append(f.resources, res)
 	var cors *CORS

@@ -31,14 +31,18 @@ type Binding struct {
 	// Ambiguous are the resources an implicit binding found in several
 	// namespaces; none of them is bound (IDL407, at each).
 	Ambiguous []*Resource
+	// Traffic is the hop's: a route binds only where it applies.
+	Traffic Traffic
 }
 
-// Bind binds an edge: by its as_built entries when it has the member
-// (asBuilt not nil, even empty: then by nothing else), else each
-// resource with a route to the backend named as the edge's "to".
-func (s *Set) Bind(to string, asBuilt []Ref) Binding {
+// Bind binds an edge whose hop is traffic: by its as_built entries when
+// it has the member (asBuilt not nil, even empty: then by nothing else),
+// else each resource with a route to the backend named as the edge's
+// "to" that applies to that traffic (a mesh-only VirtualService is not
+// the browser's edge).
+func (s *Set) Bind(to string, asBuilt []Ref, traffic Traffic) Binding {
 	if asBuilt != nil {
-		b := Binding{Explicit: true}
+		b := Binding{Explicit: true, Traffic: traffic}
 		for i, ref := range asBuilt {
 			found := false
 			for _, res := range s.named[Ref{Kind: ref.Kind, Name: ref.Name}] {
@@ -55,9 +59,12 @@ func (s *Set) Bind(to string, asBuilt []Ref) Binding {
 		}
 		return b
 	}
-	b := Binding{To: to}
+	b := Binding{To: to, Traffic: traffic}
 	var namespaces []string
 	for _, res := range s.byBackend[to] {
+		if res.Traffic&traffic == 0 {
+			continue
+		}
 		b.Resources = append(b.Resources, res)
 		if !slices.Contains(namespaces, res.Namespace) {
 			namespaces = append(namespaces, res.Namespace)
@@ -83,11 +90,12 @@ type Hop struct {
 // Hops returns the hop of the operation through each bound resource that
 // carries it: the route the platform picks (Resource.Select); for an
 // implicit binding, only when that route sends to the edge's "to".
-// Several hops are several proxies on one hop, each with its own retry.
+// Several hops are alternatives: each carries some of the requests, with
+// its own retry.
 func (b Binding) Hops(method, path string) []Hop {
 	var out []Hop
 	for _, res := range b.Resources {
-		rt, m, ok := res.Select(method, path)
+		rt, m, ok := res.Select(method, path, b.Traffic)
 		if !ok || (b.To != "" && !rt.sendsTo(b.To)) {
 			continue
 		}
@@ -121,6 +129,9 @@ func (b Binding) Strays(ops []Operation) []Stray {
 			}
 			for i := range rt.Matches {
 				m := &rt.Matches[i]
+				if !res.carries(m, b.Traffic) {
+					continue
+				}
 				if m.Method == nil || m.Method.Kind != pathmatch.Exact || !stateChanging(m.Method.Value) {
 					continue
 				}

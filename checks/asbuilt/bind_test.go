@@ -51,7 +51,7 @@ func TestBind(t *testing.T) {
 	}
 
 	// Implicit, one namespace: the HTTPRoute to carts-gateway.
-	b := s.Bind("carts-gateway", nil)
+	b := s.Bind("carts-gateway", nil, AnyTraffic)
 	if names(b.Resources) != "HTTPRoute shop/edge" || len(b.Ambiguous) > 0 {
 		t.Errorf("carts-gateway: bound %q, ambiguous %q", names(b.Resources), names(b.Ambiguous))
 	}
@@ -65,13 +65,13 @@ func TestBind(t *testing.T) {
 	}
 
 	// Implicit over two namespaces: ambiguous, none bound.
-	b = s.Bind("orders", nil)
+	b = s.Bind("orders", nil, AnyTraffic)
 	if len(b.Resources) != 0 || names(b.Ambiguous) != "VirtualService shop/orders, VirtualService staging/orders" {
 		t.Errorf("orders: bound %q, ambiguous %q", names(b.Resources), names(b.Ambiguous))
 	}
 
 	// Explicit: only what as_built names, and nothing implicit.
-	b = s.Bind("orders", []Ref{{Kind: "VirtualService", Name: "orders", Namespace: "shop"}, {Kind: "HTTPRoute", Name: "gone"}})
+	b = s.Bind("orders", []Ref{{Kind: "VirtualService", Name: "orders", Namespace: "shop"}, {Kind: "HTTPRoute", Name: "gone"}}, AnyTraffic)
 	if names(b.Resources) != "VirtualService shop/orders" || len(b.Unmatched) != 1 || b.Unmatched[0] != 1 {
 		t.Errorf("as_built: bound %q, unmatched %v", names(b.Resources), b.Unmatched)
 	}
@@ -86,7 +86,7 @@ func TestBind(t *testing.T) {
 		t.Errorf("PUT /api/orders/{id}: %+v", hops)
 	}
 	// An empty as_built binds nothing, not even implicitly.
-	if b := s.Bind("carts-gateway", []Ref{}); len(b.Resources)+len(b.Ambiguous) != 0 || !b.Explicit {
+	if b := s.Bind("carts-gateway", []Ref{}, AnyTraffic); len(b.Resources)+len(b.Ambiguous) != 0 || !b.Explicit {
 		t.Errorf("as_built []: bound %q, ambiguous %q", names(b.Resources), names(b.Ambiguous))
 	}
 	// Implicitly bound, the same request does not reach "orders".

@@ -1,5 +1,10 @@
 package asbuilt
 
+import (
+	"fmt"
+	"io"
+)
+
 // Default is what a platform does when nothing is written (spec 8.2). It
 // counts exactly like what is written, and a finding it causes names it.
 // Value is written as the platform's own setting would be, and the
@@ -17,4 +22,22 @@ type Default struct {
 
 func (d *Default) String() string {
 	return d.Setting + " defaults to " + d.Value + " (" + d.Source + ")"
+}
+
+// LookupDefault returns the default of the table with the id (as
+// findings name it: "istio.retries").
+func LookupDefault(id string) (*Default, bool) {
+	for _, d := range Defaults {
+		if d.ID == id {
+			return d, true
+		}
+	}
+	return nil, false
+}
+
+// Explain writes what the default is and where it comes from, for
+// "idemlint explain ID".
+func (d *Default) Explain(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "%s (%s default)\n\n  not written: %s\n  idemlint applies: %s\n  source: %s\n", d.ID, d.Platform, d.Setting, d.Value, d.Source)
+	return err
 }

@@ -2,6 +2,7 @@ package asbuilt
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +40,26 @@ func TestDefaults(t *testing.T) {
 	}
 	if _, err := strconv.ParseBool(NginxCORSAllowCredentials.Value); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestExplainDefault: "idemlint explain ID" of a default that findings
+// name says its setting, value and source.
+func TestExplainDefault(t *testing.T) {
+	d, ok := LookupDefault("istio.retries")
+	if !ok || d != IstioRetries {
+		t.Fatalf("LookupDefault(istio.retries) = %v, %v", d, ok)
+	}
+	var b strings.Builder
+	if err := d.Explain(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"istio.retries", d.Setting, d.Value, d.Source} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("explain lacks %q:\n%s", want, b.String())
+		}
+	}
+	if _, ok := LookupDefault("istio.retry"); ok {
+		t.Error("LookupDefault found a default that is not in the table")
 	}
 }

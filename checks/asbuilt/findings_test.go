@@ -61,7 +61,8 @@ data:
 		"IDL001 error routes.yaml:7:10 as-built value not used: spec.hosts is not a list",
 		"IDL001 error routes.yaml:9:27 as-built value not used: match.uri: not an RE2 regular expression: error parsing regexp: missing closing ): `^(?:(unclosed)$`",
 		"IDL001 error routes.yaml:37:9 as-built value not used: data.mesh is not valid YAML: go-yaml load error in parser (while parsing a flow sequence) at L1.C25-L2.C1: did not find expected ',' or ']'",
-		"IDL001 error routes.yaml:28:1 as-built value not used: a second ingress-nginx controller ConfigMap; the one at routes.yaml:13:1 is used",
+		// The same ConfigMap twice, differing: one resource, the first used.
+		"IDL001 error routes.yaml:28:1 as-built resource not used: two definitions of ConfigMap ingress-nginx/ingress-nginx-controller, which differ: the first is used; keep one",
 		"IDL001 error routes.yaml:11:25 as-built value not used: retries.attempts is \"two\", not a whole number",
 		// Judged for each of the Ingress's two routes, reported once.
 		"IDL001 error routes.yaml:16:35 as-built value not used: proxy-next-upstream-tries is \"3x\", not a whole number",

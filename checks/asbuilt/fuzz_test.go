@@ -36,8 +36,12 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("a: &a [*a]\n"))
 	f.Add([]byte("kind: List\napiVersion: v1\nitems: [{kind: List, apiVersion: v1, items: []}]\n"))
 	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio}\ndata: {mesh: \"defaultHttpRetryPolicy: {attempts: 9}\"}\n"))
+	f.Add([]byte("apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: internal}\nspec: {controllerName: gateway.envoyproxy.io/gatewayclass-controller}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw}\nspec: {gatewayClassName: internal}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec:\n  parentRefs: [{name: gw}, {kind: Service, name: orders}]\n  rules: [{retry: {codes: [503]}, backendRefs: [{name: orders}]}]\n"))
+	f.Add([]byte("kind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n  labels: {app: \"{{ .Chart.Name }}\"}\n  data: |\n    {{ inside }}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := Parse("f.yaml", data)
+		// Who implements each route, under every setting a run may give.
+		s.Implement(Platforms{Mesh: IstioMesh, Classes: map[string]ImplementationName{"internal": KongImplementation}})
 		check := func(what string, p Pos) {
 			if p.File != "f.yaml" || p.Line < 1 || p.Column < 1 {
 				t.Fatalf("%s at %+v", what, p)
@@ -45,6 +49,11 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, p := range s.Problems {
 			check("problem "+p.Message, p.At)
+		}
+		for _, e := range s.Errors {
+			if e.At.File != "f.yaml" {
+				t.Fatalf("error at %+v", e.At)
+			}
 		}
 		for _, res := range s.Resources {
 			check("resource", res.At)
@@ -56,7 +65,7 @@ func FuzzParse(f *testing.F) {
 				for _, h := range rt.Removed {
 					check("removed header", h.At)
 				}
-				res.Select("POST", "/orders/{id}")
+				res.Select("POST", "/orders/{id}", AnyTraffic)
 			}
 		}
 	})

@@ -1,22 +1,34 @@
 package asbuilt
 
 import (
+	"cmp"
+	"strconv"
+
 	"go.yaml.in/yaml/v4"
 
 	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
-// Gateway API (spec 8.1): an HTTPRoute's rules. Field names are those of
-// sigs.k8s.io/gateway-api apis/v1 HTTPRoute (retry: GEP-1731).
+// Gateway API (spec 8.1): an HTTPRoute's rules and parents, and the
+// Gateways and GatewayClasses that say who implements them
+// (implementation.go). Field names are those of sigs.k8s.io/gateway-api
+// apis/v1 (retry: GEP-1731).
 
 // GatewayAPI is the platform's name in findings.
 const GatewayAPI Platform = "gateway-api"
 
 // gatewayAPI is the platform as platforms lists it.
 var gatewayAPI = &platform{
-	name:     GatewayAPI,
-	kinds:    []kindReader{{kind: "HTTPRoute", groups: []string{"gateway.networking.k8s.io"}, read: (*fileRead).httpRoute}},
-	defaults: []*Default{GatewayNoRetry, GatewayRetryConnectionErrors, GatewayRetryAttempts},
+	name: GatewayAPI,
+	kinds: []kindReader{
+		{kind: httpRouteKind, groups: []string{gatewayGroup}, read: (*fileRead).httpRoute},
+		{kind: "Gateway", groups: []string{gatewayGroup}, read: (*fileRead).gateway},
+		{kind: "GatewayClass", groups: []string{gatewayGroup}, read: (*fileRead).gatewayClass},
+	},
+	defaults: []*Default{GatewayNoRetry, GatewayRetryConnectionErrors, GatewayRetryAttempts,
+		IstioGatewayRetryOn, IstioGatewayRetryAttempts,
+		EnvoyGatewayNoRetry, EnvoyGatewayRetries, EnvoyGatewayRetryOn, EnvoyGatewayRetriableStatusCodes,
+		KongRetries, KongRetryOn},
 }
 
 // The defaults it relies on.
@@ -41,9 +53,104 @@ var (
 	}
 )
 
+// The defaults of the implementations (implementation.go): what each
+// does with a rule without a retry stanza, and with one.
+var (
+	IstioGatewayRetryOn = &Default{
+		ID:      "gateway-api.istio.retry-on",
+		Setting: "HTTPRoute rules[].retry under Istio (conditions besides codes)",
+		Value:   "connect-failure,refused-stream,unavailable,cancelled",
+		Source:  "istio/istio pilot/pkg/config/kube/gateway/conversion.go: a retry stanza becomes retries with this retryOn plus its codes",
+	}
+	IstioGatewayRetryAttempts = &Default{
+		ID:      "gateway-api.istio.retry-attempts",
+		Setting: "HTTPRoute rules[].retry.attempts under Istio",
+		Value:   "2",
+		Source:  "istio/istio pilot/pkg/config/kube/gateway/conversion.go: Attempts ptr.OrDefault(r.Retry.Attempts, 2)",
+	}
+	EnvoyGatewayNoRetry = &Default{
+		ID:      "gateway-api.envoy-gateway.no-retry",
+		Setting: "HTTPRoute rules[].retry under Envoy Gateway (no BackendTrafficPolicy retry)",
+		Value:   "no retry",
+		Source:  "envoyproxy/gateway internal/gatewayapi/route.go processRouteRetry: no retry stanza, no retry policy",
+	}
+	EnvoyGatewayRetries = &Default{
+		ID:      "gateway-api.envoy-gateway.retries",
+		Setting: "HTTPRoute rules[].retry.attempts under Envoy Gateway",
+		Value:   "2",
+		Source:  "envoyproxy/gateway internal/xds/translator/route.go: retryDefaultNumRetries",
+	}
+	EnvoyGatewayRetryOn = &Default{
+		ID:      "gateway-api.envoy-gateway.retry-on",
+		Setting: "HTTPRoute rules[].retry under Envoy Gateway (conditions)",
+		Value:   "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes",
+		Source:  "envoyproxy/gateway internal/xds/translator/route.go: retryDefaultRetryOn",
+	}
+	EnvoyGatewayRetriableStatusCodes = &Default{
+		ID:      "gateway-api.envoy-gateway.retriable-status-codes",
+		Setting: "HTTPRoute rules[].retry.codes under Envoy Gateway",
+		Value:   "503",
+		Source:  "envoyproxy/gateway internal/xds/translator/route.go: retryDefaultRetriableStatusCode",
+	}
+	KongRetries = &Default{
+		ID:      "gateway-api.kong.retries",
+		Setting: "Kong service retries for an HTTPRoute's backend (no konghq.com/retries)",
+		Value:   "5",
+		Source:  "Kong Gateway docs, gateway/entities/service: retries default 5",
+	}
+	KongRetryOn = &Default{
+		ID:      "gateway-api.kong.retry-on",
+		Setting: "Kong's retry conditions (nginx proxy_next_upstream)",
+		Value:   "error timeout",
+		Source:  "Kong kong/templates/nginx_kong.lua: proxy_next_upstream error timeout (POST, LOCK and PATCH only before they are sent)",
+	}
+)
+
+// gatewayGroup is the API group of the Gateway API kinds.
+const gatewayGroup = "gateway.networking.k8s.io"
+
+// gateway reads a Gateway: its class finds the implementation of the
+// routes attached to it.
+func (f *fileRead) gateway(root *yaml.Node) {
+	res := f.resource(GatewayAPI, "Gateway", root)
+	res.Class, _ = f.text(f.path(root, "spec", "gatewayClassName"), "spec.gatewayClassName")
+}
+
+// gatewayClass reads a GatewayClass (cluster-scoped): its controllerName
+// is the implementation.
+func (f *fileRead) gatewayClass(root *yaml.Node) {
+	res := f.resource(GatewayAPI, "GatewayClass", root)
+	res.Namespace = ""
+	res.Class, _ = f.text(f.path(root, "spec", "controllerName"), "spec.controllerName")
+}
+
+// parentRefs reads an HTTPRoute's parents: a Gateway (the default kind)
+// carries the traffic entering through it, a Service (GAMMA) the
+// traffic between services.
+func (f *fileRead) parentRefs(res *Resource, spec *yaml.Node) {
+	refs := f.items(f.field(spec, "parentRefs"), "spec.parentRefs")
+	if len(refs) == 0 {
+		return // attached to nothing idemlint can tell: any hop
+	}
+	res.Traffic = 0
+	for _, ref := range refs {
+		kind, _ := f.text(f.field(ref, "kind"), "parentRefs.kind")
+		ns, _ := f.text(f.field(ref, "namespace"), "parentRefs.namespace")
+		p := Parent{Kind: cmp.Or(kind.Value, "Gateway"), Namespace: cmp.Or(ns.Value, res.Namespace)}
+		p.Name, _ = f.text(f.field(ref, "name"), "parentRefs.name")
+		res.Parents = append(res.Parents, p)
+		if p.Kind == "Service" {
+			res.Traffic |= SidecarTraffic
+		} else {
+			res.Traffic |= GatewayTraffic
+		}
+	}
+}
+
 func (f *fileRead) httpRoute(root *yaml.Node) {
-	res := f.resource(GatewayAPI, "HTTPRoute", root)
+	res := f.resource(GatewayAPI, httpRouteKind, root)
 	spec := f.field(root, "spec")
+	f.parentRefs(res, spec)
 	res.Hosts = f.texts(f.field(spec, "hostnames"), "spec.hostnames")
 	for _, rule := range f.items(f.field(spec, "rules"), "spec.rules") {
 		rt := &Route{Resource: res, At: f.pos(rule)}
@@ -67,7 +174,7 @@ func (f *fileRead) httpRoute(root *yaml.Node) {
 		for _, filter := range f.items(f.field(rule, "filters"), "filters") {
 			f.gatewayFilter(rt, filter)
 		}
-		f.gatewayRetry(rt, rule)
+		rt.gateway = f.ruleRetry(rt, rule)
 		res.Routes = append(res.Routes, rt)
 	}
 	res.rank(pathmatch.GatewayAPI)
@@ -123,26 +230,33 @@ func (f *fileRead) gatewayFilter(rt *Route, filter *yaml.Node) {
 	}
 }
 
-// gatewayRetry reads a rule's retry and timeouts.
-func (f *fileRead) gatewayRetry(rt *Route, rule *yaml.Node) {
+// ruleRetry reads a rule's retry stanza and timeouts; what the retry is
+// depends on the implementation (Set.Implement).
+func (f *fileRead) ruleRetry(rt *Route, rule *yaml.Node) *ruleRetry {
 	stanza := f.visit(f.field(rule, "retry"))
-	present := stanza != nil && !isNull(stanza)
-	var attempts *setting
-	var codes []Text
-	if present {
+	out := &ruleRetry{rule: rt.At, at: f.pos(stanza), present: stanza != nil && !isNull(stanza)}
+	if out.present {
 		if t, ok := f.text(f.field(stanza, "attempts"), "retry.attempts"); ok {
-			attempts = written(t)
+			if n, err := strconv.Atoi(t.Value); err != nil || n < 0 {
+				f.problems = append(f.problems, Problem{At: t.At, Message: "retry.attempts is " + strconv.Quote(t.Value) + ", not a whole number"})
+			} else {
+				out.attempts = written(t)
+			}
 		}
-		codes = f.texts(f.field(stanza, "codes"), "retry.codes")
+		for _, c := range f.texts(f.field(stanza, "codes"), "retry.codes") {
+			if code, err := strconv.Atoi(c.Value); err != nil || code < 400 || code > 599 {
+				f.problems = append(f.problems, Problem{At: c.At, Message: "retry.codes entry " + strconv.Quote(c.Value) + " is not a status code from 400 to 599"})
+				continue
+			}
+			out.codes = append(out.codes, c)
+		}
 	}
-	var problems []Problem
-	rt.Retry, problems = gatewayRetry(f.pos(stanza), present, attempts, codes, rt.At)
-	f.problems = append(f.problems, problems...)
 	timeouts := f.field(rule, "timeouts")
 	if t, ok := f.duration(f.field(timeouts, "request"), "timeouts.request"); ok {
 		rt.Timeout, rt.TimeoutFrom = t.d, Origin{At: t.At}
 	}
 	if t, ok := f.duration(f.field(timeouts, "backendRequest"), "timeouts.backendRequest"); ok {
-		rt.Retry.PerTryTimeout, rt.Retry.PerTryTimeoutFrom = t.d, Origin{At: t.At}
+		out.perTry = &t
 	}
+	return out
 }

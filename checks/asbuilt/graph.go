@@ -24,7 +24,11 @@ func (d *Deployment) HopNote(c *chain.Chain, i int) string {
 	var parts []string
 	for _, hop := range b.Hops(method, h.Op.Path.Value) {
 		res := hop.Route.Resource
-		part := fmt.Sprintf("%s %s/%s %s", res.Kind, res.Namespace, res.Name.Value, retryNote(hop.Retry))
+		part := resourceName(res)
+		if im := res.Implementation; im != nil {
+			part += " (implemented by " + string(im.Name) + ": " + im.By + ")"
+		}
+		part += " " + retryNote(hop.Retry)
 		var dropped []string
 		for _, g := range guarded(c) {
 			if _, drops := hop.Route.Drops(g.name); drops {

@@ -42,26 +42,22 @@ or declare the retry on the edge (http_retry with the key required, IDL103).`,
 			if retries(e.doc, method) {
 				continue
 			}
-			for _, h := range e.hops {
-				if c, ok := resend(h.Retry); ok {
+			for _, h := range e.carriers() {
+				c, ok := resend(h.retry)
+				if !ok {
+					continue
+				}
+				if h.route != nil {
 					report(p, c.From.At, e, "the boundary edge that does not retry "+method,
-						"%s: %s %s/%s resends it after the upstream received it (%s), on %s [%s]%s; the boundary edge %s does not retry it: turn the retry off for this route, or declare it on the edge with the key required",
-						e.name(), h.Route.Resource.Kind, h.Route.Resource.Namespace, h.Route.Resource.Name.Value, attempts(h.Retry), c, c.Platform, origin(c.From), e.edge())
+						"%s: %s resends it after the upstream received it (%s, on %s [%s]%s), but the edge %s does not retry it: turn this route's retry off, or declare the retry on the edge with the key required",
+						e.name(), h.name(), attempts(h.retry), c, c.Platform, origin(c.From), e.edge())
+					continue
 				}
-			}
-			if e.meshDefault != nil {
-				if c, ok := resend(*e.meshDefault); ok {
-					const format = "%s: no resource read routes the hop %s, so under mesh istio Istio's default retry carries it and resends it after the upstream received it (%s), on %s [%s]%s; the edge does not retry it: give the hop a VirtualService route with retries: {attempts: 0}, or set the mesh's defaultHttpRetryPolicy"
-					args := []any{e.name(), e.edge(), attempts(*e.meshDefault), c, c.Platform, origin(c.From)}
-					if c.From.At.File == e.doc.Path {
-						// --mesh named the platform: at the operation.
-						p.Report(e.doc, e.op.Pos, "", format, args...)
-					} else {
-						// At the mesh's defaultHttpRetryPolicy, or at the
-						// "mesh" of .idemlint.json (spec 8.1).
-						report(p, c.From.At, e, "the edge operation the mesh's retry carries", format, args...)
-					}
-				}
+				// At the mesh's defaultHttpRetryPolicy, the "mesh" of
+				// .idemlint.json, or the operation when --mesh named it.
+				report(p, c.From.At, e, "the edge operation the mesh's retry carries",
+					"%s: no resource read routes %s, so under mesh istio Istio's default retry resends it after the upstream received it (%s, on %s [%s]%s), but the edge does not retry it: give the hop a VirtualService route with retries: {attempts: 0}, or set the mesh's defaultHttpRetryPolicy",
+					e.name(), e.edge(), attempts(h.retry), c, c.Platform, origin(c.From))
 			}
 		}
 	},

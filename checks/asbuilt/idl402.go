@@ -2,7 +2,6 @@ package asbuilt
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/idemlint/idemlint/checks"
@@ -37,25 +36,20 @@ After:
 			if !retries(e.doc, method) {
 				continue // IDL401's
 			}
-			if len(e.hops) == 0 {
-				continue
-			}
 			declared := e.doc.Retry
 			var retryOn []string
 			for _, t := range declared.RetryOn.Items {
 				retryOn = append(retryOn, t.Name)
 			}
-			for _, h := range e.hops {
-				r := h.Retry
+			for _, h := range e.carriers() {
+				r := h.retry
 				if !r.Retries() {
 					continue
 				}
-				res := h.Route.Resource
-				where := fmt.Sprintf("%s %s/%s", res.Kind, res.Namespace, res.Name.Value)
 				if max := declared.MaxAttempts; max.OK() && r.AttemptsKnown && (r.Attempts == 0 || int64(r.Attempts) > max.Value) {
 					report(p, r.AttemptsFrom.At, e, "the retry the boundary edge declares",
-						"%s: %s sends it %s%s, more than the %d attempts in all the boundary edge %s declares (http_retry.max_attempts): lower it",
-						e.name(), where, attempts(r), origin(r.AttemptsFrom), max.Value, e.edge())
+						"%s: %s sends it %s%s, more than the %d attempts in all the edge %s declares (http_retry.max_attempts): lower the attempts",
+						e.name(), h.name(), attempts(r), origin(r.AttemptsFrom), max.Value, e.edge())
 				}
 				// A written condition says it best; a default's, else.
 				conds := slices.Clone(r.Conditions)
@@ -65,8 +59,8 @@ After:
 						continue
 					}
 					report(p, c.From.At, e, "the retry the boundary edge declares",
-						"%s: %s retries it on %s [%s]%s, which the boundary edge %s does not name in http_retry.retry_on: retry only on what the edge declares, or declare it",
-						e.name(), where, c, c.Platform, origin(c.From), e.edge())
+						"%s: %s retries it on %s [%s]%s, which the edge %s does not name in http_retry.retry_on: retry only on what the edge declares, or declare it",
+						e.name(), h.name(), c, c.Platform, origin(c.From), e.edge())
 					break // one condition per route says it
 				}
 			}

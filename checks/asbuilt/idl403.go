@@ -32,11 +32,11 @@ After: require the key at the browser edge:
   "http_idempotency": {"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},
     "on_missing": {"action": "reject", "status": 400, "error_code": "idempotency_key_required"}}`,
 	CheckSet: func(p *checks.SetPass) {
-		// Only the operations some bound route resends: every other one
+		// Only the operations some bound route or the mesh resends: every other one
 		// has nothing to report, and a set has thousands of them.
 		byOp := map[*chain.Operation]edgeOp{}
 		for _, e := range hops.Of(p) {
-			if slices.ContainsFunc(e.hops, func(h Hop) bool { return h.Retry.ResendsAfterReceipt() }) {
+			if slices.ContainsFunc(e.carriers(), func(c carrier) bool { return c.retry.ResendsAfterReceipt() }) {
 				byOp[e.op] = e
 			}
 		}
@@ -63,16 +63,15 @@ After: require the key at the browser edge:
 				if gated || !ok {
 					continue
 				}
-				for _, hop := range e.hops {
-					cond, resends := resend(hop.Retry)
-					if !resends || seen[reported{hop.Route, h.Op}] {
+				for _, hop := range e.carriers() {
+					cond, resends := resend(hop.retry)
+					if !resends || seen[reported{hop.route, h.Op}] {
 						continue
 					}
-					seen[reported{hop.Route, h.Op}] = true
-					res := hop.Route.Resource
+					seen[reported{hop.route, h.Op}] = true
 					report(p, cond.From.At, e, "the edge operation no hop up to this one requires the key for",
-						"%s: %s %s/%s resends it after the upstream received it, on %s [%s]%s, while no hop up to %s requires the key for it: a resent keyless write runs twice; require the key (require_key with on_missing reject) at or before this hop",
-						e.name(), res.Kind, res.Namespace, res.Name.Value, cond, cond.Platform, origin(cond.From), e.edge())
+						"%s: %s resends it after the upstream received it (on %s [%s]%s) while no hop up to %s rejects it without a key, so a resent keyless write runs twice: require the key (require_key with on_missing reject) at or before this hop",
+						e.name(), hop.name(), cond, cond.Platform, origin(cond.From), e.edge())
 				}
 			}
 		}

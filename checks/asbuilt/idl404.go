@@ -68,8 +68,8 @@ After: remove the entry (or the filter).`,
 						seen[key] = true
 						res := hop.Route.Resource
 						report(p, from.At, e, "the boundary edge that allows "+header.name,
-							"%s: %s %s/%s does not forward %s (%s)%s, though the boundary edge %s allows it: forward it",
-							e.name(), res.Kind, res.Namespace, res.Name.Value, header.name, header.why, origin(from), e.edge())
+							"%s: %s does not forward %s (%s)%s, though the edge %s allows it: forward it",
+							e.name(), resourceName(res), header.name, header.why, origin(from), e.edge())
 					}
 				}
 			}

@@ -50,13 +50,13 @@ After:
 				case wildcard && c.Credentials && res.Platform != GatewayAPI:
 					seen[c] = true
 					report(p, star.At, e, "the browser edge that requires "+key,
-						"%s: %s %s/%s answers the preflight with Access-Control-Allow-Headers * and credentials%s, which browsers read as the header named \"*\": list %s instead",
-						e.name(), res.Kind, res.Namespace, res.Name.Value, origin(c.CredentialsFrom), key)
+						"%s: %s answers the preflight with Access-Control-Allow-Headers * and credentials%s, which browsers read as the header named \"*\": list %s instead",
+						e.name(), resourceName(res), origin(c.CredentialsFrom), key)
 				case !c.Allows(key):
 					seen[c] = true
 					report(p, c.AllowHeadersFrom.At, e, "the browser edge that requires "+key,
-						"%s: %s %s/%s does not allow %s in its CORS answer%s, so the browser's preflight of the write fails: add it to the allowed headers",
-						e.name(), res.Kind, res.Namespace, res.Name.Value, key, origin(c.AllowHeadersFrom))
+						"%s: %s does not allow %s in its CORS answer%s, so the browser's preflight of the write fails: add it to the allowed headers",
+						e.name(), resourceName(res), key, origin(c.AllowHeadersFrom))
 				}
 			}
 		}

@@ -64,8 +64,8 @@ After (the resource is named orders-gateway):
 			}
 			for _, res := range b.Ambiguous {
 				f := p.ReportAt(res.At.File, res.At.Line, res.At.Column, "",
-					"%s %s/%s routes to %s, as resources in %s do: which realises the edge %s is ambiguous, so none is held to it: name it in the edge's as_built",
-					res.Kind, res.Namespace, res.Name.Value, doc.To.Value, namespaces(b.Ambiguous), edge)
+					"%s routes to %s, as resources in %s do, so which realises the edge %s is ambiguous and none is held to it: name it in the edge's as_built",
+					resourceName(res), doc.To.Value, namespaces(b.Ambiguous), edge)
 				f.Relate(doc, doc.To.Pos, "the edge whose to the resources route to")
 			}
 			var ops []Operation
@@ -81,8 +81,8 @@ After (the resource is named orders-gateway):
 					path = fmt.Sprintf("%s %q", s.Match.Path.Kind, s.Match.Path.Value)
 				}
 				f := p.ReportAt(s.Match.At.File, s.Match.At.Line, s.Match.At.Column, "",
-					"%s %s/%s routes %s on %s, but the edge %s it realises declares no %s operation there: declare the operation, or remove the route",
-					res.Kind, res.Namespace, res.Name.Value, s.Match.Method.Value, path, edge, s.Match.Method.Value)
+					"%s routes %s on %s, but the edge %s it realises declares no %s operation there: declare the operation, or remove the route",
+					resourceName(res), s.Match.Method.Value, path, edge, s.Match.Method.Value)
 				f.Relate(doc, doc.Operations.Pos, "the operations the edge declares")
 			}
 		}

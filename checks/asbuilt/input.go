@@ -2,6 +2,7 @@ package asbuilt
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/chain"
@@ -33,7 +34,12 @@ type Deployment struct {
 	Mesh Mesh
 	// MeshAt is where the mesh is declared (Source.MeshAt).
 	MeshAt Pos
-	wait   func() // the wait for the files Open reads; nil once Load read them
+	// Classes are the implementations of Gateway classes by name
+	// (.idemlint.json as_built.classes).
+	Classes map[string]ImplementationName
+	wait    func() // the wait for the files Open reads; nil once Load read them
+	// implemented applies Mesh and Classes to the Set once it is read.
+	implemented sync.Once
 }
 
 // Config is the as-built configuration; without one the as-built rules
@@ -45,11 +51,12 @@ var Config = &checks.InputOf[*Deployment]{
 }
 
 // Findings waits for the files Open is still reading, if any, and
-// returns the findings of those that could not be read: a supplied
-// Deployment is a checks.PendingInput, whose findings join the run's.
-func (d *Deployment) Findings() []checks.Finding {
+// returns the findings of those that could not be read and how many they
+// are: a supplied Deployment is a checks.PendingInput, whose findings join
+// the run's and whose unreadable files count as the set's do.
+func (d *Deployment) Findings() ([]checks.Finding, int) {
 	d.Wait()
-	return d.Set.FileFindings()
+	return d.Set.FileFindings(), len(d.Set.Errors)
 }
 
 // edgeOp is a state-changing operation of an edge document with the hops
@@ -117,16 +124,23 @@ func (d *Deployment) meshDefault(doc *chain.Facts, b Binding) *Retry {
 }
 
 // bind binds an edge document (spec 8.4): by its as_built entries when
-// it has the member, else by its "to".
+// it has the member, else by its "to"; only to routes that apply to the
+// hop's traffic.
 func (d *Deployment) bind(doc *chain.Facts) Binding {
+	d.Wait()
+	traffic := AnyTraffic
+	if doc.Kind == boundary.BrowserToBFF {
+		// The browser's requests enter through a gateway.
+		traffic = GatewayTraffic
+	}
 	if !doc.AsBuilt.Present() {
-		return d.Set.Bind(doc.To.Value, nil)
+		return d.Set.Bind(doc.To.Value, nil, traffic)
 	}
 	refs := make([]Ref, len(doc.AsBuilt.Items))
 	for i, r := range doc.AsBuilt.Items {
 		refs[i] = Ref{Kind: r.Kind.Value, Name: r.Name.Value, Namespace: r.Namespace.Value}
 	}
-	return d.Set.Bind(doc.To.Value, refs)
+	return d.Set.Bind(doc.To.Value, refs, traffic)
 }
 
 // retries reports whether the edge document declares a retry of method.
@@ -138,21 +152,62 @@ func retries(doc *chain.Facts, method string) bool {
 	return doc.ListsFold(r.Methods, method)
 }
 
-// origin names where a value comes from, for messages: a default with
-// its source, else nothing.
+// origin names where a value comes from, for messages: a default by its
+// id (its setting and source are in the defaults table and "idemlint
+// explain ID"), else nothing.
 func origin(o Origin) string {
 	if o.Default == nil {
 		return ""
 	}
-	d := o.Default
-	return fmt.Sprintf(", a default: %s when not written is %s (%s)", d.Setting, d.Value, d.Source)
+	return " (default " + o.Default.ID + ")"
+}
+
+// resourceName names a resource in messages: "VirtualService shop/orders".
+func resourceName(res *Resource) string {
+	if res.Namespace == "" {
+		return res.Kind + " " + res.Name.Value
+	}
+	return res.Kind + " " + res.Namespace + "/" + res.Name.Value
 }
 
 // report reports a finding at an as-built place and relates the edge
-// operation it breaks.
+// operation it breaks; a place in the edge document itself (a mesh's
+// default when --mesh declared the mesh) is the operation's.
 func report(p *checks.SetPass, at Pos, e edgeOp, related, format string, args ...any) {
+	if at.File == e.doc.Path {
+		p.Report(e.doc, e.op.Pos, "", format, args...)
+		return
+	}
 	f := p.ReportAt(at.File, at.Line, at.Column, "", format, args...)
 	f.Relate(e.doc, e.op.Pos, related)
+}
+
+// carrier is what retries an edge operation as built: a route bound to
+// the edge, or the mesh's default retry of a hop no resource binds.
+type carrier struct {
+	retry Retry
+	route *Route // nil for the mesh's default
+}
+
+// name names the carrier in messages.
+func (c carrier) name() string {
+	if c.route == nil {
+		return "Istio's default retry (mesh istio)"
+	}
+	return resourceName(c.route.Resource)
+}
+
+// carriers are what retries the operation as built, one verdict for a
+// default whether a route without retries or the mesh gives it.
+func (e edgeOp) carriers() []carrier {
+	out := make([]carrier, 0, len(e.hops)+1)
+	for _, h := range e.hops {
+		out = append(out, carrier{retry: h.Retry, route: h.Route})
+	}
+	if e.meshDefault != nil {
+		out = append(out, carrier{retry: *e.meshDefault})
+	}
+	return out
 }
 
 // FileFindings are the IDL001 findings of the as-built files (spec 8.1,
@@ -166,12 +221,19 @@ func (s *Set) FileFindings() []checks.Finding {
 	}
 	// A cluster-wide configuration's value is judged once per route it
 	// applies to: reported once.
-	seen := make(map[Problem]bool, len(s.Problems))
+	seen := make(map[Problem]bool, len(s.Problems)) // Used is set once per resource
 	for _, p := range s.Problems {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, inputFinding(p.At, "as-built value not used: "+p.Message))
+		if seen[p] {
+			continue
 		}
+		seen[p] = true
+		if p.Used == nil {
+			out = append(out, inputFinding(p.At, "as-built value not used: "+p.Message))
+			continue
+		}
+		f := inputFinding(p.At, "as-built resource not used: "+p.Message)
+		f.Related = []checks.Location{{File: p.Used.File, Line: p.Used.Line, Column: p.Used.Column, Message: "the definition used"}}
+		out = append(out, f)
 	}
 	return out
 }

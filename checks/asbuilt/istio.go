@@ -56,7 +56,7 @@ var (
 
 // meshConfig is the Istio mesh ConfigMap read.
 type meshConfig struct {
-	at Pos
+	at configID
 	// retry is defaultHttpRetryPolicy, nil when not written: it replaces
 	// the built-in policy for routes without retries.
 	retry *istioRetry
@@ -71,10 +71,14 @@ func (f *fileRead) virtualService(root *yaml.Node) {
 	res := f.resource(Istio, "VirtualService", root)
 	spec := f.field(root, "spec")
 	res.Hosts = f.texts(f.field(spec, "hosts"), "spec.hosts")
+	res.Traffic = f.istioGateways(res, f.field(spec, "gateways"), "spec.gateways")
 	for _, h := range f.items(f.field(spec, "http"), "spec.http") {
 		rt := &Route{Resource: res, At: f.pos(h)}
 		for _, m := range f.items(f.field(h, "match"), "match") {
-			match := Match{At: f.pos(m), Partial: f.partial(m, "uri", "method", "name", "ignoreUriCase")}
+			match := Match{At: f.pos(m), Partial: f.partial(m, "uri", "method", "name", "ignoreUriCase", "gateways")}
+			if g := f.field(m, "gateways"); g != nil {
+				match.Traffic = f.istioGateways(nil, g, "match.gateways")
+			}
 			if uri := f.field(m, "uri"); uri != nil {
 				match.Path = f.istioStringMatch(uri, "match.uri")
 			}
@@ -114,6 +118,34 @@ func (f *fileRead) virtualService(root *yaml.Node) {
 		res.Routes = append(res.Routes, rt)
 	}
 	res.rank(pathmatch.Listed)
+}
+
+// istioGateways reads a VirtualService's gateways (or a match's, which
+// replace them for that match): absent or "mesh", the traffic between
+// services through their sidecars; a Gateway's name, the traffic
+// entering through it. The Gateways of the resource's own list are its
+// Parents (res nil for a match's).
+func (f *fileRead) istioGateways(res *Resource, n *yaml.Node, what string) Traffic {
+	names := f.texts(n, what)
+	if len(names) == 0 {
+		return SidecarTraffic
+	}
+	var t Traffic
+	for _, name := range names {
+		if name.Value == "mesh" {
+			t |= SidecarTraffic
+			continue
+		}
+		t |= GatewayTraffic
+		if res != nil {
+			ns, gw, ok := strings.Cut(name.Value, "/")
+			if !ok {
+				ns, gw = res.Namespace, name.Value
+			}
+			res.Parents = append(res.Parents, Parent{Kind: "Gateway", Namespace: ns, Name: Text{Value: gw, At: name.At}})
+		}
+	}
+	return t
 }
 
 // istioHeaders reads the request header operations of an http entry or

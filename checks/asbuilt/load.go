@@ -16,8 +16,14 @@ type Source struct {
 	// MeshAt is where the mesh is declared: the "mesh" value of
 	// .idemlint.json. Zero when --mesh named it (or nothing did): a mesh
 	// default is then reported at the edge document it applies to.
-	MeshAt         Pos
+	MeshAt Pos
+	// Classes are the implementations of Gateway classes by name
+	// (.idemlint.json as_built.classes).
+	Classes        map[string]ImplementationName
 	FollowSymlinks bool
+	// ListSkipped says, once the files are read, how many documents of
+	// each kind were skipped (--verbose).
+	ListSkipped bool
 }
 
 // ParseMesh returns the mesh named s, or an error naming the meshes.
@@ -37,7 +43,7 @@ func Load(src Source) (*Deployment, []fileset.Skipped, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &Deployment{Set: Read(files), Mesh: src.Mesh, MeshAt: src.MeshAt}, skipped, nil
+	return &Deployment{Set: Read(files), Mesh: src.Mesh, MeshAt: src.MeshAt, Classes: src.Classes}, skipped, nil
 }
 
 // collect returns the files src names, walking its directories.

@@ -47,14 +47,66 @@ type Resource struct {
 	// export (spec 8.4: an edge's as_built entry names it so).
 	Kind string
 	// Name is metadata.name, or info.title for an API Gateway export.
-	Name      Text
-	Namespace string // metadata.namespace; "" when not written
-	At        Pos    // the document (its first key)
+	Name Text
+	// Namespace is metadata.namespace; "default" when not written, as
+	// Kubernetes reads it.
+	Namespace string
+	At        Pos // the document (its first key)
+	// Traffic is the traffic the resource's routes apply to (an Istio
+	// VirtualService's gateways, an HTTPRoute's parents).
+	Traffic Traffic
+	// Parents are the gateways or services named as what the resource
+	// attaches to: an Istio VirtualService's gateways, an HTTPRoute's
+	// parentRefs.
+	Parents []Parent
+	// Class is a Gateway's gatewayClassName, or a GatewayClass's
+	// controllerName: what finds the implementation of the routes that
+	// attach to it (implementation.go).
+	Class Text
+	// Implementation is who carries an HTTPRoute, and how idemlint knows;
+	// nil for the other kinds, which their platform carries.
+	Implementation *Implementation
+	// fingerprint tells a copy apart from a different definition.
+	fingerprint uint64
 	// Hosts are the Istio hosts, HTTPRoute hostnames or Ingress rule hosts.
 	Hosts  []Text
 	Routes []*Route // as written
 
 	order []candidate // Routes' matches in the platform's precedence
+}
+
+// Traffic is a set of the kinds of traffic a route may apply to.
+type Traffic uint8
+
+const (
+	// SidecarTraffic goes between services, through their sidecars or a
+	// mesh's proxies (Istio gateways "mesh", a GAMMA parentRef).
+	SidecarTraffic Traffic = 1 << iota
+	// GatewayTraffic enters through a gateway (an Istio Gateway, a
+	// Gateway API Gateway).
+	GatewayTraffic
+	// AnyTraffic is a route whose platform has one kind of traffic only.
+	AnyTraffic = SidecarTraffic | GatewayTraffic
+)
+
+// String words t for "idemlint graph" and the model's dump.
+func (t Traffic) String() string {
+	switch t {
+	case SidecarTraffic:
+		return "mesh"
+	case GatewayTraffic:
+		return "gateway"
+	case AnyTraffic:
+		return "any"
+	}
+	return "none"
+}
+
+// Parent is what a resource attaches to: a gateway, or a service for a
+// GAMMA route.
+type Parent struct {
+	Kind, Namespace string
+	Name            Text
 }
 
 // candidate is one match of one route, ranked by Sort.
@@ -97,6 +149,11 @@ type Route struct {
 	DropsUnderscores *Origin
 	// CORS is the CORS configuration read for the route; nil when none.
 	CORS *CORS
+
+	// gateway is a Gateway API rule's retry as written, which its
+	// implementation turns into Retry (Set.Implement); nil for the other
+	// kinds.
+	gateway *ruleRetry
 }
 
 // RetryFor returns the retry the route applies to a request with method.
@@ -138,6 +195,9 @@ type Match struct {
 	// source workload): it holds for some of them only, such as a canary
 	// route, so it carries none in general.
 	Partial string // the condition, e.g. "headers"
+	// Traffic, when not 0, narrows the resource's traffic for this match
+	// (an Istio match's gateways).
+	Traffic Traffic
 }
 
 // Holds reports whether every request with method to the path template
@@ -148,18 +208,29 @@ func (m Match) Holds(method, template string) bool {
 }
 
 // Select returns the route the platform itself picks for a request with
-// method to template (spec 8.4), and the match that holds; false when no
-// route of the resource carries it.
-func (res *Resource) Select(method, template string) (*Route, *Match, bool) {
+// method to template on traffic (spec 8.4), and the match that holds;
+// false when no route of the resource carries it.
+func (res *Resource) Select(method, template string, traffic Traffic) (*Route, *Match, bool) {
+	if res.Traffic&traffic == 0 {
+		return nil, nil, false
+	}
 	for _, c := range res.order {
 		if c.match < 0 {
 			return c.route, nil, true
 		}
-		if m := &c.route.Matches[c.match]; m.Holds(method, template) {
+		if m := &c.route.Matches[c.match]; m.Holds(method, template) && res.carries(m, traffic) {
 			return c.route, m, true
 		}
 	}
 	return nil, nil, false
+}
+
+// carries reports whether the match m applies to traffic.
+func (res *Resource) carries(m *Match, traffic Traffic) bool {
+	if m.Traffic != 0 {
+		return m.Traffic&traffic != 0
+	}
+	return res.Traffic&traffic != 0
 }
 
 // rank orders the resource's matches by the precedence of its platform.

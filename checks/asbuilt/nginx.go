@@ -76,7 +76,7 @@ const annotationPrefix = "nginx.ingress.kubernetes.io/"
 // nginxConfig is the controller ConfigMap read: the settings it writes,
 // by key.
 type nginxConfig struct {
-	at       Pos
+	at       configID
 	settings map[string]*setting
 }
 
@@ -118,7 +118,7 @@ func (f *fileRead) ingress(root *yaml.Node) {
 		class, _ = f.text(f.field(annotations, "kubernetes.io/ingress.class"), "the kubernetes.io/ingress.class annotation")
 	}
 	if class.Value != "" && !strings.Contains(class.Value, "nginx") {
-		f.skipped++ // another controller's Ingress (an AWS ALB, GCE)
+		f.skip([]byte("Ingress of class " + class.Value)) // another controller's (an AWS ALB, GCE)
 		return
 	}
 	res := f.resource(IngressNginx, "Ingress", root)

@@ -1,7 +1,9 @@
 package asbuilt
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -36,6 +38,10 @@ type reader struct {
 type Problem struct {
 	At      Pos
 	Message string
+	// Used, when set, is the resource used instead of the one at At (its
+	// first definition): the whole resource at At is not used, not one of
+	// its values.
+	Used *Pos
 }
 
 // visitsPerByte bounds the nodes a file's reading may visit: a node
@@ -219,4 +225,53 @@ func (r *reader) boolean(n *yaml.Node, what string) (bool, Pos, bool) {
 		return false, Pos{}, false
 	}
 	return v, t.At, true
+}
+
+// fingerprint hashes what the document n says, not how it is written
+// (style, comments, positions, anchors): two copies of one resource, a
+// chart rendered twice or a List's item beside its own file, hash
+// alike, and a copy that differs does not. An anchored node is hashed
+// once (its aliases reuse the hash), so an alias bomb costs its size.
+func fingerprint(n *yaml.Node) uint64 {
+	var anchored map[*yaml.Node]uint64
+	var hash func(n *yaml.Node) uint64
+	hash = func(n *yaml.Node) uint64 {
+		for n != nil && n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		if n == nil {
+			return 0
+		}
+		if n.Anchor != "" {
+			if h, ok := anchored[n]; ok {
+				return h
+			}
+			if anchored == nil {
+				anchored = map[*yaml.Node]uint64{}
+			}
+			anchored[n] = 0 // an anchor inside itself
+		}
+		h := fnv.New64a()
+		var buf [9]byte
+		buf[0] = byte(n.Kind)
+		if n.Kind == yaml.ScalarNode {
+			h.Write(buf[:1])
+			h.Write([]byte(n.ShortTag()))
+			binary.LittleEndian.PutUint64(buf[1:], uint64(len(n.Value)))
+			h.Write(buf[1:])
+			h.Write([]byte(n.Value))
+		} else {
+			h.Write(buf[:1])
+		}
+		for _, c := range n.Content {
+			binary.LittleEndian.PutUint64(buf[1:], hash(c))
+			h.Write(buf[1:])
+		}
+		sum := h.Sum64()
+		if n.Anchor != "" {
+			anchored[n] = sum
+		}
+		return sum
+	}
+	return hash(n)
 }

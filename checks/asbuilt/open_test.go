@@ -44,8 +44,8 @@ func TestOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	var given checks.PendingInput = d
-	if got := given.Findings(); len(got) != 1 || got[0].Rule != "IDL001" || got[0].File != filepath.Join(dir, "broken.yaml") {
-		t.Errorf("the Deployment gave the run %v, want broken.yaml's IDL001", got)
+	if got, unreadable := given.Findings(); len(got) != 1 || got[0].Rule != "IDL001" || got[0].File != filepath.Join(dir, "broken.yaml") || unreadable != 1 {
+		t.Errorf("the Deployment gave the run %v and %d unreadable, want broken.yaml's IDL001, 1 unreadable", got, unreadable)
 	}
 }
 

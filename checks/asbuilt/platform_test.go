@@ -18,7 +18,7 @@ func TestRegistryReads(t *testing.T) {
 		for _, k := range p.kinds {
 			for _, group := range k.groups {
 				doc := "apiVersion: " + group + "/v1\nkind: " + k.kind + "\nmetadata:\n  name: r\n"
-				if v := triage([]byte(doc)); v != parseIt {
+				if v, _ := triage([]byte(doc)); v != parseIt {
 					t.Errorf("%s %s: triage says %d, not parse", p.name, k.kind, v)
 				}
 				s := Parse("r.yaml", []byte(doc))
@@ -33,14 +33,14 @@ func TestRegistryReads(t *testing.T) {
 		}
 		if c := p.configMap; c != nil {
 			doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + c.word + "\n"
-			if v := triage([]byte(doc)); v != parseIt || !mayHold([]byte(doc)) {
+			if v, _ := triage([]byte(doc)); v != parseIt || !mayHold([]byte(doc)) {
 				t.Errorf("%s ConfigMap naming %q: triage says %d", p.name, c.word, v)
 			}
 		}
 		if e := p.export; e != nil {
 			for _, key := range e.keys {
 				doc := key + ": x\npaths: {}\n"
-				if v := triage([]byte(doc)); v != parseIt || !mayHold([]byte(doc)) {
+				if v, _ := triage([]byte(doc)); v != parseIt || !mayHold([]byte(doc)) {
 					t.Errorf("%s export key %q: triage says %d", p.name, key, v)
 				}
 			}

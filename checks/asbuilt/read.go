@@ -2,6 +2,7 @@ package asbuilt
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -48,8 +49,10 @@ type Set struct {
 	// Configs are the cluster-wide configurations read: the Istio mesh
 	// ConfigMap and the ingress-nginx controller ConfigMap.
 	Configs []Text // each named by kind/namespace/name, where it is
-	// Skipped counts the documents of kinds idemlint does not read.
-	Skipped int
+	// Skipped counts the documents of kinds idemlint does not read, and
+	// SkippedKinds them by kind ("" for a document without one).
+	Skipped      int
+	SkippedKinds map[string]int
 	// Errors are the files that cannot be read or parsed (IDL001 at the
 	// file); nothing of them is used.
 	Errors []*FileError
@@ -66,6 +69,9 @@ type Set struct {
 	// byBackend are the Resources with a route to each backend, in
 	// Resources order, for implicit bindings: one lookup an edge.
 	byBackend map[string][]*Resource
+	// differing are the resources whose second, different definition is
+	// reported, by name: once each.
+	differing map[string]bool
 }
 
 // FileError is a file that cannot be read or parsed.
@@ -137,7 +143,7 @@ type fileRead struct {
 	data      []byte // the file
 	resources []*Resource
 	configs   []Text
-	skipped   int
+	skipped   []kindCount // by kind, as met
 	finish    []func()
 	// meshes and nginxes are the cluster-wide configurations read, in
 	// order: the first of the whole set is used.
@@ -160,7 +166,13 @@ func (s *Set) add(f *fileRead) {
 	f.set = s
 	s.Resources = append(s.Resources, f.resources...)
 	s.Configs = append(s.Configs, f.configs...)
-	s.Skipped += f.skipped
+	for _, k := range f.skipped {
+		if s.SkippedKinds == nil {
+			s.SkippedKinds = map[string]int{}
+		}
+		s.SkippedKinds[k.kind] += k.n
+		s.Skipped += k.n
+	}
 	s.Problems = append(s.Problems, f.problems...)
 	s.finish = append(s.finish, f.finish...)
 	for _, m := range f.meshes {
@@ -179,6 +191,11 @@ func (f *fileRead) read(data []byte) *FileError {
 		start := bytes.LastIndexByte(data[:at], '\n') + 1
 		return &FileError{At: Pos{File: f.file, Line: line, Column: utf8.RuneCount(data[start:at]) + 1}, Err: fmt.Errorf("not UTF-8: the byte %#x starts no UTF-8 character (YAML and JSON files are UTF-8, or UTF-16 with a byte order mark)", data[at])}
 	}
+	if bytes.Contains(data, []byte("{{")) {
+		if line, col, ok := templateAction(data); ok {
+			return &FileError{At: Pos{File: f.file, Line: line, Column: col}, Err: errTemplate}
+		}
+	}
 	// Each document is parsed on its own, and one of a kind idemlint
 	// does not read is skipped unparsed (most of a platform team's
 	// manifests are Deployments and Services; spec 6.8 skips unrelated
@@ -190,16 +207,17 @@ func (f *fileRead) read(data []byte) *FileError {
 		return f.parseDocuments(data)
 	}
 	for offset, doc := range documents(data) {
-		switch triage(doc) {
+		v, kind := triage(doc)
+		switch v {
 		case emptyDoc:
 			continue
 		case skipIt:
-			f.skipped++
+			f.skip(kind)
 			continue
 		}
 		if !mayHold(doc) {
 			if !blank(doc) {
-				f.skipped++
+				f.skip(kind)
 			}
 			continue
 		}
@@ -333,7 +351,7 @@ func (f *fileRead) document(doc *yaml.Node, depth int) {
 		return // an empty document, between two "---"
 	}
 	if root.Kind != yaml.MappingNode {
-		f.skipped++
+		f.skip(nil)
 		return
 	}
 	apiVersion, _ := f.text(f.field(root, "apiVersion"), "apiVersion")
@@ -353,38 +371,52 @@ func (f *fileRead) document(doc *yaml.Node, depth int) {
 				return
 			}
 		}
-		f.skipped++
+		f.skip(nil)
 	default:
 		if k := kindReaderOf(kind.Value, group); k != nil {
 			k.read(f, root)
 			return
 		}
-		f.skipped++
+		f.skip([]byte(kind.Value))
 	}
 }
 
-// meta returns a Kubernetes resource's name and namespace.
+// meta returns a Kubernetes resource's name and namespace: "default"
+// when none is written, as Kubernetes reads it, so that a resource is
+// compared and named alike with and without it.
 func (f *fileRead) meta(root *yaml.Node) (name Text, namespace string) {
 	m := f.field(root, "metadata")
 	name, _ = f.text(f.field(m, "name"), "metadata.name")
 	ns, _ := f.text(f.field(m, "namespace"), "metadata.namespace")
-	return name, ns.Value
+	return name, cmp.Or(ns.Value, defaultNamespace)
 }
+
+// defaultNamespace is the namespace of a resource that names none.
+const defaultNamespace = "default"
 
 // resource starts a resource read from root.
 func (f *fileRead) resource(p Platform, kind string, root *yaml.Node) *Resource {
 	name, ns := f.meta(root)
-	res := &Resource{Platform: p, Kind: kind, Name: name, Namespace: ns, At: f.pos(f.visit(root))}
+	res := &Resource{Platform: p, Kind: kind, Name: name, Namespace: ns, At: f.pos(f.visit(root)), Traffic: AnyTraffic, fingerprint: fingerprint(root)}
 	f.resources = append(f.resources, res)
 	return res
 }
 
-// config records a cluster-wide configuration read.
-func (f *fileRead) config(kind string, root *yaml.Node) Pos {
+// config records a cluster-wide configuration read, and returns what
+// tells it apart.
+func (f *fileRead) config(kind string, root *yaml.Node) configID {
 	name, ns := f.meta(root)
-	at := f.pos(f.visit(root))
-	f.configs = append(f.configs, Text{Value: kind + " " + ns + "/" + name.Value, At: at})
-	return at
+	id := configID{at: f.pos(f.visit(root)), name: kind + " " + ns + "/" + name.Value, fingerprint: fingerprint(root)}
+	f.configs = append(f.configs, Text{Value: id.name, At: id.at})
+	return id
+}
+
+// configID is a cluster-wide configuration: where it is, its kind,
+// namespace and name, and what it says.
+type configID struct {
+	at          Pos
+	name        string // "ConfigMap istio-system/istio"
+	fingerprint uint64
 }
 
 // later runs fn once every file is read: what a route does can depend on
@@ -397,6 +429,7 @@ func (s *Set) resolve() {
 	}
 	s.finish = nil
 	s.judgeConfigs()
+	s.dropCopies()
 	s.named = map[Ref][]*Resource{}
 	s.byBackend = map[string][]*Resource{}
 	for _, res := range s.Resources {
@@ -412,6 +445,38 @@ func (s *Set) resolve() {
 			}
 		}
 	}
+	s.Implement(Platforms{Mesh: NoMesh})
+}
+
+// dropCopies keeps one resource of each kind, namespace and name, the
+// first in path order: a copy that says the same (a chart rendered
+// twice, a List beside its items' files) is the same resource, and a
+// copy that says otherwise is reported once, at the first that differs,
+// since only one of them can be what the cluster holds.
+func (s *Set) dropCopies() {
+	first := make(map[Ref]*Resource, len(s.Resources))
+	kept := s.Resources[:0]
+	for _, res := range s.Resources {
+		id := Ref{Kind: res.Kind, Name: res.Name.Value, Namespace: res.Namespace}
+		was, ok := first[id]
+		if !ok {
+			first[id] = res
+			kept = append(kept, res)
+			continue
+		}
+		if name := resourceName(res); was.fingerprint != res.fingerprint && !s.differing[name] {
+			s.differ(name, was.At, res.At)
+		}
+	}
+	clear(s.Resources[len(kept):])
+	s.Resources = kept
+	// The configurations' copies were told apart as they were added.
+	seen := map[string]bool{}
+	s.Configs = slices.DeleteFunc(s.Configs, func(c Text) bool {
+		dup := seen[c.Value]
+		seen[c.Value] = true
+		return dup
+	})
 }
 
 // configMap reads the ConfigMaps a platform claims (the Istio mesh
@@ -426,7 +491,26 @@ func (f *fileRead) configMap(root *yaml.Node) {
 			return
 		}
 	}
-	f.skipped++
+	f.skip([]byte("ConfigMap"))
+}
+
+// kindCount is how many documents of a kind a file skipped.
+type kindCount struct {
+	kind string
+	n    int
+}
+
+// skip counts a document skipped, by kind (nil when it has none). A file
+// holds a few kinds: a list is cheaper than a map, and a kind met again
+// costs no string.
+func (f *fileRead) skip(kind []byte) {
+	for i := range f.skipped {
+		if f.skipped[i].kind == string(kind) {
+			f.skipped[i].n++
+			return
+		}
+	}
+	f.skipped = append(f.skipped, kindCount{string(kind), 1})
 }
 
 // judgeConfigs reports the values of the cluster-wide configurations
@@ -435,21 +519,38 @@ func (f *fileRead) configMap(root *yaml.Node) {
 // reports a place once however many routes judged it.
 func (s *Set) judgeConfigs() {
 	if m := s.mesh; m != nil && m.retry != nil {
-		_, problems := envoyRetry(m.retry.attempts, m.retry.retryOn, m.retry.perTry, m.at)
+		_, problems := envoyRetry(m.retry.attempts, m.retry.retryOn, m.retry.perTry, m.at.at)
 		s.Problems = append(s.Problems, problems...)
 	}
 	if c := s.nginx; c != nil {
-		_, problems := nginxRetry(s.controller("proxy-next-upstream", NginxProxyNextUpstream, c.at),
-			s.controller("proxy-next-upstream-tries", NginxProxyNextUpstreamTries, c.at),
-			s.controller("retry-non-idempotent", NginxRetryNonIdempotent, c.at), false)
+		_, problems := nginxRetry(s.controller("proxy-next-upstream", NginxProxyNextUpstream, c.at.at),
+			s.controller("proxy-next-upstream-tries", NginxProxyNextUpstreamTries, c.at.at),
+			s.controller("retry-non-idempotent", NginxRetryNonIdempotent, c.at.at), false)
 		s.Problems = append(s.Problems, problems...)
 	}
 }
 
 // once reports a second cluster-wide configuration of one kind: the
-// first read is used.
-func (s *Set) once(kind string, first, second Pos) {
-	s.Problems = append(s.Problems, Problem{At: second, Message: fmt.Sprintf("a second %s; the one at %s is used", kind, first)})
+// first read is used. A copy of the first (same name) is the same
+// configuration: read once, and reported once if it differs.
+func (s *Set) once(kind string, first, second configID) {
+	if first.name != second.name {
+		s.Problems = append(s.Problems, Problem{At: second.at, Message: fmt.Sprintf("a second %s; the one at %s is used", kind, first.at)})
+		return
+	}
+	if first.fingerprint != second.fingerprint && !s.differing[first.name] {
+		s.differ(first.name, first.at, second.at)
+	}
+}
+
+// differ reports a second definition of the resource name that differs
+// from the first, at first, and remembers it is reported.
+func (s *Set) differ(name string, first, second Pos) {
+	if s.differing == nil {
+		s.differing = map[string]bool{}
+	}
+	s.differing[name] = true
+	s.Problems = append(s.Problems, Problem{At: second, Used: &first, Message: fmt.Sprintf("two definitions of %s, which differ: the first is used; keep one", name)})
 }
 
 // The readers' shared value types.

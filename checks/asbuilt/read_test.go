@@ -105,7 +105,7 @@ func dump(s *Set, dir string, selects []string) string {
 			fmt.Fprintf(&b, "      per-try %s (%s)\n", r.PerTryTimeout, origin(r.PerTryTimeoutFrom))
 		}
 	}
-	fmt.Fprintf(&b, "skipped %d\n", s.Skipped)
+	fmt.Fprintf(&b, "skipped %d %v\n", s.Skipped, s.SkippedKinds)
 	for _, e := range s.Errors {
 		fmt.Fprintf(&b, "error %s: %v\n", rel(e.At), e.Err)
 	}
@@ -117,6 +117,18 @@ func dump(s *Set, dir string, selects []string) string {
 	}
 	for _, res := range s.Resources {
 		fmt.Fprintf(&b, "%s %s %s/%s at %s (name at %s)\n", res.Platform, res.Kind, res.Namespace, res.Name.Value, rel(res.At), rel(res.Name.At))
+		if res.Traffic != AnyTraffic {
+			fmt.Fprintf(&b, "  traffic %s\n", res.Traffic)
+		}
+		for _, p := range res.Parents {
+			fmt.Fprintf(&b, "  parent %s %s/%s@%s\n", p.Kind, p.Namespace, p.Name.Value, rel(p.Name.At))
+		}
+		if res.Class.Value != "" {
+			fmt.Fprintf(&b, "  class %s@%s\n", res.Class.Value, rel(res.Class.At))
+		}
+		if im := res.Implementation; im != nil {
+			fmt.Fprintf(&b, "  implementation %s: %s\n", im.Name, im.By)
+		}
 		if len(res.Hosts) > 0 {
 			fmt.Fprintf(&b, "  hosts %s\n", texts(res.Hosts))
 		}
@@ -132,6 +144,9 @@ func dump(s *Set, dir string, selects []string) string {
 				}
 				if m.Partial != "" {
 					fmt.Fprintf(&b, " and %s", m.Partial)
+				}
+				if m.Traffic != 0 {
+					fmt.Fprintf(&b, " on %s traffic", m.Traffic)
 				}
 				b.WriteString("\n")
 			}
@@ -163,8 +178,11 @@ func dump(s *Set, dir string, selects []string) string {
 			}
 		}
 		for _, q := range selects {
+			if len(res.Routes) == 0 {
+				break
+			}
 			method, template, _ := strings.Cut(q, " ")
-			if rt, m, ok := res.Select(method, template); !ok {
+			if rt, m, ok := res.Select(method, template, AnyTraffic); !ok {
 				fmt.Fprintf(&b, "  select %s: none\n", q)
 			} else if m == nil {
 				fmt.Fprintf(&b, "  select %s: route at %s (no match condition)\n", q, rel(rt.At))

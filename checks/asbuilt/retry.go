@@ -36,18 +36,9 @@ func defaulted(d *Default, at Pos) *setting {
 // attempts nil means no HTTPRetry at all: the default policy, applied
 // because of what is at at.
 func envoyRetry(attempts, retryOn, perTry *setting, at Pos) (Retry, []Problem) {
-	var problems []Problem
 	if attempts == nil {
 		attempts, retryOn = defaulted(IstioRetries, at), nil
 	}
-	retries, err := strconv.Atoi(attempts.Value)
-	if err != nil {
-		problems = append(problems, Problem{attempts.From.At, "retries.attempts is " + strconv.Quote(attempts.Value) + ", not a whole number"})
-	}
-	if retries <= 0 {
-		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: attempts.From}, problems
-	}
-	out := Retry{Attempts: 1 + retries, AttemptsKnown: true, AttemptsFrom: attempts.From}
 	codes := []*setting{defaulted(IstioRetriableStatusCodes, at)}
 	if retryOn == nil {
 		retryOn = defaulted(IstioRetryOn, at)
@@ -58,9 +49,26 @@ func envoyRetry(attempts, retryOn, perTry *setting, at Pos) (Retry, []Problem) {
 				codes = append(codes, &setting{Value: strconv.Itoa(code), From: retryOn.From})
 			}
 		}
-		if len(codes) > 0 && !strings.Contains(retryOn.Value, "retriable-status-codes") {
-			retryOn = &setting{Value: retryOn.Value + ",retriable-status-codes", From: retryOn.From}
-		}
+	}
+	return envoyRetryWith(attempts, retryOn, codes, perTry)
+}
+
+// envoyRetryWith is an Envoy retry policy: attempts are retries (0 or
+// fewer turn retries off), retryOn its conditions, codes its retriable
+// status codes (which retriable-status-codes then retries, added to
+// retryOn when missing).
+func envoyRetryWith(attempts, retryOn *setting, codes []*setting, perTry *setting) (Retry, []Problem) {
+	var problems []Problem
+	retries, err := strconv.Atoi(attempts.Value)
+	if err != nil {
+		problems = append(problems, Problem{At: attempts.From.At, Message: "retries.attempts is " + strconv.Quote(attempts.Value) + ", not a whole number"})
+	}
+	if retries <= 0 {
+		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: attempts.From}, problems
+	}
+	out := Retry{Attempts: 1 + retries, AttemptsKnown: true, AttemptsFrom: attempts.From}
+	if len(codes) > 0 && !strings.Contains(retryOn.Value, "retriable-status-codes") {
+		retryOn = &setting{Value: retryOn.Value + ",retriable-status-codes", From: retryOn.From}
 	}
 	onReset := false
 	for part := range strings.SplitSeq(retryOn.Value, ",") {
@@ -108,7 +116,7 @@ func envoyRetry(attempts, retryOn, perTry *setting, at Pos) (Retry, []Problem) {
 	if perTry != nil {
 		d, err := time.ParseDuration(perTry.Value)
 		if err != nil {
-			problems = append(problems, Problem{perTry.From.At, "retries.perTryTimeout is " + strconv.Quote(perTry.Value) + ", not a duration"})
+			problems = append(problems, Problem{At: perTry.From.At, Message: "retries.perTryTimeout is " + strconv.Quote(perTry.Value) + ", not a duration"})
 		} else {
 			out.PerTryTimeout, out.PerTryTimeoutFrom = d, perTry.From
 			if onReset {
@@ -132,7 +140,7 @@ func nginxRetry(next, tries, retryNonIdempotent *setting, nonIdempotent bool) (R
 	n, err := strconv.Atoi(strings.TrimSpace(tries.Value))
 	if err != nil || n < 0 {
 		// ingress-nginx ignores a value it cannot parse: the default.
-		problems = append(problems, Problem{tries.From.At, "proxy-next-upstream-tries is " + strconv.Quote(tries.Value) + ", not a whole number"})
+		problems = append(problems, Problem{At: tries.From.At, Message: "proxy-next-upstream-tries is " + strconv.Quote(tries.Value) + ", not a whole number"})
 		tries = defaulted(NginxProxyNextUpstreamTries, tries.From.At)
 		n, _ = strconv.Atoi(tries.Value)
 	}
@@ -184,7 +192,7 @@ func gatewayRetry(stanza Pos, present bool, attempts *setting, codes []Text, rul
 	if attempts == nil {
 		out.AttemptsFrom = defaulted(GatewayRetryAttempts, stanza).From
 	} else if n, err := strconv.Atoi(attempts.Value); err != nil || n < 0 {
-		problems = append(problems, Problem{attempts.From.At, "retry.attempts is " + strconv.Quote(attempts.Value) + ", not a whole number"})
+		problems = append(problems, Problem{At: attempts.From.At, Message: "retry.attempts is " + strconv.Quote(attempts.Value) + ", not a whole number"})
 		out.AttemptsFrom = defaulted(GatewayRetryAttempts, stanza).From
 	} else {
 		out.Attempts, out.AttemptsKnown, out.AttemptsFrom = 1+n, true, attempts.From
@@ -196,7 +204,7 @@ func gatewayRetry(stanza Pos, present bool, attempts *setting, codes []Text, rul
 	for _, c := range codes {
 		code, err := strconv.Atoi(c.Value)
 		if err != nil || code < 400 || code > 599 {
-			problems = append(problems, Problem{c.At, "retry.codes entry " + strconv.Quote(c.Value) + " is not a status code from 400 to 599"})
+			problems = append(problems, Problem{At: c.At, Message: "retry.codes entry " + strconv.Quote(c.Value) + " is not a status code from 400 to 599"})
 			continue
 		}
 		out.add(Condition{Kind: Status, Low: code, High: code, Platform: "codes", From: Origin{At: c.At}})

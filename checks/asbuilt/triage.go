@@ -21,7 +21,8 @@ const (
 	emptyDoc                // no content: neither read nor counted
 )
 
-// triage decides from a document's top level alone, when that is plain
+// triage decides from a document's top level alone (and returns the kind
+// it read, nil when none), when that is plain
 // block style: every line at column 0 is a "key: value" with a plain key
 // (or an item of the sequence the key above holds), and kind is written
 // once, as a plain single-line word (apiVersion too, when written). The
@@ -33,9 +34,9 @@ const (
 // Gateway exports, the ConfigMaps a reader may read, and a document with
 // a line break other than "\n" or "\r\n". FuzzTriage holds it to the
 // full parse.
-func triage(doc []byte) verdict {
+func triage(doc []byte) (verdict, []byte) {
 	if slices.ContainsFunc(otherBreaks, func(b []byte) bool { return bytes.Contains(doc, b) }) {
-		return parseIt // lines this reading does not split at
+		return parseIt, nil // lines this reading does not split at
 	}
 	var kind []byte
 	var hasKind, content, sequence bool
@@ -46,13 +47,13 @@ func triage(doc []byte) verdict {
 	for line := range bytes.Lines(doc) {
 		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
 		if bytes.IndexByte(line, '\r') >= 0 {
-			return parseIt // a line break too
+			return parseIt, kind // a line break too
 		}
 		if first {
 			first = false
 			if marker(line, "---") || marker(line, "...") {
 				if rest := bytes.TrimSpace(line[3:]); len(rest) > 0 && rest[0] != '#' {
-					return parseIt // content on the marker's line
+					return parseIt, kind // content on the marker's line
 				}
 				continue
 			}
@@ -63,11 +64,11 @@ func triage(doc []byte) verdict {
 		case len(trimmed) == 0:
 			continue
 		case indented && continued:
-			return parseIt // "kind: Virtual\n  Service" is one value
+			return parseIt, kind // "kind: Virtual\n  Service" is one value
 		case trimmed[0] == '#':
 			continue
 		case indented && !content:
-			return parseIt // an indented root
+			return parseIt, kind // an indented root
 		case indented:
 			continue // the value of the key above
 		}
@@ -75,13 +76,13 @@ func triage(doc []byte) verdict {
 		if line[0] == '-' && (len(line) == 1 || line[1] == ' ') {
 			// An item of the sequence the key above holds, unindented.
 			if !sequence {
-				return parseIt
+				return parseIt, kind
 			}
 			continue
 		}
 		key, value, ok := topLevelKey(line)
 		if !ok {
-			return parseIt
+			return parseIt, kind
 		}
 		content = true
 		value = bytes.TrimLeft(value, " ")
@@ -92,7 +93,7 @@ func triage(doc []byte) verdict {
 			// problem) before the kind decides.
 			word, ok := plainWord(value)
 			if !ok || string(key) == "kind" && hasKind {
-				return parseIt
+				return parseIt, kind
 			}
 			if string(key) == "kind" {
 				kind, hasKind = word, true
@@ -100,24 +101,24 @@ func triage(doc []byte) verdict {
 			continued = true
 		default:
 			if slices.Contains(exportKeys, string(key)) {
-				return parseIt // a platform's export, perhaps
+				return parseIt, kind // a platform's export, perhaps
 			}
 		}
 	}
 	if !content {
-		return emptyDoc
+		return emptyDoc, kind
 	}
 	switch string(kind) {
 	case "":
 		// Read when it is a platform's export, whose keys are at the top
 		// level (so not here); skipped otherwise, as parsed.
-		return skipIt
+		return skipIt, kind
 	case "ConfigMap":
 		// Read when a platform claims it, which it does only when the
 		// document holds the platform's word, which no text spells
 		// without its letters but a double-quoted escape.
 		if !slices.ContainsFunc(configMapWords, func(w []byte) bool { return bytes.Contains(doc, w) }) && bytes.IndexByte(doc, '\\') < 0 {
-			return skipIt
+			return skipIt, kind
 		}
 	}
 	// The kinds read are parsed whatever their apiVersion: one of
@@ -125,9 +126,9 @@ func triage(doc []byte) verdict {
 	// is the file's error (IDL001), as a reader's kind written wrongly
 	// should be.
 	if slices.Contains(readKinds, string(kind)) {
-		return parseIt
+		return parseIt, kind
 	}
-	return skipIt
+	return skipIt, kind
 }
 
 // otherBreaks are the line breaks of the YAML parser (YAML 1.1) other

@@ -52,7 +52,7 @@ var triageCases = []struct {
 
 func TestTriage(t *testing.T) {
 	for _, tt := range triageCases {
-		if got := triage([]byte(tt.doc)); got != tt.want {
+		if got, _ := triage([]byte(tt.doc)); got != tt.want {
 			t.Errorf("triage(%q) = %d, want %d", tt.doc, got, tt.want)
 		}
 	}
@@ -78,7 +78,7 @@ func FuzzTriage(f *testing.F) {
 			return // read whole, without triage
 		}
 		for _, doc := range documents(data) {
-			v := triage(doc)
+			v, kind := triage(doc)
 			if v == parseIt && mayHold(doc) {
 				continue
 			}
@@ -86,13 +86,20 @@ func FuzzTriage(f *testing.F) {
 			if full.parseDocuments(doc) != nil {
 				continue
 			}
-			read := fmt.Sprintf("%d resources, %d configurations, %d skipped, problems %v", len(full.resources), len(full.configs), full.skipped, full.problems)
+			skipped, ofKind := 0, 0
+			for _, k := range full.skipped {
+				skipped += k.n
+				if k.kind == string(kind) {
+					ofKind = k.n
+				}
+			}
+			read := fmt.Sprintf("%d resources, %d configurations, %d skipped %v, problems %v", len(full.resources), len(full.configs), skipped, full.skipped, full.problems)
 			switch {
 			case v == parseIt && len(full.resources)+len(full.configs) > 0:
 				t.Errorf("mayHold skips %q, the parse reads %s", doc, read)
-			case v == skipIt && (len(full.resources)+len(full.configs)+len(full.problems) > 0 || full.skipped != 1):
+			case v == skipIt && (len(full.resources)+len(full.configs)+len(full.problems) > 0 || ofKind != 1 || skipped != 1):
 				t.Errorf("triage skips %q, the parse reads %s", doc, read)
-			case v == emptyDoc && (len(full.resources)+len(full.configs)+len(full.problems) > 0 || full.skipped != 0):
+			case v == emptyDoc && (len(full.resources)+len(full.configs)+len(full.problems) > 0 || skipped != 0):
 				t.Errorf("triage finds %q empty, the parse reads %s", doc, read)
 			}
 		}

@@ -27,6 +27,7 @@ import (
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/fileset"
 	"github.com/idemlint/idemlint/schemas/jsontree"
+	"github.com/idemlint/idemlint/schemas/suggest"
 )
 
 // FileName is the name of the configuration file.
@@ -182,7 +183,7 @@ func Parse(path string, src []byte, rules checks.Rules) (*Config, error) {
 		}
 	}
 	if n := root.Get("as_built"); n != nil {
-		c.AsBuilt = c.readAsBuilt(n, pos)
+		c.AsBuilt = c.readAsBuilt(n, pos, report)
 	}
 	c.ignore = readPatterns(root, "ignore", report)
 	c.include = readPatterns(root, "include", report)
@@ -196,7 +197,7 @@ func Parse(path string, src []byte, rules checks.Rules) (*Config, error) {
 // readAsBuilt reads the "as_built" section, whose shape the schema has
 // checked: the paths relative to the file's directory, and where the
 // mesh is declared, at which a mesh default is reported (spec 8.1).
-func (c *Config) readAsBuilt(n *jsontree.Node, pos *jsontree.Position) *asbuilt.Source {
+func (c *Config) readAsBuilt(n *jsontree.Node, pos *jsontree.Position, report func(*jsontree.Node, string, ...any)) *asbuilt.Source {
 	src := &asbuilt.Source{Mesh: asbuilt.NoMesh}
 	if paths := n.Get("paths"); paths != nil {
 		for _, p := range paths.Items {
@@ -211,6 +212,21 @@ func (c *Config) readAsBuilt(n *jsontree.Node, pos *jsontree.Position) *asbuilt.
 		src.Mesh = asbuilt.Mesh(m.Text)
 		line, col := pos.At(m.Offset)
 		src.MeshAt = asbuilt.Pos{File: c.Path, Line: line, Column: col}
+	}
+	if classes := n.Get("classes"); classes != nil {
+		src.Classes = map[string]asbuilt.ImplementationName{}
+		for _, m := range classes.Members {
+			name, err := asbuilt.ParseImplementation(m.Value.Text)
+			if err != nil {
+				hint := ""
+				if near := suggest.One(m.Value.Text, asbuilt.ImplementationNames()); near != "" {
+					hint = fmt.Sprintf("; did you mean %q?", near)
+				}
+				report(m.Value, "as_built.classes %q: %v%s", m.Key, err, hint)
+				continue
+			}
+			src.Classes[m.Key] = name
+		}
 	}
 	return src
 }
@@ -412,7 +428,7 @@ func AsBuilt(c *Config, flags Flags) (asbuilt.Source, bool, error) {
 	src := asbuilt.Source{Mesh: asbuilt.NoMesh, FollowSymlinks: flags.FollowSymlinks}
 	given := false
 	if c != nil && c.AsBuilt != nil {
-		src.Paths, src.Mesh, src.MeshAt = c.AsBuilt.Paths, c.AsBuilt.Mesh, c.AsBuilt.MeshAt
+		src.Paths, src.Mesh, src.MeshAt, src.Classes = c.AsBuilt.Paths, c.AsBuilt.Mesh, c.AsBuilt.MeshAt, c.AsBuilt.Classes
 		given = true
 	}
 	if len(flags.AsBuilt) > 0 {

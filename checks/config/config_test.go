@@ -391,5 +391,30 @@ func TestAsBuilt(t *testing.T) {
 	}
 }
 
+// The classes of "as_built": each a class name's implementation, a value
+// that names none refused at its place with the nearest name.
+func TestAsBuiltClasses(t *testing.T) {
+	c, err := Parse("c.json", []byte(`{"as_built": {"classes": {"internal-gw": "envoy-gateway", "legacy": "none"}}}`), rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _, err := AsBuilt(c, Flags{AsBuilt: []string{"x.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]asbuilt.ImplementationName{"internal-gw": asbuilt.EnvoyGatewayImplementation, "legacy": asbuilt.NoImplementation}
+	if diff := cmp.Diff(want, src.Classes); diff != "" {
+		t.Errorf("classes (-want +got):\n%s", diff)
+	}
+	for src, want := range map[string]string{
+		`{"as_built": {"classes": {"internal-gw": "envoy-gatway"}}}`: `c.json:1:42: as_built.classes "internal-gw": the implementation must be one of istio, envoy-gateway, kong, none, got "envoy-gatway"; did you mean "envoy-gateway"?`,
+		`{"as_built": {"classes": {"edge": 3}}}`:                     `c.json:1:35: "edge" must be a string, found number`,
+	} {
+		if _, err := Parse("c.json", []byte(src), rules); err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %q", src, err, want)
+		}
+	}
+}
+
 // rules are the rules whose ids a configuration may name in these tests.
 var rules = slices.Concat(checks.Core, asbuilt.Rules)

@@ -126,6 +126,7 @@ func Deployment(cfg *config.Config, s Settings) (*asbuilt.Deployment, error) {
 	if err != nil || !given {
 		return nil, err
 	}
+	src.ListSkipped = s.Verbose
 	return asbuilt.Open(src, s.notes())
 }
 

@@ -75,6 +75,9 @@ type Operation struct {
 	// JSON (the media type's example, else its first example by name),
 	// nil when it declares none.
 	RequestExample json.RawMessage
+	// RequestMediaTypes are the media types of its request body
+	// ("application/json"), lower case, without parameters, sorted.
+	RequestMediaTypes []string
 }
 
 // Param is a header parameter.
@@ -206,6 +209,7 @@ func Load(path string) (*API, error) {
 			}
 			o.HeaderParams = headerParams(item.Parameters, op.Parameters, itemPointer, o.Pointer, o.At)
 			o.RequestExample = requestExample(op.RequestBody)
+			o.RequestMediaTypes = requestMediaTypes(op.RequestBody)
 			api.Operations = append(api.Operations, o)
 		}
 	}
@@ -287,6 +291,20 @@ func requestExample(body *openapi3.RequestBodyRef) json.RawMessage {
 		return nil
 	}
 	return data
+}
+
+// requestMediaTypes are the media types of a request body's content.
+func requestMediaTypes(body *openapi3.RequestBodyRef) []string {
+	if body == nil || body.Value == nil {
+		return nil
+	}
+	var out []string
+	for name := range body.Value.Content {
+		mt, _, _ := strings.Cut(name, ";")
+		out = append(out, strings.ToLower(strings.TrimSpace(mt)))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // basePaths are the path parts of server URLs, variables at their

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // StarterFile is one document of a starter set.
@@ -109,6 +113,10 @@ func starterDocument(src []byte, id string, api *API, ops []*Operation, header s
 			}
 		case "operations":
 			value = operations(ops, kind)
+		case "idempotency_fingerprint":
+			if c := bodyCanonicalization(ops); c != nil {
+				value = bytes.Replace(value, []byte(`"canonicalization": "canonical_json"`), append([]byte(`"canonicalization": `), c...), 1)
+			}
 		default:
 			value = bytes.ReplaceAll(value, []byte(`"x-idempotency-key"`), quotedKey)
 		}
@@ -160,7 +168,12 @@ func operations(ops []*Operation, kind string) json.RawMessage {
 			p = o.BasePaths[0] + o.Template
 		}
 		fmt.Fprintf(&b, `    {"operation_key": %s, "method": %s, "path": %s`, quote(unique(OperationKey(o), keys)), quote(o.Method), quote(p))
-		if kind == "adapter" && o.RequestExample != nil {
+		switch ct := exampleContentType(o); {
+		case kind != "adapter":
+		case ct != "":
+			// conform sends the operation's bodies as its description does.
+			fmt.Fprintf(&b, `, "example": {"headers": {"Content-Type": %s}}`, quote(ct))
+		case o.RequestExample != nil:
 			fmt.Fprintf(&b, `, "example": {"body": %s}`, o.RequestExample)
 		}
 		b.WriteByte('}')
@@ -171,6 +184,70 @@ func operations(ops []*Operation, kind string) json.RawMessage {
 	}
 	b.WriteString("  ]")
 	return b.Bytes()
+}
+
+// bodyCanonicalization is the fingerprint's canonicalization of the
+// flow's request bodies by media type: canonical_json for JSON,
+// canonical_form for a form, raw_bytes for any other type (a wildcard
+// content type is "*/*"). One name when all agree and a single name can
+// say it, else an object; nil when no operation declares a body.
+func bodyCanonicalization(ops []*Operation) json.RawMessage {
+	byType := map[string]string{}
+	for _, o := range ops {
+		for _, mt := range o.RequestMediaTypes {
+			if !boundary.IsMediaTypeName(mt) {
+				mt = "*/*"
+			}
+			byType[mt] = canonicalizationOf(mt)
+		}
+	}
+	names := slices.Compact(slices.Sorted(maps.Values(byType)))
+	switch {
+	case len(names) == 0:
+		return nil
+	case len(names) == 1 && names[0] != "canonical_form": // a single name is canonical_json or raw_bytes
+		return quote(names[0])
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, mt := range slices.Sorted(maps.Keys(byType)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: %s", quote(mt), quote(byType[mt]))
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func canonicalizationOf(mediaType string) string {
+	switch {
+	case mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"):
+		return "canonical_json"
+	case mediaType == formMediaType:
+		return "canonical_form"
+	}
+	return "raw_bytes"
+}
+
+const formMediaType = "application/x-www-form-urlencoded"
+
+// exampleContentType is the Content-Type conform must send for o: "" when
+// o takes JSON (conform's default) or declares no body; else a form when
+// it takes one, or its first named media type.
+func exampleContentType(o *Operation) string {
+	if len(o.RequestMediaTypes) == 0 || slices.ContainsFunc(o.RequestMediaTypes, func(mt string) bool { return canonicalizationOf(mt) == "canonical_json" }) {
+		return ""
+	}
+	if slices.Contains(o.RequestMediaTypes, formMediaType) {
+		return formMediaType
+	}
+	for _, mt := range o.RequestMediaTypes {
+		if mt != "*/*" && boundary.IsMediaTypeName(mt) {
+			return mt
+		}
+	}
+	return ""
 }
 
 // OperationKey names an operation as spec section 7 says: its operationId

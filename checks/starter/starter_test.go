@@ -1,7 +1,10 @@
 package starter
 
 import (
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/checks/openapi"
+	"github.com/idemlint/idemlint/reference"
 )
 
 // The starter set passes check, each document names its kind's schema
@@ -77,6 +81,88 @@ func TestNewFromOpenAPI(t *testing.T) {
 	// The description declares no key header for its one write.
 	if len(set.KeyGaps) != 1 {
 		t.Errorf("KeyGaps = %v, want the one operation", set.KeyGaps)
+	}
+}
+
+// A description whose writes take forms (Stripe) and JSON gets a policy
+// that reads each by its media type, and the engine runs it: a form POST
+// and its duplicate with the fields in another order are one payload, a
+// changed field another, and a body of a type the description does not
+// name is refused.
+func TestNewFromOpenAPIFormBodies(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "openapi.yaml")
+	err := os.WriteFile(spec, []byte(`openapi: 3.0.3
+info: {title: payments, version: "2024-06-20"}
+paths:
+  /v1/payment_intents:
+    post:
+      operationId: PostPaymentIntents
+      tags: [payments]
+      requestBody:
+        content:
+          application/x-www-form-urlencoded:
+            schema: {type: object}
+      responses: {"200": {description: ok}}
+  /v1/customers:
+    post:
+      operationId: PostCustomers
+      tags: [payments]
+      requestBody:
+        content:
+          application/json; charset=utf-8:
+            schema: {type: object}
+      responses: {"200": {description: ok}}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := openapi.Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := New(api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := set.Files["payments/04-adapter.json"].Data
+	for _, want := range []string{
+		`"canonicalization": {"application/json": "canonical_json", "application/x-www-form-urlencoded": "canonical_form"}`,
+		`"operation_key": "postpaymentintents", "method": "POST", "path": "/v1/payment_intents", "example": {"headers": {"Content-Type": "application/x-www-form-urlencoded"}}}`,
+	} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("payments/04-adapter.json lacks %s:\n%s", want, doc)
+		}
+	}
+	e, err := reference.New("04-adapter.json", doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	executions := 0
+	h := e.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		executions++
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintf(w, "execution %d", executions)
+	}))
+	keyHeader := e.Policy().Idempotency.KeyHeader()
+	send := func(contentType, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "/v1/payment_intents", strings.NewReader(body))
+		r.Header.Set(keyHeader, "key-1")
+		r.Header.Set("Content-Type", contentType)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	const form = "application/x-www-form-urlencoded"
+	first := send(form, "amount=2000&currency=usd&payment_method_types[]=card&metadata[order_id]=6735")
+	again := send(form, "metadata%5Border_id%5D=6735&currency=usd&payment_method_types%5B%5D=card&amount=2000")
+	if first.Code != 200 || again.Code != 200 || again.Body.String() != first.Body.String() {
+		t.Errorf("form POST %d %q, reordered duplicate %d %q; want the first answer replayed", first.Code, first.Body, again.Code, again.Body)
+	}
+	if w := send(form, "amount=2001&currency=usd&payment_method_types[]=card&metadata[order_id]=6735"); w.Code != 422 {
+		t.Errorf("changed field: %d %s, want 422", w.Code, w.Body)
+	}
+	if w := send("multipart/form-data; boundary=x", "--x--"); w.Code != 415 {
+		t.Errorf("undeclared media type: %d %s, want 415", w.Code, w.Body)
 	}
 }
 

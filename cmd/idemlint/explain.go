@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/idemlint/idemlint/checks/asbuilt"
 	"github.com/idemlint/idemlint/checks/explain"
 	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/reference/conform"
@@ -24,6 +25,9 @@ func newExplainCmd() *cobra.Command {
 			}
 			if p, ok := conform.LookupProbe(args[0]); ok {
 				return p.Explain(cmd.OutOrStdout())
+			}
+			if d, ok := asbuilt.LookupDefault(args[0]); ok {
+				return d.Explain(cmd.OutOrStdout()) // a platform default a finding names
 			}
 			return explain.UnknownIDError(lint.Rules, args[0], conform.SuggestProbe(args[0]))
 		},

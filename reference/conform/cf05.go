@@ -26,7 +26,7 @@ func runMismatch(t *trial) {
 		return
 	}
 	other := t.again(r)
-	other.body = encode(payload(t.target, newUUID()))
+	other.body = t.target.encode(payload(t.target, newUUID()))
 	resp := t.send(other)
 	t.noteRefusal(resp)
 	t.checkRefusal(resp, t.policy.mismatch, "on_payload_mismatch", codeIfJSON, first)

@@ -36,7 +36,7 @@ func runOtherOperation(t *trial) {
 	}
 	t.expect("2xx: a fresh execution of %s, whatever the key did on %s", t.second.Key, t.target.Key)
 	other := t.again(r)
-	other.op, other.path, other.body = t.second, t.fillPath(t.second.Path), encode(payload(t.second, newUUID()))
+	other.op, other.path, other.body = t.second, t.fillPath(t.second.Path), t.second.encode(payload(t.second, newUUID()))
 	resp := t.send(other)
 	switch {
 	case !resp.ok():

@@ -39,7 +39,7 @@ func runBigInteger(t *trial) {
 		return
 	}
 	rounded := t.again(r)
-	rounded.body = encode(payload(t.target, nonce, field{BigField, number(bigRounded)}))
+	rounded.body = t.target.encode(payload(t.target, nonce, field{BigField, number(bigRounded)}))
 	switch resp := t.send(rounded); {
 	case resp.err != nil:
 		t.fail("%s", resp.summary())

@@ -3,6 +3,7 @@ package conform
 import (
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/jsontree"
@@ -40,7 +41,28 @@ type refusalSpec struct {
 
 type fingerprintSpec struct {
 	canonicalization string
-	body             bool // the body is one of the inputs
+	// byMediaType is the canonicalization per media type, when declared
+	// so ("*/*" for any other); nil otherwise.
+	byMediaType map[string]string
+	body        bool // the body is one of the inputs
+}
+
+// canonicalizationOf is the canonicalization of a body sent with
+// contentType: "" when the policy names none for it.
+func (f *fingerprintSpec) canonicalizationOf(contentType string) string {
+	if f.byMediaType == nil {
+		return f.canonicalization
+	}
+	if c, ok := f.byMediaType[mediaType(contentType)]; ok {
+		return c
+	}
+	return f.byMediaType["*/*"]
+}
+
+// mediaType is a Content-Type's type/subtype, in lower case.
+func mediaType(contentType string) string {
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
 }
 
 type replaySpec struct {
@@ -71,6 +93,9 @@ type operation struct {
 	base *jsontree.Node
 	// exampleHeaders are the example's headers as declared.
 	exampleHeaders []boundary.ExampleHeader
+	// form: the example's Content-Type is a form, so bodies are sent as
+	// application/x-www-form-urlencoded pairs rather than JSON.
+	form bool
 }
 
 // readContract reads p. It is the only place conform reads the model; a
@@ -94,6 +119,12 @@ func readContract(p *boundary.Policy) *contract {
 	}
 	if f := p.Fingerprint; f.OK() {
 		c.fingerprint = &fingerprintSpec{canonicalization: f.Canonicalization.Value, body: f.Inputs.Contains("body")}
+		for _, m := range f.Canonicalization.ByMediaType {
+			if c.fingerprint.byMediaType == nil {
+				c.fingerprint.byMediaType = map[string]string{}
+			}
+			c.fingerprint.byMediaType[m.MediaType] = m.Name.Value
+		}
 	}
 	if r := p.Replay; r.OK() {
 		c.replay = &replaySpec{

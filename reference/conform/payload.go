@@ -3,6 +3,8 @@ package conform
 import (
 	"crypto/rand"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/idemlint/idemlint/reference/jcs"
@@ -80,6 +82,70 @@ func hasField(fields []field, name string) bool {
 		}
 	}
 	return false
+}
+
+// formMediaType is the media type of form bodies.
+const formMediaType = "application/x-www-form-urlencoded"
+
+// encode writes a probe body as op sends it: a form, or compact JSON.
+func (op *operation) encode(n *jsontree.Node) []byte {
+	if op.form {
+		return appendForm(nil, n, "", false)
+	}
+	return encode(n)
+}
+
+// reserialise writes a probe body as op sends it, spelt otherwise: a
+// form's pairs in reverse order (the values of one name keep theirs), or
+// JSON re-serialised.
+func (op *operation) reserialise(n *jsontree.Node) []byte {
+	if op.form {
+		return appendForm(nil, n, "", true)
+	}
+	return reserialise(n)
+}
+
+// appendForm writes n, a JSON object, as form pairs: a member's name is
+// its path in brackets (items[0][price]), as Stripe and PHP spell nested
+// fields; a string or number is its text, a literal its word, null the
+// empty value. reversed writes the members of every object in reverse
+// order; the items of an array, the values of one name, keep theirs.
+func appendForm(b []byte, n *jsontree.Node, name string, reversed bool) []byte {
+	pair := func(value string) []byte {
+		if len(b) > 0 {
+			b = append(b, '&')
+		}
+		return append(append(append(b, url.QueryEscape(name)...), '='), url.QueryEscape(value)...)
+	}
+	switch n.Kind {
+	case jsontree.Object:
+		for i := range n.Members {
+			m := n.Members[i]
+			if reversed {
+				m = n.Members[len(n.Members)-1-i]
+			}
+			b = appendForm(b, m.Value, formName(name, m.Key), reversed)
+		}
+		return b
+	case jsontree.Array:
+		for i, it := range n.Items {
+			b = appendForm(b, it, formName(name, strconv.Itoa(i)), reversed)
+		}
+		return b
+	case jsontree.String, jsontree.Number:
+		return pair(n.Text)
+	case jsontree.Bool:
+		return pair(strconv.FormatBool(n.True))
+	default:
+		return pair("")
+	}
+}
+
+func formName(parent, member string) string {
+	if parent == "" {
+		return member
+	}
+	return parent + "[" + member + "]"
 }
 
 // encode writes n as compact JSON: members in order, numbers exactly as

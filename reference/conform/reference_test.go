@@ -146,6 +146,29 @@ func TestReferencePolicyVariants(t *testing.T) {
 			wantSkip: []string{"CF04", "CF06", "CF16", "CF18", "CF19"},
 		},
 		{
+			// Stripe: the operation sends forms; CF06 reorders its pairs,
+			// and CF10 has no JSON type to change.
+			name: "form bodies",
+			edit: func(doc map[string]any) {
+				section(doc, "idempotency_fingerprint")["canonicalization"] = map[string]any{
+					"application/json": "canonical_json", "application/x-www-form-urlencoded": "canonical_form"}
+				op := doc["operations"].([]any)[0].(map[string]any)
+				op["example"] = map[string]any{"body": map[string]any{"amount": 2000, "currency": "usd", "metadata": map[string]any{"order_id": "6735"}},
+					"headers": map[string]any{"Content-Type": "application/x-www-form-urlencoded"}}
+			},
+			wantSkip: []string{"CF10", "CF18", "CF19"},
+		},
+		{
+			name: "forms read as raw bytes",
+			edit: func(doc map[string]any) {
+				section(doc, "idempotency_fingerprint")["canonicalization"] = map[string]any{
+					"application/json": "canonical_json", "application/x-www-form-urlencoded": "raw_bytes"}
+				op := doc["operations"].([]any)[0].(map[string]any)
+				op["example"] = map[string]any{"headers": map[string]any{"Content-Type": "application/x-www-form-urlencoded"}}
+			},
+			wantSkip: []string{"CF06", "CF10", "CF18", "CF19"},
+		},
+		{
 			name: "one operation, no on_missing",
 			edit: func(doc map[string]any) {
 				doc["operations"] = doc["operations"].([]any)[:1]

@@ -354,6 +354,7 @@ func (r *Runner) newOperation(op operation, body *jsontree.Node) *operation {
 	if op.StateChanging && o.header.Get("Content-Type") == "" {
 		o.header.Set("Content-Type", "application/json")
 	}
+	o.form = mediaType(o.header.Get("Content-Type")) == formMediaType
 	for _, own := range r.ownHeaders() {
 		o.header.Del(own)
 	}
@@ -668,7 +669,7 @@ func (t *trial) newRequest(op *operation, key string, body *jsontree.Node) *requ
 	r := &request{op: op, path: t.fillPath(op.Path), key: key, tenant: TenantA, actor: ActorA, target: t.fresh % len(t.bases)}
 	t.fresh++
 	if body != nil {
-		r.body = encode(body)
+		r.body = op.encode(body)
 	}
 	return r
 }

@@ -242,7 +242,7 @@ var vocabulary = func() map[string]string {
 		SpecVersion, "browser_to_bff", "bff_to_gateway", "gateway_to_adapter", "adapter",
 		"GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE",
 		"owner", "validate_only", "passthrough", "none", "reject", "wait",
-		"canonical_json", "raw_bytes", "sha256", "sha512", "method", "path", "query", "body",
+		"canonical_json", "canonical_form", "raw_bytes", "application/json", "application/x-www-form-urlencoded", "*/*", "sha256", "sha512", "method", "path", "query", "body",
 		"stored_response", "reexecute", "default", "billing", "irreversible",
 		"memory", "redis", "postgres", "24h", "7d", "14d", "30d",
 		"service", "operation_key", "contract_version", "tenant_id", "actor_id", "fingerprint", "idempotency_key",
@@ -569,7 +569,7 @@ func (d *decoder) policy(n *jsontree.Node, self Field) *Policy {
 	}
 	if p.Fingerprint.Field, o = d.object(n, at, "idempotency_fingerprint"); o != nil {
 		f, in := &p.Fingerprint, p.Fingerprint.Pos
-		f.Canonicalization, f.Inputs = d.str(o, in, "canonicalization"), d.strings(o, in, "inputs")
+		f.Canonicalization, f.Inputs = d.canonicalization(o, in), d.strings(o, in, "inputs")
 		f.Algorithm, f.ExcludeFields = d.str(o, in, "algorithm"), d.strings(o, in, "exclude_fields")
 	}
 	if p.Replay.Field, o = d.object(n, at, "idempotency_replay"); o != nil {
@@ -603,6 +603,31 @@ func (d *decoder) policy(n *jsontree.Node, self Field) *Policy {
 		p.Observe.LogFields, p.Observe.RequestIDHeader = d.strings(o, p.Observe.Pos, "log_fields"), d.str(o, p.Observe.Pos, "request_id_header")
 	}
 	return p
+}
+
+func (d *decoder) canonicalization(obj *jsontree.Node, parent Pos) Canonicalization {
+	n := obj.Get("canonicalization")
+	if n == nil {
+		return Canonicalization{}
+	}
+	c := Canonicalization{Field: Field{Pos: d.at(n, parent, "canonicalization", -1), State: Valid}}
+	switch n.Kind {
+	case jsontree.String:
+		c.Value = d.intern(n.Text)
+	case jsontree.Object:
+		c.ByMediaType = make([]MediaCanonicalization, len(n.Members))
+		for i, m := range n.Members {
+			mt := d.intern(m.Key)
+			e := MediaCanonicalization{MediaType: mt, Name: String{Field: Field{Pos: d.at(m.Value, c.Pos, mt, -1), State: Invalid}}}
+			if m.Value.Kind == jsontree.String {
+				e.Name.State, e.Name.Value = Valid, d.intern(m.Value.Text)
+			}
+			c.ByMediaType[i] = e
+		}
+	default:
+		c.State = Invalid
+	}
+	return c
 }
 
 // SuppressionField is the top-level member holding suppressions.

@@ -325,10 +325,44 @@ func sourceHeader(s String, def string) string {
 // Fingerprint is idempotency_fingerprint.
 type Fingerprint struct {
 	Field
-	Canonicalization String
+	Canonicalization Canonicalization
 	Inputs           StringList
 	Algorithm        String
 	ExcludeFields    StringList
+}
+
+// Canonicalization is idempotency_fingerprint.canonicalization: one name
+// for every body (a string), or one per request media type (an object).
+// It is Valid as either; Value is "" unless it is a string.
+type Canonicalization struct {
+	Field
+	Value string
+	// ByMediaType are the members of the object form in document order
+	// (media types as written); nil for the string form.
+	ByMediaType []MediaCanonicalization
+}
+
+// MediaCanonicalization is one member of the object form: the
+// canonicalization of bodies of one media type ("*/*": any other).
+type MediaCanonicalization struct {
+	MediaType string
+	Name      String
+}
+
+// Names are the canonicalization names written: the string, or each
+// member's value.
+func (c Canonicalization) Names() []String {
+	if c.ByMediaType == nil {
+		if !c.Present() {
+			return nil
+		}
+		return []String{{Field: c.Field, Value: c.Value}}
+	}
+	out := make([]String, len(c.ByMediaType))
+	for i, m := range c.ByMediaType {
+		out[i] = m.Name
+	}
+	return out
 }
 
 // Replay is idempotency_replay.

@@ -302,7 +302,7 @@ var (
 		"idempotency_scope": stringList,
 		"scope_sources":     object(fields{"tenant_id": headerRef, "actor_id": headerRef}),
 		"idempotency_fingerprint": object(fields{
-			"canonicalization": oneOf("canonical_json", "raw_bytes"),
+			"canonicalization": anyOf(oneOf("canonical_json", "raw_bytes"), canonicalizationByMediaType),
 			"inputs":           arrayOf(anyOf(oneOf("method", "path", "query", "body"), headerRef), 0),
 			"algorithm":        oneOf("sha256", "sha512"),
 			"exclude_fields":   arrayOf(stringWhere(isJSONPointer), 0),
@@ -337,6 +337,49 @@ var (
 
 	embeddedAdapterPolicy = object(policyFields.with(fields{"service": componentID}), "service")
 )
+
+// canonicalizationByMediaType is an object of at least one member, each
+// named by a media type and holding a canonicalization name.
+func canonicalizationByMediaType(n *jsontree.Node) *jsontree.Node {
+	if n.Kind != jsontree.Object || len(n.Members) == 0 {
+		return n
+	}
+	for _, m := range n.Members {
+		if !IsMediaTypeName(m.Key) {
+			return m.Value
+		}
+		if bad := mediaCanonicalizationName(m.Value); bad != nil {
+			return bad
+		}
+	}
+	return nil
+}
+
+var mediaCanonicalizationName = oneOf("canonical_json", "canonical_form", "raw_bytes")
+
+// IsMediaTypeName reports whether s names media types in a
+// canonicalization object: "*/*", or a lower-case "type/subtype" without
+// parameters (RFC 6838 restricted names,
+// ^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$).
+func IsMediaTypeName(s string) bool {
+	if s == "*/*" {
+		return true
+	}
+	typ, sub, ok := strings.Cut(s, "/")
+	return ok && isRestrictedName(typ) && isRestrictedName(sub)
+}
+
+func isRestrictedName(s string) bool {
+	if s == "" || len(s) > 127 || !isLowerAlnum(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isLowerAlnum(c) && strings.IndexByte("!#$&^_.+-", c) < 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // headersObject is example.headers: every member a string, extensions
 // included (its schema has no "^x-" exception).
