@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,6 +27,9 @@ type attempt struct {
 	// storeCtx carries the request's values to the store calls, which
 	// must outlive the client.
 	storeCtx context.Context
+
+	// lapsed: the attempt learned that it lost its lease, and counted it.
+	lapsed atomic.Bool
 
 	mu      sync.Mutex
 	ended   bool
@@ -151,10 +155,12 @@ func (a *attempt) renew() {
 		// Another attempt owns the key now: whatever this handler still
 		// does, it cannot record it, so tell it to stop.
 		a.log(slog.LevelError, "idempotency store: the attempt lost its lease; cancelling the handler", err)
+		a.lapse()
 		a.cancel(ErrLeaseLost)
 		return
 	case !time.Now().Before(a.leaseEnd):
 		a.log(slog.LevelError, "idempotency store: the lease lapsed before it could be renewed, so a duplicate may execute again; cancelling the handler", err)
+		a.lapse()
 		a.cancel(fmt.Errorf("%w: %w", ErrLeaseLapsed, err))
 		return
 	default:
@@ -186,6 +192,9 @@ func (a *attempt) end(state State, res Result) error {
 		return nil
 	}
 	var ended Record // what the local duplicates replay without reading it
+	if errors.Is(err, ErrLeaseLost) {
+		a.lapse()
+	}
 	if err != nil {
 		a.log(slog.LevelError, "idempotency store: cannot record the end of the attempt", err)
 	} else if !a.releases(state) {
@@ -239,6 +248,7 @@ func (a *attempt) retry(state State, res Result, leaseEnd time.Time) {
 	for wait := minEndRetry; ; wait = min(2*wait, maxEndRetry) {
 		if time.Now().Add(wait).After(leaseEnd) {
 			a.log(slog.LevelError, "idempotency store: gave up recording the end of the attempt: its lease lapsed, so a duplicate may execute again", ErrLeaseLost)
+			a.lapse()
 			a.settle(false)
 			return
 		}
@@ -251,6 +261,9 @@ func (a *attempt) retry(state State, res Result, leaseEnd time.Time) {
 			return
 		}
 		if !retryable(err) {
+			if errors.Is(err, ErrLeaseLost) {
+				a.lapse()
+			}
 			a.log(slog.LevelError, "idempotency store: cannot record the end of the attempt", err)
 			a.settle(false)
 			return
@@ -260,4 +273,43 @@ func (a *attempt) retry(state State, res Result, leaseEnd time.Time) {
 
 func (a *attempt) log(level slog.Level, msg string, err error) {
 	a.e.log.Log(a.storeCtx, level, msg, "operation", a.reply.Operation, "idempotency_key", a.reply.Key, "error", err)
+}
+
+// lapse counts, once for the attempt, that it lost its lease: the one
+// way, crashes aside, that its key may run again.
+func (a *attempt) lapse() {
+	if a.lapsed.CompareAndSwap(false, true) {
+		a.e.leases.lapses.Add(1)
+	}
+}
+
+// leaseCounts are what LeaseStats reports.
+type leaseCounts struct{ lapses, takeovers atomic.Int64 }
+
+// LeaseStats counts the leases an engine's attempts lost, and the
+// attempts of other workers its requests took over.
+type LeaseStats struct {
+	// Lapses counts attempts that learned they lost their lease: its
+	// renewal or the end of the attempt found the record gone or held by
+	// another attempt, or the lease lapsed before the store answered.
+	// Such an attempt's key may have run twice.
+	Lapses int64 `json:"lease_lapses"`
+	// Takeovers counts requests that executed after the processing
+	// record they waited for went without finishing: its lease lapsed
+	// (its worker died or stalled), or its worker released it.
+	Takeovers int64 `json:"takeovers"`
+}
+
+// LeaseStats returns the engine's counts of lost leases and takeovers
+// since it started, for a health report: a key runs twice only where
+// one of them was counted (or the store lost a record).
+func (e *Engine) LeaseStats() LeaseStats {
+	return LeaseStats{Lapses: e.leases.lapses.Load(), Takeovers: e.leases.takeovers.Load()}
+}
+
+// tookOver counts and logs a request that executes after the processing
+// record it waited for vanished.
+func (e *Engine) tookOver(ctx context.Context, reply Reply) {
+	e.leases.takeovers.Add(1)
+	e.log.WarnContext(ctx, "idempotency: executing a key whose attempt in flight vanished without finishing (its lease lapsed, or it was released)", "operation", reply.Operation, "idempotency_key", reply.Key)
 }

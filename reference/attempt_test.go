@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -340,5 +341,37 @@ func TestTenantShareOff(t *testing.T) {
 	}
 	if a.runs.Load() != 8 {
 		t.Errorf("%d runs, want 8", a.runs.Load())
+	}
+}
+
+// TestLeaseStats: a duplicate that executes after the attempt it waited
+// for lapsed counts a takeover, and the stalled attempt, finding its
+// record held by another, counts a lapse: the one way, crashes aside,
+// that a key runs twice, and what tests with short leases tell from a
+// double execution without one.
+func TestLeaseStats(t *testing.T) {
+	clock := newFakeClock()
+	store := NewMemoryStore(MemoryOptions{Clock: clock.Now})
+	// A lease far longer than the test, so that only the clock ends it:
+	// no renewal runs meanwhile.
+	edits := map[string]any{"/idempotency_inflight/lease_ms": 3600000, "/idempotency_inflight/wait_timeout_ms": 60000}
+	stalled, other := newEngine(t, edits, WithStore(store)), newEngine(t, edits, WithStore(store))
+	a := &app{started: make(chan struct{}, 2), release: make(chan struct{})}
+	first := make(chan *httptest.ResponseRecorder)
+	go func() { first <- do(stalled.Middleware(a), call{key: "k", body: `{}`}) }()
+	<-a.started
+	second := make(chan *httptest.ResponseRecorder)
+	go func() { second <- do(other.Middleware(a), call{key: "k", body: `{}`}) }()
+	eventually(t, "the duplicate waits", func() bool { return other.waitingTotal() == 1 })
+	clock.Advance(2 * time.Hour)
+	<-a.started // the duplicate executes: the key runs twice
+	close(a.release)
+	<-first
+	<-second
+	if got, want := stalled.LeaseStats(), (LeaseStats{Lapses: 1}); got != want {
+		t.Errorf("the stalled engine: %+v, want %+v", got, want)
+	}
+	if got, want := other.LeaseStats(), (LeaseStats{Takeovers: 1}); got != want {
+		t.Errorf("the engine that took over: %+v, want %+v", got, want)
 	}
 }

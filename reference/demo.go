@@ -37,7 +37,8 @@ const HealthPath = "/_health"
 //   - GET /_effects answers {"count": N}: how many times an operation
 //     really ran, replays excluded, which is what conform counts;
 //   - GET /_health answers 200 {"status": "ok", "warnings": []}, or
-//     "warn" with the Warnings (a store that can lose records);
+//     "warn" with the Warnings (a store that can lose records), and the
+//     engine's lease_lapses and takeovers when Leases is set;
 //   - anything else is 404 problem+json.
 //
 // It keeps the last DemoKeeps resources in memory, and no more than
@@ -51,6 +52,8 @@ type Demo struct {
 	// Warnings are what /_health reports besides being up. Set them
 	// before serving.
 	Warnings []string
+	// Leases, when set, adds the engine's LeaseStats to /_health.
+	Leases func() LeaseStats
 
 	router  *router
 	ops     []boundary.Operation
@@ -121,7 +124,12 @@ func (d *Demo) health(w http.ResponseWriter) {
 	health := struct {
 		Status   string   `json:"status"`
 		Warnings []string `json:"warnings"`
-	}{"ok", d.Warnings}
+		*LeaseStats
+	}{"ok", d.Warnings, nil}
+	if d.Leases != nil {
+		stats := d.Leases()
+		health.LeaseStats = &stats
+	}
 	if len(d.Warnings) > 0 {
 		health.Status = "warn"
 	} else {

@@ -56,6 +56,7 @@ type Engine struct {
 	base           context.Context // ends the handlers' contexts; nil: never
 	waiters        waiters
 	attempts       attemptSet // until the end of each is settled, for Drain
+	leases         leaseCounts
 
 	// Answers prebuilt once, so refusing a request allocates nothing.
 	keyProblems      [numKeyFaults]refusal
@@ -345,6 +346,9 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 
 	var deadline waitDeadline
 	defer deadline.stop()
+	// vanished: the processing record this request waited for went
+	// without finishing; executing now takes its key over.
+	vanished := false
 	for {
 		if !found {
 			var created bool
@@ -356,6 +360,9 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 			case err != nil:
 				return e.storeFailed(ctx, reply, "create", err), nil
 			case created:
+				if vanished {
+					e.tookOver(ctx, reply)
+				}
 				// A copy, so that only an execution puts a Reply on the
 				// heap, not every replay.
 				attemptReply := reply
@@ -381,6 +388,7 @@ func (e *Engine) admit(ctx context.Context, op *operation, req *Request) (Reply,
 		case timedOut:
 			return reply.refuse(e.inflightTimeout), nil
 		}
+		vanished = !found
 	}
 }
 

@@ -234,4 +234,74 @@ func BenchmarkAsBuiltCost(b *testing.B) {
 	b.Run("check", func(b *testing.B) { check(b, nil) })
 	b.Run("check+as-built", func(b *testing.B) { check(b, &Source{Paths: []string{manifests}, Mesh: NoMesh}) })
 	b.Run("check+as-built+istio", func(b *testing.B) { check(b, &Source{Paths: []string{manifests}, Mesh: IstioMesh}) })
+	proxies := writeProxyConfigs(b)
+	b.Run("check+nginx+haproxy", func(b *testing.B) { check(b, &Source{Paths: []string{proxies}, Mesh: NoMesh}) })
+}
+
+// writeProxyConfigs writes 1,000 proxy configuration files into a
+// directory: an nginx.conf including conf.d/*.conf, 500 of those (a
+// server of three locations, one an upstream of two servers), and 499
+// haproxy.cfg files of a defaults section, a frontend and two backends.
+func writeProxyConfigs(b *testing.B) string {
+	dir := b.TempDir()
+	write := func(name, text string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	write("nginx.conf", "user nginx;\nworker_processes auto;\nevents { worker_connections 1024; }\nhttp {\n    proxy_set_header Host $host;\n    include conf.d/*.conf;\n}\n")
+	for i := range 500 {
+		write(fmt.Sprintf("conf.d/svc%d.conf", i), fmt.Sprintf(`upstream svc%[1]d {
+    server svc%[1]d-a.team.svc:8080;
+    server svc%[1]d-b.team.svc:8080;
+}
+server {
+    listen 443 ssl;
+    server_name svc%[1]d.example.com;
+    location / { root /srv/www; }
+    location /api/ {
+        proxy_pass http://svc%[1]d;
+        proxy_read_timeout 10s;
+    }
+    location ~* \.(png|css)$ { expires 1d; }
+}
+`, i))
+	}
+	for i := range 499 {
+		write(fmt.Sprintf("haproxy/svc%d.cfg", i), fmt.Sprintf(`defaults
+    mode http
+    timeout connect 5s
+    timeout server 10s
+frontend fe%[1]d
+    bind :8%[1]d
+    default_backend svc%[1]d
+backend svc%[1]d
+    retry-on conn-failure empty-response
+    http-request disable-l7-retry if METH_POST
+    server s1 svc%[1]d.team.svc:8080 check
+backend static%[1]d
+    server s1 static.team.svc:80
+`, i))
+	}
+	return dir
+}
+
+// BenchmarkReadProxies1000 reads the 1,000 files of writeProxyConfigs as
+// --as-built naming their directory does.
+func BenchmarkReadProxies1000(b *testing.B) {
+	dir := writeProxyConfigs(b)
+	defer corpus.ReportCPU(b)()
+	for b.Loop() {
+		d, _, err := Load(Source{Paths: []string{dir}, Mesh: NoMesh})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if read, _ := d.Set.Counts(); read != 1498 || len(d.Set.Errors)+len(d.Set.Problems) > 0 {
+			b.Fatalf("read %d, errors %v, problems %v", read, d.Set.Errors, d.Set.Problems)
+		}
+	}
 }

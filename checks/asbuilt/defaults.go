@@ -18,6 +18,10 @@ type Default struct {
 	Setting string
 	Value   string // as the platform would read it: "error timeout"
 	Source  string // the documentation or code it comes from
+	// Live is set when a test runs the proxy itself and holds the row to
+	// what it does (live_test.go); otherwise the row is read from Source
+	// alone.
+	Live bool
 }
 
 func (d *Default) String() string {

@@ -7,20 +7,33 @@
 // # Reading (8.1)
 //
 // Read takes infrastructure files (YAML, several documents per file, or
-// JSON; IsFile says which files of a walked directory to take) and
+// JSON, or a platform's own language: NGINX, HAProxy; IsFile says which
+// files of a walked directory to take) and
 // returns a Set. Every value keeps its file, line and column. The kinds
 // read, one file each:
 //
 //   - istio.go: VirtualService (networking.istio.io/*), and the ConfigMap
 //     "istio" whose data.mesh holds defaultHttpRetryPolicy;
-//   - gatewayapi.go: HTTPRoute (gateway.networking.k8s.io/*);
+//   - gatewayapi.go: HTTPRoute, Gateway and GatewayClass
+//     (gateway.networking.k8s.io/*); implementation.go finds who
+//     implements each HTTPRoute (Istio, Envoy Gateway, Kong, or none
+//     known) from its parents and decides its retry with and without a
+//     retry stanza (Set.Implement, with the run's mesh and classes);
 //   - nginx.go: Ingress, and the ingress-nginx controller ConfigMap;
-//   - apigateway.go: an AWS API Gateway OpenAPI export.
+//   - apigateway.go: an AWS API Gateway OpenAPI export;
+//   - nginxconf.go: an nginx.conf and the files it includes
+//     (nginxconf_parse.go reads the language and follows the includes);
+//   - haproxy.go: a haproxy.cfg.
 //
 // A kubectl "List" is read item by item; any other kind is counted in
 // Set.Skipped (a document of a kind idemlint does not read is skipped
 // without being parsed, triage.go: most of a repository's manifests are
-// Deployments and Services). A file that cannot be read or parsed is a Set.Errors entry
+// Deployments and Services; Set.SkippedKinds counts them by kind). A file
+// holding Go template actions outside YAML strings (template.go) is one
+// Set.Errors entry that says to render it first. Resources of one kind,
+// namespace and name are one resource: a copy that differs is a problem
+// at it, and the first in path order is used (a cluster configuration's
+// copies alike); a missing namespace is "default". A file that cannot be read or parsed is a Set.Errors entry
 // (IDL001 at that file) and nothing of it is used; a value written but
 // not understood is a Set.Problems entry, IDL001 at its place
 // (Set.FileFindings reports both). Reading is bounded
@@ -33,7 +46,11 @@
 // # Model
 //
 // A Resource (kind, name, namespace, position) has Routes in the order
-// written. A Route has Matches (pathmatch matchers, a method; Partial
+// written, and the Traffic they apply to: an Istio VirtualService's
+// gateways (none or "mesh": the calls between services; a Gateway: the
+// traffic entering through it, the browser's included), an HTTPRoute's
+// parents. A route binds only to a hop whose traffic it applies to, and
+// several resources bound to one hop are alternatives. A Route has Matches (pathmatch matchers, a method; Partial
 // when it also asks for a header or query parameter), the
 // Backends it sends to, its effective Retry, the headers it Removed or
 // Set, the only headers it Forwards (if it forwards only some), whether

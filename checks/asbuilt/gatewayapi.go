@@ -9,7 +9,7 @@ import (
 	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
-// Gateway API (spec 8.1): an HTTPRoute's rules and parents, and the
+// Gateway API: an HTTPRoute's rules and parents, and the
 // Gateways and GatewayClasses that say who implements them
 // (implementation.go). Field names are those of sigs.k8s.io/gateway-api
 // apis/v1 (retry: GEP-1731).

@@ -73,6 +73,9 @@ type Resource struct {
 	Routes []*Route // as written
 
 	order []candidate // Routes' matches in the platform's precedence
+	// pick, when set, is the platform's own choice of route where it is
+	// not an order of the matches (nginx's locations).
+	pick func(method, template string) (*Route, *Match, bool)
 }
 
 // Traffic is a set of the kinds of traffic a route may apply to.
@@ -134,6 +137,9 @@ type Route struct {
 	// platform treats them apart (ingress-nginx without non_idempotent);
 	// nil when Retry holds for every method.
 	NonIdempotent *Retry
+	// ByMethod are the retries of the methods a platform treats apart
+	// by name (HAProxy's disable-l7-retry if METH_POST), by method.
+	ByMethod map[string]Retry
 	// Timeout bounds the whole request, retries included; 0 when none.
 	Timeout     time.Duration
 	TimeoutFrom Origin
@@ -158,6 +164,9 @@ type Route struct {
 
 // RetryFor returns the retry the route applies to a request with method.
 func (r *Route) RetryFor(method string) Retry {
+	if retry, ok := r.ByMethod[strings.ToUpper(method)]; ok {
+		return retry
+	}
 	if r.NonIdempotent != nil {
 		switch strings.ToUpper(method) {
 		case "POST", "LOCK", "PATCH":
@@ -208,11 +217,14 @@ func (m Match) Holds(method, template string) bool {
 }
 
 // Select returns the route the platform itself picks for a request with
-// method to template on traffic (spec 8.4), and the match that holds;
+// method to template on traffic, and the match that holds;
 // false when no route of the resource carries it.
 func (res *Resource) Select(method, template string, traffic Traffic) (*Route, *Match, bool) {
 	if res.Traffic&traffic == 0 {
 		return nil, nil, false
+	}
+	if res.pick != nil {
+		return res.pick(method, template)
 	}
 	for _, c := range res.order {
 		if c.match < 0 {

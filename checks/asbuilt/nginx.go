@@ -38,18 +38,21 @@ var (
 		Setting: "proxy-next-upstream",
 		Value:   "error timeout",
 		Source:  "ingress-nginx docs, user-guide/nginx-configuration/configmap.md#proxy-next-upstream",
+		Live:    true, // nginx decides it: proven with the directives of the template
 	}
 	NginxProxyNextUpstreamTries = &Default{
 		ID:      "ingress-nginx.proxy-next-upstream-tries",
 		Setting: "proxy-next-upstream-tries",
 		Value:   "3",
 		Source:  "ingress-nginx docs, user-guide/nginx-configuration/configmap.md#proxy-next-upstream-tries",
+		Live:    true, // nginx decides it: proven with the directives of the template
 	}
 	NginxRetryNonIdempotent = &Default{
 		ID:      "ingress-nginx.retry-non-idempotent",
 		Setting: "retry-non-idempotent",
 		Value:   "false",
 		Source:  "ingress-nginx docs, user-guide/nginx-configuration/configmap.md#retry-non-idempotent; nginx proxy_next_upstream non_idempotent: POST, LOCK and PATCH are not passed to the next server once sent",
+		Live:    true, // nginx decides it: proven with the directives of the template
 	}
 	NginxCORSAllowHeaders = &Default{
 		ID:      "ingress-nginx.cors-allow-headers",
@@ -68,6 +71,7 @@ var (
 		Setting: "enable-underscores-in-headers",
 		Value:   "false",
 		Source:  "ingress-nginx docs, user-guide/nginx-configuration/configmap.md#enable-underscores-in-headers; nginx underscores_in_headers: such headers are dropped",
+		Live:    true, // nginx decides it: proven with the directives of the template
 	}
 )
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -22,6 +23,8 @@ var platforms = []*platform{
 	ingressNginx,
 	gatewayAPI,
 	apiGateway,
+	nginx,
+	haproxy,
 }
 
 // platform is what one platform reads and relies on.
@@ -33,6 +36,9 @@ type platform struct {
 	configMap *configMapReader
 	// export, when not nil, is a document without a kind it reads.
 	export *exportReader
+	// text, when not nil, is the platform's own configuration language
+	// it reads (nginx.conf, haproxy.cfg).
+	text *textReader
 	// defaults are what it does when nothing is written, each with the
 	// documentation it comes from.
 	defaults []*Default
@@ -61,6 +67,31 @@ type exportReader struct {
 	keys []string
 	is   func(r *reader, root *yaml.Node) bool
 	read func(f *fileRead, root *yaml.Node)
+}
+
+// textReader reads files in a platform's own configuration language:
+// exts are the name endings a walked directory takes, is tells such a
+// file from another program's of the same ending (skipped).
+type textReader struct {
+	exts []string
+	is   func(data []byte) bool
+	read func(f *fileRead, data []byte)
+}
+
+// textReaderOf returns the reader of the files named like path.
+func textReaderOf(path string) *textReader {
+	for _, p := range platforms {
+		if p.text != nil && slices.ContainsFunc(p.text.exts, func(ext string) bool { return strings.HasSuffix(strings.ToLower(path), ext) }) {
+			return p.text
+		}
+	}
+	return nil
+}
+
+// readsText reports whether platform p reads its own configuration
+// language rather than Kubernetes documents.
+func readsText(p Platform) bool {
+	return slices.ContainsFunc(platforms, func(q *platform) bool { return q.name == p && q.text != nil })
 }
 
 // listKind is the kind whose items are each read as a document.
@@ -128,7 +159,7 @@ func (p *platform) check() error {
 	if p.name == "" {
 		return errors.New("no name")
 	}
-	if len(p.kinds) == 0 && p.configMap == nil && p.export == nil {
+	if len(p.kinds) == 0 && p.configMap == nil && p.export == nil && p.text == nil {
 		return errors.New("reads nothing")
 	}
 	for _, k := range p.kinds {
@@ -141,6 +172,9 @@ func (p *platform) check() error {
 	}
 	if e := p.export; e != nil && (len(e.keys) == 0 || e.is == nil || e.read == nil) {
 		return errors.New("export reader incomplete")
+	}
+	if t := p.text; t != nil && (len(t.exts) == 0 || t.is == nil || t.read == nil) {
+		return errors.New("text reader incomplete")
 	}
 	for _, d := range p.defaults {
 		if d.ID == "" || d.Setting == "" || d.Value == "" || d.Source == "" {

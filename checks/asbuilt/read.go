@@ -34,13 +34,14 @@ const MaxFileSize = 8 << 20
 const maxDepth = 500
 
 // IsFile reports whether a file met while walking a directory is read
-// as an infrastructure file (spec 8.1: *.yaml, *.yml, *.json).
+// as an infrastructure file (spec 8.1: *.yaml, *.yml, *.json; and the
+// endings of a platform's own language, *.conf, *.cfg).
 func IsFile(path string) bool {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml", ".json":
 		return true
 	}
-	return false
+	return textReaderOf(path) != nil
 }
 
 // Set is everything read from the infrastructure files.
@@ -95,7 +96,10 @@ func (s *Set) Counts() (read, skipped int) { return len(s.Resources) + len(s.Con
 // Read reads the infrastructure files at paths (files; directories are
 // expanded by the caller, keeping the files IsFile takes). A file that
 // cannot be read or parsed is an Error and the others are still read.
-func Read(paths []string) *Set {
+func Read(paths []string) *Set { return readFiles(paths, treeOf(paths, false)) }
+
+// readFiles is Read, an NGINX include reaching only into tree.
+func readFiles(paths []string, tree includeTree) *Set {
 	// Files are parsed in parallel (the YAML parser is most of the cost)
 	// and joined in the order given.
 	reads := make([]*fileRead, len(paths))
@@ -114,6 +118,7 @@ func Read(paths []string) *Set {
 		})
 	}
 	wg.Wait()
+	readNginx(reads, tree)
 	s := &Set{}
 	for _, f := range reads {
 		s.add(f)
@@ -128,7 +133,9 @@ func Parse(path string, data []byte) *Set {
 	if len(data) > MaxFileSize {
 		s.add(&fileRead{err: &FileError{At: Pos{File: path}, Err: fmt.Errorf("file is larger than the %d MiB limit for an infrastructure file", MaxFileSize>>20)}})
 	} else {
-		s.add(parse(path, data))
+		f := parse(path, data)
+		readNginx([]*fileRead{f}, includeTree{})
+		s.add(f)
 	}
 	s.resolve()
 	return s
@@ -149,10 +156,23 @@ type fileRead struct {
 	// order: the first of the whole set is used.
 	meshes  []*meshConfig
 	nginxes []*nginxConfig
+	// isNginx marks an NGINX file, ngx its directives, includes not
+	// followed yet (readNginx).
+	isNginx bool
+	ngx     []*ngxDirective
 }
 
 func parse(path string, data []byte) *fileRead {
 	f := &fileRead{reader: newReader(path, len(data)), data: data}
+	if t := textReaderOf(path); t != nil {
+		if t.is(data) {
+			t.read(f, data)
+		} else {
+			f.skip([]byte("*" + strings.ToLower(filepath.Ext(path)) + " of another program"))
+		}
+		f.data = nil
+		return f
+	}
 	f.err = f.read(data)
 	f.data = nil // the model holds copies; the file is not kept
 	return f
@@ -457,6 +477,13 @@ func (s *Set) dropCopies() {
 	first := make(map[Ref]*Resource, len(s.Resources))
 	kept := s.Resources[:0]
 	for _, res := range s.Resources {
+		if readsText(res.Platform) {
+			// An NGINX or HAProxy file names an upstream in each server
+			// that passes to it: resources of one name are alternatives
+			// (a file both included and walked is read once already).
+			kept = append(kept, res)
+			continue
+		}
 		id := Ref{Kind: res.Kind, Name: res.Name.Value, Namespace: res.Namespace}
 		was, ok := first[id]
 		if !ok {

@@ -3,8 +3,10 @@ package asbuilt
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,6 +43,9 @@ func TestRead(t *testing.T) {
 					selects = strings.Split(strings.TrimSpace(string(f.Data)), "\n")
 				default:
 					p := filepath.Join(dir, f.Name)
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
 					if err := os.WriteFile(p, f.Data, 0o644); err != nil {
 						t.Fatal(err)
 					}
@@ -153,6 +158,9 @@ func dump(s *Set, dir string, selects []string) string {
 			retry("retry", rt.Retry)
 			if rt.NonIdempotent != nil {
 				retry("retry POST/LOCK/PATCH", *rt.NonIdempotent)
+			}
+			for _, m := range slices.Sorted(maps.Keys(rt.ByMethod)) {
+				retry("retry "+m, rt.ByMethod[m])
 			}
 			if rt.Timeout != 0 {
 				fmt.Fprintf(&b, "    timeout %s (%s)\n", rt.Timeout, origin(rt.TimeoutFrom))

@@ -131,10 +131,7 @@ func envoyRetryWith(attempts, retryOn *setting, codes []*setting, perTry *settin
 
 // nginxRetry is the retry of ingress-nginx for one class of methods:
 // nonIdempotent for POST, LOCK and PATCH. tries are attempts in all (0 is
-// unlimited). nginx never passes a non-idempotent request to the next
-// server once it was sent unless proxy-next-upstream holds
-// non_idempotent (ingress-nginx: retry-non-idempotent), so without it
-// every condition is connect_error for those methods.
+// unlimited).
 func nginxRetry(next, tries, retryNonIdempotent *setting, nonIdempotent bool) (Retry, []Problem) {
 	var problems []Problem
 	n, err := strconv.Atoi(strings.TrimSpace(tries.Value))
@@ -144,14 +141,41 @@ func nginxRetry(next, tries, retryNonIdempotent *setting, nonIdempotent bool) (R
 		tries = defaulted(NginxProxyNextUpstreamTries, tries.From.At)
 		n, _ = strconv.Atoi(tries.Value)
 	}
-	out := Retry{Attempts: n, AttemptsKnown: true, AttemptsFrom: tries.From}
+	return nginxConditions(Retry{Attempts: n, AttemptsKnown: true, AttemptsFrom: tries.From}, next, retryNonIdempotent, nonIdempotent), problems
+}
+
+// nginxConfRetry is the retry of an NGINX location for one class of
+// methods: nginx passes a request to the next server of the upstream, so
+// attempts in all are its servers, bounded by proxy_next_upstream_tries
+// when that is not 0.
+func nginxConfRetry(next, tries, servers, retryNonIdempotent *setting, nonIdempotent bool) (Retry, []Problem) {
+	var problems []Problem
+	n, err := strconv.Atoi(tries.Value)
+	if err != nil || n < 0 {
+		problems = append(problems, Problem{At: tries.From.At, Message: "proxy_next_upstream_tries is " + strconv.Quote(tries.Value) + ", not a whole number"})
+		n = 0
+	}
+	count, _ := strconv.Atoi(servers.Value)
+	out := Retry{Attempts: max(count, 1), AttemptsKnown: true, AttemptsFrom: servers.From}
+	if n > 0 && n < out.Attempts {
+		out.Attempts, out.AttemptsFrom = n, tries.From
+	}
+	return nginxConditions(out, next, retryNonIdempotent, nonIdempotent), problems
+}
+
+// nginxConditions adds to out the conditions of proxy_next_upstream
+// next. nginx never passes a non-idempotent request to the next server
+// once it was sent unless next holds non_idempotent (ingress-nginx:
+// retry-non-idempotent), so without it every condition is connect_error
+// for those methods.
+func nginxConditions(out Retry, next, retryNonIdempotent *setting, nonIdempotent bool) Retry {
 	words := strings.Fields(next.Value)
 	sentOnly := nonIdempotent && !slices.Contains(words, "non_idempotent")
 	if sentOnly && retryNonIdempotent != nil && isTrue(retryNonIdempotent.Value) {
 		sentOnly = false
 	}
 	if slices.Contains(words, "off") {
-		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: next.From}, problems
+		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: next.From}
 	}
 	for _, w := range words {
 		c := Condition{Platform: w, From: next.From}
@@ -177,7 +201,7 @@ func nginxRetry(next, tries, retryNonIdempotent *setting, nonIdempotent bool) (R
 		}
 		out.add(c)
 	}
-	return out, problems
+	return out
 }
 
 // gatewayRetry is the retry of a Gateway API HTTPRouteRule: none without

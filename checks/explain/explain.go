@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/idemlint/idemlint/checks"
+	"github.com/idemlint/idemlint/checks/asbuilt"
 	"github.com/idemlint/idemlint/checks/report"
 	"github.com/idemlint/idemlint/fixtures"
 )
@@ -26,6 +27,19 @@ func Write(w io.Writer, r *checks.Rule) error {
 	return explain(w, r, ex)
 }
 
+// writeDefaults lists the platform defaults the as-built rules rely on,
+// each with its source and whether a test proves it on the proxy itself.
+func writeDefaults(w io.Writer) {
+	fmt.Fprintf(w, "\nPlatform defaults (proven live: a test runs the proxy and holds it to the row;\nelse read from the source given):\n")
+	for _, d := range asbuilt.Defaults {
+		how := "from source"
+		if d.Live {
+			how = "proven live"
+		}
+		fmt.Fprintf(w, "  %s, %s: %s\n", d.ID, how, d)
+	}
+}
+
 // snippetContext is how many lines an example shows either side of its line.
 const snippetContext = 3
 
@@ -33,6 +47,9 @@ const snippetContext = 3
 func explain(w io.Writer, r *checks.Rule, ex fixtures.Example) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "%s %s: %s, %s rule\n%s\n\n%s\n", r.ID, r.Name, r.Severity, r.Scope(), r.Summary, r.Doc)
+	if r.Scope() == asbuilt.Config.Scope {
+		writeDefaults(bw)
+	}
 	if ex.Bad == nil {
 		fmt.Fprintf(bw, "\nNo examples: fixtures/rules/%s/ has no fixture set that triggers it.\n", r.ID)
 		return bw.Flush()

@@ -57,6 +57,7 @@ func (in Invocation) Execute(paths []string, stdin io.Reader, stdout, stderr io.
 		if in.API, err = openapi.Load(in.Spec); err != nil {
 			return false, err
 		}
+		openapi.WriteNotes(stderr, in.API.Notes, in.Verbose)
 	}
 	ropts := report.Options{Color: in.Color}
 	var stdinSrc []byte // the document on standard input, once read

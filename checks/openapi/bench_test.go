@@ -55,13 +55,7 @@ func bigAPI(b *testing.B, paths int, asJSON bool) string {
 }
 
 // BenchmarkLoad loads a description of 1,000 path items and 2,000
-// operations, as 1.5 MB of YAML (0.21-0.29 s, 71 MB allocated) and as
-// 1.7 MB of JSON (0.45-0.65 s, 269 MB: kin-openapi reads JSON as YAML
-// flow style). Loading with positions (IncludeOrigin) takes about 55
-// times a YAML file's size and 95 times a JSON file's, so the 8 MiB limit
-// on a description is also its memory bound; positions cost about 40%
-// more time than loading without them, what a second parse of our own to
-// locate the operations would cost too, so we use the library's.
+// operations, as 1.5 MB of YAML and as 1.7 MB of JSON.
 func BenchmarkLoad(b *testing.B) {
 	for _, asJSON := range []bool{false, true} {
 		path := bigAPI(b, 1000, asJSON)
@@ -79,4 +73,68 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		})
 	}
+}
+
+// stripeShaped writes a description shaped like Stripe's, as large: 250
+// resources, each a GET and a form-encoded POST answered by a "default"
+// error response, and a schema of 45 described properties, 4 MB of YAML
+// with 500 operations; the key header documented in prose, declared
+// nowhere.
+func stripeShaped(b *testing.B) string {
+	b.Helper()
+	type obj = map[string]any
+	items, schemas := obj{}, obj{}
+	errResponse := obj{"description": "Error response.", "content": obj{"application/json": obj{"schema": obj{"$ref": "#/components/schemas/error"}}}}
+	for i := range 250 {
+		name := fmt.Sprintf("resource_%d", i)
+		props := obj{}
+		for j := range 45 {
+			props[fmt.Sprintf("field_%d", j)] = obj{"type": "string", "maxLength": 5000, "nullable": true,
+				"description": fmt.Sprintf("Field %d of the %s: what it holds, when it is set, and which values the API accepts for it; "+
+					"a description as long as the ones a public API publishes for its fields.", j, name)}
+		}
+		schemas[name] = obj{"type": "object", "title": name, "properties": props, "x-expandableFields": []any{"field_0"}}
+		ref := obj{"$ref": "#/components/schemas/" + name}
+		items[fmt.Sprintf("/v1/%ss/{id}", name)] = obj{
+			"get": obj{"operationId": fmt.Sprintf("Get%d", i),
+				"parameters": []any{obj{"name": "id", "in": "path", "required": true, "schema": obj{"type": "string"}}},
+				"responses":  obj{"200": obj{"description": "The resource.", "content": obj{"application/json": obj{"schema": ref}}}, "default": errResponse}},
+			"post": obj{"operationId": fmt.Sprintf("Post%d", i),
+				"parameters":  []any{obj{"name": "id", "in": "path", "required": true, "schema": obj{"type": "string"}}},
+				"requestBody": obj{"content": obj{"application/x-www-form-urlencoded": obj{"schema": ref, "encoding": obj{"metadata": obj{"explode": true, "style": "deepObject"}}}}},
+				"responses":   obj{"200": obj{"description": "The resource.", "content": obj{"application/json": obj{"schema": ref}}}, "default": errResponse}},
+		}
+	}
+	schemas["error"] = obj{"type": "object", "properties": obj{"message": obj{"type": "string"}}}
+	doc := obj{"openapi": "3.0.0", "info": obj{"title": "Stripe-shaped", "version": "2023-08-16",
+		"description": "Send an Idempotency-Key header to retry a POST safely."},
+		"servers": []any{obj{"url": "https://api.example.com/"}}, "paths": items, "components": obj{"schemas": schemas}}
+	data, err := yaml.Marshal(doc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "spec3.yaml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkLoadStripeShaped loads a description as large as Stripe's (4
+// MB of YAML, 500 operations).
+func BenchmarkLoadStripeShaped(b *testing.B) {
+	path := stripeShaped(b)
+	info, _ := os.Stat(path)
+	b.Run(fmt.Sprintf("yaml-%dKB", info.Size()>>10), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			api, err := Load(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(api.Operations) != 500 {
+				b.Fatalf("%d operations", len(api.Operations))
+			}
+		}
+	})
 }

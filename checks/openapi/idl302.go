@@ -25,8 +25,10 @@ Reported at the OpenAPI operation an operation of a browser_to_bff edge
 reaches (matched as IDL301 does) when the edge requires the key for it and
 the operation has no header parameter of the key header's name (compared
 case-insensitively; parameters of the path item count, and so does a $ref to
-a shared components/parameters entry), or at the parameter when it is not
-"required: true".
+a shared components/parameters entry), or at the parameter when it is
+declared but not "required: true". A description that carries its key in
+the request body (an "idempotency_key" property, and no header parameter
+that speaks of idempotency) is not reported: one note says so.
 
 Fix: declare the header once under components/parameters and refer to it:
   components:
@@ -41,6 +43,9 @@ Fix: declare the header once under components/parameters and refer to it:
 			header string
 		}
 		reported := map[seen]bool{}
+		if Description.Of(p).BodyKey != "" {
+			return
+		}
 		for _, b := range browserEdges.Of(p).ops {
 			if b.header == "" {
 				continue
@@ -53,11 +58,11 @@ Fix: declare the header once under components/parameters and refer to it:
 				switch param, ok := o.Header(b.header); {
 				case !ok:
 					reported[s] = true
-					reportAt(p, o.At, o.Pointer, "%s: the browser_to_bff edge %s requires the key for %s, but the operation does not declare it: add a header parameter %q with required: true (a $ref to a shared components/parameters entry counts)",
-						o.Name(), b.edge(), b.describe(), b.header)
+					reportAt(p, o.At, o.Pointer, "%s: header %q not declared: the browser_to_bff edge %s requires the key for %s: add a header parameter %q with required: true (a $ref to a shared components/parameters entry counts)",
+						o.Name(), b.header, b.edge(), b.describe(), b.header)
 				case !param.Required:
 					reported[s] = true
-					reportAt(p, param.At, param.Pointer, "%s: header parameter %q is optional, but the browser_to_bff edge %s requires the key for %s: set required: true",
+					reportAt(p, param.At, param.Pointer, "%s: header parameter %q declared optional: mark it required (required: true): the browser_to_bff edge %s requires the key for %s",
 						o.Name(), param.Name, b.edge(), b.describe())
 				}
 			}

@@ -26,8 +26,9 @@ forever; the IETF idempotency-key draft asks a resource to publish them.
 Reported at the "responses" of an OpenAPI operation reached by a
 browser_to_bff operation whose chain is complete and whose owner requires
 the key, once per status the owner can answer that the operation does not
-declare. A response of the status's class ("4XX") counts; "default" does
-not, because it says nothing about the case.
+declare. A response of the status's class ("4XX") counts, and so does
+"default", which declares every status (Stripe answers every refusal with
+its "default" error response).
 
 Fix: add the responses, typically as shared components/responses with a
 problem+json body, e.g. "409": {$ref: "#/components/responses/InFlight"}.`,

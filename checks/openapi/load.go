@@ -1,48 +1,58 @@
-// Package openapi reads an OpenAPI 3.x description of the API a browser
-// calls (spec section 7): its operations with their header parameters,
-// responses and positions in the file, and the full paths a browser sends
-// them to. The rules that hold a boundary set to it (IDL301-IDL304, one
-// file each, listed in Rules) live here too as rules of package checks;
-// they read the description a command supplies to a run as the input
-// Description. "init --from-openapi" builds a starter set from it
+// Package openapi reads an OpenAPI 3.x or Swagger 2.0 description of the
+// API a browser calls: its operations with their header parameters,
+// responses, request media types and positions in the file, and the full
+// paths a browser sends them to. The rules that hold a boundary set to it
+// (IDL301-IDL304, one file each, listed in Rules) live here too as rules
+// of package checks; they read the description a command supplies to a
+// run as the input Description. "init --from-openapi" builds a starter set from it
 // (Starter).
 //
-// Loading and $ref resolution are github.com/getkin/kin-openapi's. Nothing
-// is ever fetched from the network: a $ref to a URL is refused, and a $ref
-// to another file must stay inside the directory of the description.
+// The reader visits only what idemlint reads (paths, parameters, the keys
+// of responses, request bodies' media types, examples and top-level
+// properties), on the parsed tree of the file, so the schemas of a
+// description cost their parsing and nothing else, and a $ref that does
+// not resolve costs what it is in and no more. Swagger 2.0 is read as it
+// is written (its few differences: basePath, body and formData
+// parameters, consumes), so findings point into the file itself. Nothing
+// is ever fetched from the network: a $ref to a URL is refused, and a
+// $ref to another file must stay inside the directory of the description.
 package openapi
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/url"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/getkin/kin-openapi/openapi3"
-
 	"github.com/idemlint/idemlint/schemas/fileset"
 	"github.com/idemlint/idemlint/schemas/jsontree"
 )
 
 // MaxFileSize bounds each file of an API description, as boundary
-// documents are bounded. Loading with positions costs about 55 times the
-// file's size in memory for YAML and 95 times for JSON (which the loader
-// reads as YAML flow style), so the limit also bounds memory, near 0.8 GB
-// at worst; API descriptions of one product are far smaller.
+// documents are bounded. The parsed tree costs about 10 times the file's
+// size in memory, so the limit also bounds memory; API descriptions of one
+// product are far smaller.
 const MaxFileSize = 8 << 20
 
 // API is a loaded OpenAPI description.
 type API struct {
 	Path    string // the file as named
-	Version string // the "openapi" field, e.g. "3.1.0"
+	Version string // the "openapi" field, e.g. "3.1.0", or "2.0" (Swagger)
 	// InfoVersion is info.version, the version of the API itself.
 	InfoVersion string
 	Operations  []*Operation // sorted by path template, then method
+	// Notes say what the reader left out: operations a $ref they need
+	// does not resolve for, $refs it ignored, a key carried in the body.
+	Notes []Note
+	// BodyKey is the request body property that carries the idempotency
+	// key ("idempotency_key") when the description carries it there: no
+	// header parameter of a state-changing operation speaks of
+	// idempotency, and the body of one has a property that does.
+	BodyKey string
 
 	routes map[string][]*Operation // by Route, see Find
 	abs    string                  // Path made absolute, for Is
@@ -75,15 +85,18 @@ type Operation struct {
 	// JSON (the media type's example, else its first example by name),
 	// nil when it declares none.
 	RequestExample json.RawMessage
-	// RequestMediaTypes are the media types of its request body
-	// ("application/json"), lower case, without parameters, sorted.
+	// RequestMediaTypes are the media types of its request body, in lower case
+	// without parameters, sorted: "application/x-www-form-urlencoded".
 	RequestMediaTypes []string
+
+	bodyKey string // a body property that carries an idempotency key
 }
 
 // Param is a header parameter.
 type Param struct {
-	Name     string
-	Required bool
+	Name        string
+	Required    bool
+	Description string
 	// At and Pointer are where it is defined: in the operation, or the
 	// shared definition a $ref names.
 	At      Location
@@ -127,14 +140,13 @@ func (o *Operation) Header(name string) (Param, bool) {
 	return Param{}, false
 }
 
-// Declares reports whether status is answered by a response of its own or
-// of its class ("4XX"); "default" promises nothing in particular, so it
-// does not count.
+// Declares reports whether status is answered by a response of its own,
+// of its class ("4XX") or by "default", which declares every status.
 func (o *Operation) Declares(status int) bool {
 	code := strconv.Itoa(status)
 	class := code[:1] + "XX"
 	for _, r := range o.Responses {
-		if r == code || strings.EqualFold(r, class) {
+		if r == code || strings.EqualFold(r, class) || r == "default" {
 			return true
 		}
 	}
@@ -142,185 +154,392 @@ func (o *Operation) Declares(status int) bool {
 }
 
 // Load reads the description at path. Its error says what is wrong in
-// terms a user can fix: not OpenAPI 3.x, too large, a $ref that does not
-// resolve or that points outside (a URL, a file outside the directory).
+// terms a user can fix: not OpenAPI 3.x nor Swagger 2.0, too large, not
+// YAML or JSON, no paths. A $ref that does not resolve is not an error:
+// in a part idemlint does not read it is counted in a note, and one an
+// operation needs leaves that operation out, named in a note.
 func Load(path string) (*API, error) {
 	data, err := fileset.ReadLimited(path, MaxFileSize, "an OpenAPI description")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := strictJSON(data); err != nil {
-		return nil, fmt.Errorf("%s:%w", path, err)
-	}
-	root, err := filepath.Abs(filepath.Dir(path))
+	src, err := parseSource(path, data)
 	if err != nil {
 		return nil, err
 	}
-	loader := openapi3.NewLoader()
-	loader.IncludeOrigin = true
-	loader.IsExternalRefsAllowed = true
-	loader.ReadFromURIFunc = localFilesUnder(root)
-	doc, err := loader.LoadFromDataWithPath(data, &url.URL{Path: filepath.ToSlash(path)})
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot load the OpenAPI description: %w", path, err)
-	}
-	if !strings.HasPrefix(doc.OpenAPI, "3.") {
-		if doc.OpenAPI == "" {
-			return nil, fmt.Errorf(`%s: not an OpenAPI 3.x description: no "openapi" field (Swagger 2.0 files are not supported)`, path)
-		}
-		return nil, fmt.Errorf("%s: OpenAPI %q is not supported; idemlint reads OpenAPI 3.0 and 3.1", path, doc.OpenAPI)
-	}
-	if doc.Paths == nil || doc.Paths.Len() == 0 {
-		return nil, fmt.Errorf(`%s: the OpenAPI description has no "paths"`, path)
-	}
-	api := &API{Path: path, Version: doc.OpenAPI}
+	api := &API{Path: path}
 	if api.abs, err = filepath.Abs(path); err != nil {
 		return nil, err
 	}
-	if doc.Info != nil {
-		api.InfoVersion = doc.Info.Version
+	src.abs = api.abs
+	root := src.root
+	if !root.isMap() {
+		return nil, fmt.Errorf("%s: not an OpenAPI description: not a YAML or JSON object", path)
 	}
-	docBases := basePaths(doc.Servers)
-	pathsAt := keyLocation(doc.Paths.Origin, Location{File: path, Line: 1, Column: 1})
-	for _, template := range doc.Paths.InMatchingOrder() {
-		item := doc.Paths.Value(template)
-		itemBases := docBases
-		if len(item.Servers) > 0 {
-			itemBases = basePaths(item.Servers)
-		}
-		itemPointer := "/paths/" + jsontree.EscapePointer(template)
-		itemAt := keyLocation(item.Origin, pathsAt)
-		for method, op := range item.Operations() {
-			o := &Operation{
-				Method:    strings.ToUpper(method),
-				Template:  template,
-				BasePaths: itemBases,
-				ID:        op.OperationID,
-				Tags:      op.Tags,
-				At:        keyLocation(op.Origin, itemAt),
-				Pointer:   itemPointer + "/" + operationField(method),
-			}
-			if op.Servers != nil && len(*op.Servers) > 0 {
-				o.BasePaths = basePaths(*op.Servers)
-			}
-			o.ResponsesAt = fieldLocation(op.Origin, "responses", o.At)
-			if op.Responses != nil {
-				o.Responses = slices.Sorted(maps.Keys(op.Responses.Map()))
-			}
-			o.HeaderParams = headerParams(item.Parameters, op.Parameters, itemPointer, o.Pointer, o.At)
-			o.RequestExample = requestExample(op.RequestBody)
-			o.RequestMediaTypes = requestMediaTypes(op.RequestBody)
-			api.Operations = append(api.Operations, o)
-		}
+	api.Version = root.val("openapi").str()
+	swagger := root.val("swagger").str()
+	switch {
+	case strings.HasPrefix(api.Version, "3."):
+	case api.Version == "" && swagger == "2.0":
+		api.Version = swagger
+	case api.Version == "" && swagger == "":
+		return nil, fmt.Errorf(`%s: not an OpenAPI description: no "openapi" or "swagger" field`, path)
+	default:
+		return nil, fmt.Errorf("%s: OpenAPI %q is not supported; idemlint reads Swagger 2.0 and OpenAPI 3.x", path, cmp.Or(api.Version, swagger))
 	}
+	paths := root.val("paths")
+	if !paths.isMap() || len(mapKeys(paths)) == 0 {
+		return nil, fmt.Errorf(`%s: the OpenAPI description has no "paths"`, path)
+	}
+	api.InfoVersion = root.val("info").val("version").str()
+	r := newResolver(filepath.Dir(api.abs), filepath.Dir(path), src)
+	rd := &reader{api: api, r: r, v2: api.Version == "2.0", root: root, needed: map[Location]bool{}}
+	docBases := rd.basePaths(root)
+	paths.members(func(template string, at keyAt, item node) bool {
+		rd.pathItem(template, at, item, docBases)
+		return true
+	})
 	slices.SortFunc(api.Operations, func(a, b *Operation) int {
 		if c := strings.Compare(a.Template, b.Template); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Method, b.Method)
 	})
+	rd.unresolvedElsewhere()
+	rd.bodyKey()
 	api.index()
 	return api, nil
 }
 
+// reader reads one description.
+type reader struct {
+	api  *API
+	r    *resolver
+	v2   bool // Swagger 2.0
+	root node
+	// needed are the $refs that left an operation out, already named in
+	// a note.
+	needed map[Location]bool
+}
+
+// mapKeys are the keys of a mapping.
+func mapKeys(n node) []string {
+	var keys []string
+	n.members(func(k string, _ keyAt, _ node) bool {
+		keys = append(keys, k)
+		return true
+	})
+	return keys
+}
+
+// pathItem reads the operations of one path item.
+func (rd *reader) pathItem(template string, at keyAt, item node, docBases []string) {
+	if !strings.HasPrefix(template, "/") {
+		return // an extension ("x-...")
+	}
+	itemPointer := "/paths/" + jsontree.EscapePointer(template)
+	itemAt := at.at()
+	if ref := item.val("$ref"); ref.ok() {
+		t := rd.r.follow(item, itemAt, itemPointer)
+		if t.err != nil {
+			rd.needed[ref.at()] = true
+			rd.note(NoteUnreadable, fmt.Sprintf("%s: path item %s: %v", ref.at(), template, t.err))
+			return
+		}
+		item, itemPointer = t.n, t.pointer
+	}
+	itemBases := docBases
+	if !rd.v2 && len(item.val("servers").items()) > 0 {
+		itemBases = rd.basePaths(item)
+	}
+	item.members(func(key string, at keyAt, op node) bool {
+		method, field := operationMethod(key)
+		if method == "" {
+			if key == "additionalOperations" {
+				op.members(func(m string, at keyAt, op node) bool {
+					rd.operation(template, strings.ToUpper(m), "additionalOperations/"+jsontree.EscapePointer(m), at, op, item, itemPointer, itemBases)
+					return true
+				})
+			}
+			return true
+		}
+		rd.operation(template, method, field, at, op, item, itemPointer, itemBases)
+		return true
+	})
+}
+
+// operationMethod is the method of a path item's fixed field, "" for a
+// field that is no operation.
+func operationMethod(key string) (method, field string) {
+	switch key {
+	case "get", "put", "post", "delete", "options", "head", "patch", "trace", "query":
+		return strings.ToUpper(key), key
+	}
+	return "", ""
+}
+
+// operation reads one operation; one a $ref it needs does not resolve for
+// is left out, with a note.
+func (rd *reader) operation(template, method, field string, at keyAt, op, item node, itemPointer string, bases []string) {
+	o := &Operation{
+		Method:    method,
+		Template:  template,
+		BasePaths: bases,
+		ID:        op.val("operationId").str(),
+		At:        at.at(),
+		Pointer:   itemPointer + "/" + field,
+	}
+	for _, t := range op.val("tags").items() {
+		o.Tags = append(o.Tags, t.str())
+	}
+	if !rd.v2 && len(op.val("servers").items()) > 0 {
+		o.BasePaths = rd.basePaths(op)
+	}
+	responses, responsesAt := op.get("responses")
+	o.ResponsesAt = o.At
+	if responses.ok() {
+		o.ResponsesAt = responsesAt.at()
+	}
+	var missing error
+	responses.members(func(code string, _ keyAt, resp node) bool {
+		if strings.HasPrefix(code, "x-") {
+			return true
+		}
+		if ref := resp.val("$ref"); ref.ok() {
+			if t := rd.r.follow(resp, o.At, ""); t.err != nil {
+				rd.needed[ref.at()] = true
+				missing = t.err
+				return false
+			}
+		}
+		o.Responses = append(o.Responses, code)
+		return true
+	})
+	slices.Sort(o.Responses)
+	if missing == nil {
+		o.HeaderParams, missing = rd.headerParams(item.val("parameters"), op.val("parameters"), itemPointer, o.Pointer, o.At)
+	}
+	if missing != nil {
+		rd.note(NoteUnreadable, fmt.Sprintf("%s: %s: %v", o.At, o.Name(), missing))
+		return
+	}
+	if rd.v2 {
+		rd.bodyV2(o, op)
+	} else {
+		rd.body(o, op)
+	}
+	rd.api.Operations = append(rd.api.Operations, o)
+}
+
 // headerParams merges the header parameters of a path item and of one of
 // its operations: an operation's parameter overrides the path item's of
-// the same name (OpenAPI: name and location identify a parameter).
-func headerParams(itemParams, opParams openapi3.Parameters, itemPointer, opPointer string, opAt Location) []Param {
+// the same name (OpenAPI: name and location identify a parameter). Its
+// error is a parameter's $ref that does not resolve.
+func (rd *reader) headerParams(itemParams, opParams node, itemPointer, opPointer string, opAt Location) ([]Param, error) {
 	var out []Param
-	add := func(params openapi3.Parameters, pointer string) {
-		for i, ref := range params {
-			p := ref.Value
-			if p == nil || !strings.EqualFold(p.In, openapi3.ParameterInHeader) {
-				continue
-			}
-			param := Param{Name: p.Name, Required: p.Required, At: keyLocation(p.Origin, opAt),
-				Pointer: pointer + "/parameters/" + strconv.Itoa(i)}
-			if ref.Ref != "" {
+	add := func(params node, pointer string) error {
+		for i, ref := range params.items() {
+			param := Param{At: firstKeyAt(ref, opAt), Pointer: pointer + "/parameters/" + strconv.Itoa(i)}
+			p := ref
+			if r := ref.val("$ref"); r.ok() {
+				t := rd.r.follow(ref, opAt, "")
+				if t.err != nil {
+					rd.needed[r.at()] = true
+					return t.err
+				}
 				// At is the shared definition's, maybe in another file:
 				// the pointer is the fragment of the $ref, in that file.
-				_, param.Pointer, _ = strings.Cut(ref.Ref, "#")
+				p, param.At, param.Pointer = t.n, t.at, t.pointer
 			}
-			if j := slices.IndexFunc(out, func(q Param) bool { return strings.EqualFold(q.Name, p.Name) }); j >= 0 {
+			if !strings.EqualFold(p.val("in").str(), "header") {
+				continue
+			}
+			param.Name, param.Required, param.Description = p.val("name").str(), p.val("required").truth(), p.val("description").str()
+			if j := slices.IndexFunc(out, func(q Param) bool { return strings.EqualFold(q.Name, param.Name) }); j >= 0 {
 				out[j] = param
 			} else {
 				out = append(out, param)
 			}
 		}
+		return nil
 	}
-	add(itemParams, itemPointer)
-	add(opParams, opPointer)
-	return out
+	if err := add(itemParams, itemPointer); err != nil {
+		return nil, err
+	}
+	return out, add(opParams, opPointer)
 }
 
-// requestExample is the example of a JSON request body: of the media type
-// application/json, else the first "+json" one by name; its "example",
-// else its first entry of "examples" by name. nil when there is none or it
-// cannot be written as JSON.
-func requestExample(body *openapi3.RequestBodyRef) json.RawMessage {
-	if body == nil || body.Value == nil {
+// firstKeyAt is where the first key of a mapping is written, else
+// fallback.
+func firstKeyAt(n node, fallback Location) Location {
+	at := fallback
+	n.members(func(_ string, k keyAt, _ node) bool {
+		at = k.at()
+		return false
+	})
+	return at
+}
+
+// body reads an OpenAPI 3 request body: its media types, the example of
+// its JSON one and the name of a property that carries the idempotency
+// key. A $ref in it that does not resolve is ignored (and counted).
+func (rd *reader) body(o *Operation, op node) {
+	body := rd.r.follow(op.val("requestBody"), o.At, "")
+	if body.err != nil {
+		return
+	}
+	content := body.n.val("content")
+	var jsonMedia node
+	content.members(func(name string, _ keyAt, media node) bool {
+		mt := mediaType(name)
+		o.RequestMediaTypes = append(o.RequestMediaTypes, mt)
+		if !jsonMedia.ok() && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+			jsonMedia = media
+		}
+		if o.bodyKey == "" {
+			o.bodyKey = rd.keyProperty(media.val("schema"))
+		}
+		return true
+	})
+	slices.Sort(o.RequestMediaTypes)
+	o.RequestMediaTypes = slices.Compact(o.RequestMediaTypes)
+	if app := content.val("application/json"); app.ok() {
+		jsonMedia = app
+	}
+	o.RequestExample = rd.example(jsonMedia)
+}
+
+// bodyV2 reads a Swagger 2.0 request body: a "body" parameter's schema or
+// "formData" parameters, and the media types of "consumes".
+func (rd *reader) bodyV2(o *Operation, op node) {
+	hasBody, form := false, false
+	for _, p := range op.val("parameters").items() {
+		t := rd.r.follow(p, o.At, "")
+		if t.err != nil {
+			continue
+		}
+		switch t.n.val("in").str() {
+		case "body":
+			hasBody = true
+			if o.bodyKey == "" {
+				o.bodyKey = rd.keyProperty(t.n.val("schema"))
+			}
+		case "formData":
+			form = true
+			if name := t.n.val("name").str(); o.bodyKey == "" && mentionsIdempotency(name) {
+				o.bodyKey = name
+			}
+		}
+	}
+	if !hasBody && !form {
+		return
+	}
+	consumes := op.val("consumes")
+	if !consumes.ok() {
+		consumes = rd.root.val("consumes")
+	}
+	for _, c := range consumes.items() {
+		o.RequestMediaTypes = append(o.RequestMediaTypes, mediaType(c.str()))
+	}
+	if len(o.RequestMediaTypes) == 0 {
+		o.RequestMediaTypes = []string{"application/json"}
+		if form {
+			o.RequestMediaTypes = []string{"application/x-www-form-urlencoded"}
+		}
+	}
+	slices.Sort(o.RequestMediaTypes)
+	o.RequestMediaTypes = slices.Compact(o.RequestMediaTypes)
+}
+
+// mediaType is a media type in lower case without its parameters.
+func mediaType(name string) string {
+	mt, _, _ := strings.Cut(name, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// keyProperty is the name of a top-level property of schema (through
+// $refs and allOf) that carries an idempotency key, "" when none does.
+func (rd *reader) keyProperty(schema node) string {
+	var find func(n node, depth int) string
+	find = func(n node, depth int) string {
+		t := rd.r.follow(n, Location{}, "")
+		if t.err != nil || depth > 8 {
+			return ""
+		}
+		var name string
+		t.n.val("properties").members(func(k string, _ keyAt, _ node) bool {
+			if mentionsIdempotency(k) {
+				name = k
+				return false
+			}
+			return true
+		})
+		for _, sub := range t.n.val("allOf").items() {
+			if name == "" {
+				name = find(sub, depth+1)
+			}
+		}
+		return name
+	}
+	return find(schema, 0)
+}
+
+// mentionsIdempotency reports whether s speaks of idempotency:
+// "Idempotency-Key", "idempotency_key", "an idempotent retry".
+func mentionsIdempotency(s string) bool { return strings.Contains(strings.ToLower(s), "idempoten") }
+
+// example is a media type's example as compact JSON: its "example",
+// else its first entry of "examples" by name; nil when there is none or
+// it cannot be written as JSON.
+func (rd *reader) example(media node) json.RawMessage {
+	if !media.ok() {
 		return nil
 	}
-	content := body.Value.Content
-	media := content.Get("application/json")
-	if media == nil {
-		for _, name := range slices.Sorted(maps.Keys(content)) {
-			if strings.HasSuffix(strings.ToLower(name), "+json") {
-				media = content[name]
+	value := media.val("example")
+	if !value.ok() {
+		examples := media.val("examples")
+		names := mapKeys(examples)
+		slices.Sort(names)
+		for _, name := range names {
+			t := rd.r.follow(examples.val(name), Location{}, "")
+			if v := t.n.val("value"); t.err == nil && v.ok() {
+				value = v
 				break
 			}
 		}
 	}
-	if media == nil {
+	if !value.ok() {
 		return nil
 	}
-	example := media.Example
-	if example == nil {
-		for _, name := range slices.Sorted(maps.Keys(media.Examples)) {
-			if ref := media.Examples[name]; ref != nil && ref.Value != nil && ref.Value.Value != nil {
-				example = ref.Value.Value
-				break
-			}
-		}
-	}
-	if example == nil {
+	v, err := value.decode()
+	if err != nil || v == nil {
 		return nil
 	}
-	data, err := json.Marshal(example)
+	data, err := json.Marshal(v)
 	if err != nil {
 		return nil
 	}
 	return data
 }
 
-// requestMediaTypes are the media types of a request body's content.
-func requestMediaTypes(body *openapi3.RequestBodyRef) []string {
-	if body == nil || body.Value == nil {
-		return nil
-	}
+// basePaths are the path parts of the server URLs of n (the document, a
+// path item or an operation), variables at their defaults, without a
+// trailing slash: "https://api.example.com/v1/" and "/v1" both give
+// "/v1". No servers means "", the root; Swagger 2.0's is its "basePath".
+func (rd *reader) basePaths(n node) []string {
 	var out []string
-	for name := range body.Value.Content {
-		mt, _, _ := strings.Cut(name, ";")
-		out = append(out, strings.ToLower(strings.TrimSpace(mt)))
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// basePaths are the path parts of server URLs, variables at their
-// defaults, without a trailing slash: "https://api.example.com/v1/" and
-// "/v1" both give "/v1". No servers means "/", the root.
-func basePaths(servers openapi3.Servers) []string {
-	var out []string
-	for _, s := range servers {
-		if s == nil {
-			continue
+	if rd.v2 {
+		if base := strings.TrimRight(n.val("basePath").str(), "/"); base != "" {
+			out = append(out, "/"+strings.TrimLeft(base, "/"))
 		}
-		raw := s.URL
-		for _, name := range slices.Sorted(maps.Keys(s.Variables)) { // sorted: a default may hold "{...}"
-			if v := s.Variables[name]; v != nil {
-				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
-			}
+	}
+	for _, s := range n.val("servers").items() {
+		raw := s.val("url").str()
+		vars := s.val("variables")
+		names := mapKeys(vars)
+		slices.Sort(names) // sorted: a default may hold "{...}"
+		for _, name := range names {
+			raw = strings.ReplaceAll(raw, "{"+name+"}", vars.val(name).val("default").str())
 		}
 		base := ""
 		if u, err := url.Parse(raw); err == nil {
@@ -340,79 +559,54 @@ func basePaths(servers openapi3.Servers) []string {
 	return out
 }
 
-// keyLocation is where an element's key is written, else fallback: the
-// loader records no origin for what it reached through some $refs (a path
-// item under components/pathItems).
-func keyLocation(o *openapi3.Origin, fallback Location) Location {
-	if o == nil || o.Key == nil {
-		return fallback
-	}
-	return Location{File: fileName(o.Key.File, fallback.File), Line: o.Key.Line, Column: o.Key.Column}
-}
-
-// fileName turns the loader's name of a file, a URL path, back into a file
-// path: the description's own name as the user gave it, or another file
-// its $refs named.
-func fileName(loaderName, description string) string {
-	name, err := url.PathUnescape(loaderName)
-	if err != nil || name == filepath.ToSlash(description) {
-		return description
-	}
-	return filepath.FromSlash(name)
-}
-
-// fieldLocation is where the field name of the element with origin o is
-// written, else fallback.
-func fieldLocation(o *openapi3.Origin, name string, fallback Location) Location {
-	if o == nil {
-		return fallback
-	}
-	if loc, ok := o.Fields.Lookup(name); ok {
-		return Location{File: fileName(loc.File, fallback.File), Line: loc.Line, Column: loc.Column}
-	}
-	return fallback
-}
-
-// localFilesUnder reads the files $refs name, refusing any URL (idemlint
-// never uses the network) and any file outside root, so a description
-// under review cannot make CI read the runner's files.
-func localFilesUnder(root string) openapi3.ReadFromURIFunc {
-	return func(_ *openapi3.Loader, u *url.URL) ([]byte, error) {
-		if u.Host != "" || (u.Scheme != "" && u.Scheme != "file") {
-			return nil, fmt.Errorf("$ref to %s refused: idemlint never fetches over the network; download it next to the description and refer to the file", u.Redacted())
+// unresolvedElsewhere counts, in one note, the $refs of the description
+// that do not resolve and that no operation needed: idemlint does not
+// read what they are in.
+func (rd *reader) unresolvedElsewhere() {
+	rd.root.walkRefs(func(ref string, at node) {
+		if rd.needed[at.at()] {
+			return
 		}
-		target, err := filepath.Abs(filepath.FromSlash(u.Path))
-		if err != nil {
-			return nil, err
+		if t := rd.r.resolve(at.src, ref); t.err != nil {
+			rd.note(NoteIgnoredRef, fmt.Sprintf("%s: %v", at.at(), t.err))
 		}
-		if rel, err := filepath.Rel(root, target); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return nil, fmt.Errorf("$ref to %s refused: it is outside the directory of the description", u.Path)
+	})
+}
+
+// bodyKey decides whether the description carries its idempotency key in
+// the request body: no header parameter of a state-changing operation
+// speaks of idempotency, and the body of one has a property that does.
+func (rd *reader) bodyKey() {
+	counts := map[string]int{}
+	for _, o := range rd.api.Operations {
+		if !o.StateChanging() {
+			continue
 		}
-		return fileset.ReadLimited(target, MaxFileSize, "an OpenAPI description")
+		for _, p := range o.HeaderParams {
+			if mentionsIdempotency(p.Name) || mentionsIdempotency(p.Description) {
+				return
+			}
+		}
+		if o.bodyKey != "" {
+			counts[o.bodyKey]++
+		}
+	}
+	for _, o := range rd.api.Operations {
+		if o.bodyKey != "" && o.StateChanging() && counts[o.bodyKey] > counts[rd.api.BodyKey] {
+			rd.api.BodyKey = o.bodyKey
+		}
+	}
+	for _, o := range rd.api.Operations {
+		if o.StateChanging() && o.bodyKey == rd.api.BodyKey && rd.api.BodyKey != "" {
+			rd.note(NoteBodyKey, fmt.Sprintf("%s (body property %q)", o.Name(), o.bodyKey))
+		}
 	}
 }
 
-// strictJSON checks a description written in JSON as strictly as boundary
-// documents: the loader would read a duplicate key as the last one, and
-// then without positions; YAML is left to the YAML parser, which refuses
-// duplicates itself.
-func strictJSON(data []byte) error {
-	if !bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{")) {
-		return nil
-	}
-	if _, problems := jsontree.Parse(string(data)); len(problems) > 0 {
-		pr := problems[0]
-		return fmt.Errorf("%d:%d: not valid JSON: %s", pr.Line, pr.Column, pr.Message)
-	}
-	return nil
+// note adds a note to the description's.
+func (rd *reader) note(kind *NoteKind, instance string) {
+	rd.api.Notes = append(rd.api.Notes, Note{Kind: kind, Instance: instance})
 }
 
-// operationField is the member of a path item holding the operation of
-// method: a fixed field, or one of OpenAPI 3.2's additionalOperations.
-func operationField(method string) string {
-	switch m := strings.ToLower(method); m {
-	case "get", "put", "post", "delete", "options", "head", "patch", "trace", "query":
-		return m
-	}
-	return "additionalOperations/" + jsontree.EscapePointer(method)
-}
+// String is "file:line:column".
+func (l Location) String() string { return fmt.Sprintf("%s:%d:%d", l.File, l.Line, l.Column) }

@@ -82,8 +82,8 @@ func TestLoadReadsOperationsWithPositions(t *testing.T) {
 	if diff := cmp.Diff(want, del, cmp.AllowUnexported(Operation{})); diff != "" {
 		t.Errorf("DELETE operation (-want +got):\n%s", diff)
 	}
-	if !del.Declares(409) || !del.Declares(422) || del.Declares(500) {
-		t.Errorf("a 4XX response declares every 4xx status and \"default\" none; got 409 %v, 422 %v, 500 %v", del.Declares(409), del.Declares(422), del.Declares(500))
+	if !del.Declares(409) || !del.Declares(422) || !del.Declares(500) || get.Declares(404) {
+		t.Errorf("a 4XX response declares every 4xx status and \"default\" every status; got 409 %v, 422 %v, 500 %v, and 404 %v without either", del.Declares(409), del.Declares(422), del.Declares(500), get.Declares(404))
 	}
 	if get.Method != "GET" || !cmp.Equal(get.BasePaths, []string{"/internal"}) {
 		t.Errorf("an operation's servers replace the document's: got %s with base paths %q", get.Method, get.BasePaths)
@@ -115,21 +115,18 @@ func TestFindMatchesTemplatesWhateverTheParameterNames(t *testing.T) {
 }
 
 func TestLoadRefusesWhatItCannotUse(t *testing.T) {
-	op := "paths:\n  /a:\n    post:\n      parameters:\n        - $ref: '%s'\n      responses: {'201': {description: ok}}\n"
 	head := "openapi: 3.1.0\ninfo: {title: t, version: '1'}\n"
-	ref := func(r string) string { return head + strings.Replace(op, "%s", r, 1) }
 	for _, tc := range []struct {
 		name, text, want string
 	}{
-		{"url ref", ref("https://example.com/params.yaml#/Key"), "$ref to https://example.com/params.yaml refused: idemlint never fetches over the network"},
-		{"file ref outside", ref("../params.yaml#/Key"), "refused: it is outside the directory of the description"},
-		{"broken ref", ref("#/components/parameters/Nope"), `cannot load the OpenAPI description: failed to resolve "components"`},
-		{"missing file ref", ref("params.yaml#/Key"), "cannot load the OpenAPI description"},
-		{"not openapi", `{"name": "left-pad", "version": "1.0.0"}`, `not an OpenAPI 3.x description: no "openapi" field`},
-		{"swagger", "swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths: {}\n", `no "openapi" field (Swagger 2.0 files are not supported)`},
+		{"not openapi", `{"name": "left-pad", "version": "1.0.0"}`, `not an OpenAPI description: no "openapi" or "swagger" field`},
+		{"swagger 1.2", "swagger: '1.2'\ninfo: {title: t, version: '1'}\npaths: {/a: {}}\n", `OpenAPI "1.2" is not supported; idemlint reads Swagger 2.0 and OpenAPI 3.x`},
+		{"swagger without paths", "swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths: {}\n", `the OpenAPI description has no "paths"`},
 		{"openapi 4", "openapi: 4.0.0\ninfo: {title: t, version: '1'}\npaths: {/a: {}}\n", `OpenAPI "4.0.0" is not supported`},
 		{"no paths", head, `the OpenAPI description has no "paths"`},
-		{"not yaml", "paths: [unclosed\n", "cannot load the OpenAPI description"},
+		{"not yaml", "paths: [unclosed\n", "api.yaml:2:1: not valid YAML or JSON"},
+		{"duplicate key in yaml", "openapi: 3.0.3\ninfo: {version: '1', version: '2'}\npaths: {/a: {}}\n", `api.yaml:2:22: not valid YAML: duplicate key "version"`},
+		{"not an object", "- openapi\n", "not an OpenAPI description: not a YAML or JSON object"},
 		{"duplicate key in json", `{"openapi": "3.0.3",` + "\n" + `"openapi": "3.1.0"}`, `api.yaml:2:1: not valid JSON: duplicate key "openapi"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,6 +138,71 @@ func TestLoadRefusesWhatItCannotUse(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadLeavesOutWhatABrokenRefNeeds: a $ref that does not resolve
+// never refuses the description. One an operation needs (a parameter, a
+// response, a path item) leaves that operation out; one in a part
+// idemlint does not read (a body schema, an unused component) is ignored;
+// each is named in a note, with where it is written and why.
+func TestLoadLeavesOutWhatABrokenRefNeeds(t *testing.T) {
+	dir := write(t, map[string]string{"spec/api.yaml": `openapi: 3.0.3
+info: {title: t, version: '1'}
+paths:
+  /url:
+    post:
+      parameters: [{$ref: 'https://example.com/params.yaml#/Key'}]
+      responses: {'201': {description: ok}}
+  /outside:
+    post:
+      parameters: [{$ref: '../params.yaml#/Key'}]
+      responses: {'201': {description: ok}}
+  /dangling:
+    post:
+      parameters: [{$ref: '#/components/parameters/Nope'}]
+      responses: {'201': {description: ok}}
+  /missing-file:
+    post:
+      responses: {'201': {$ref: 'responses.yaml#/Created'}}
+  /item:
+    $ref: '#/components/pathItems/Nope'
+  /fine:
+    post:
+      requestBody:
+        content:
+          application/json: {schema: {$ref: '#/components/schemas/Nope'}}
+      responses: {'201': {description: ok}}
+components:
+  schemas:
+    Order: {properties: {kind: {$ref: '#/components/schemas/Kind'}}}
+`, "params.yaml": "Key: {name: k, in: header}\n"})
+	spec := filepath.Join(dir, "spec", "api.yaml")
+	api, err := Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(api.Operations) != 1 || api.Operations[0].Template != "/fine" {
+		t.Errorf("read %d operations, want POST /fine alone", len(api.Operations))
+	}
+	var got []string
+	for _, n := range api.Notes {
+		got = append(got, kindNames[n.Kind]+": "+strings.ReplaceAll(n.Instance, dir+string(filepath.Separator), ""))
+	}
+	spec = filepath.Join("spec", "api.yaml")
+	want := []string{
+		"left out: " + spec + `:5:5: POST /url: $ref "https://example.com/params.yaml#/Key": refused: idemlint never fetches over the network; download https://example.com/params.yaml#/Key next to the description and refer to the file`,
+		"left out: " + spec + `:9:5: POST /outside: $ref "../params.yaml#/Key": refused: params.yaml is outside the directory of the description`,
+		"left out: " + spec + `:13:5: POST /dangling: $ref "#/components/parameters/Nope": no "parameters" in ` + spec,
+		"left out: " + spec + `:17:5: POST /missing-file: $ref "responses.yaml#/Created": cannot read ` + filepath.Join("spec", "responses.yaml") + ": no such file or directory",
+		"left out: " + spec + `:20:11: path item /item: $ref "#/components/pathItems/Nope": no "pathItems" in ` + spec,
+		"ignored: " + spec + `:25:45: $ref "#/components/schemas/Nope": no "Nope" in ` + spec,
+		"ignored: " + spec + `:29:39: $ref "#/components/schemas/Kind": no "Kind" in ` + spec,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+}
+
+var kindNames = map[*NoteKind]string{NoteUnreadable: "left out", NoteIgnoredRef: "ignored"}
 
 // TestLoadBoundsTheSize reads no more than MaxFileSize of a huge file; the
 // file is sparse, so the test writes nothing like 50 MB.
@@ -161,8 +223,8 @@ func TestLoadBoundsTheSize(t *testing.T) {
 }
 
 // TestLoadOpenAPI31 covers what 3.1 adds: webhooks are not calls a browser
-// makes, and a path item shared under components/pathItems has no
-// recorded position, so its operations are placed at "paths".
+// makes, and the operations of a path item shared under
+// components/pathItems are placed where they are written.
 func TestLoadOpenAPI31(t *testing.T) {
 	dir := write(t, map[string]string{"api.yaml": `openapi: 3.1.0
 info: {title: t, version: "1", license: {name: MIT, identifier: MIT}}
@@ -190,8 +252,8 @@ components:
 		t.Fatalf("got %d operations, want only POST /orders", len(api.Operations))
 	}
 	o := api.Operations[0]
-	if o.At != (Location{spec, 7, 1}) {
-		t.Errorf("POST /orders at %+v, want the \"paths\" key at 7:1", o.At)
+	if o.At != (Location{spec, 13, 7}) || o.Pointer != "/components/pathItems/Orders/post" {
+		t.Errorf("POST /orders at %+v, %s; want its key under components/pathItems at 13:7", o.At, o.Pointer)
 	}
 	if p, ok := o.Header("X-Idempotency-Key"); !ok || !p.Required {
 		t.Errorf("the shared path item's key parameter: %+v, found %v", p, ok)

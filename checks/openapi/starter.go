@@ -29,12 +29,11 @@ type StarterFile struct {
 // file name, keyed on "boundary": each flow is a copy with its own
 // components ("web" -> "<flow>-bff" -> "<flow>-gw" -> "<flow>-adapter"),
 // the API's operations (the adapter's with their JSON request example as
-// example.body), info.version as contract_version and the key header the
-// API declares; every other field is the template's, as written.
+// example.body), info.version as contract_version and the key header;
+// every other field is the template's, as written.
 // skipped names the operations whose method a boundary document cannot
-// carry (TRACE).
-func Starter(api *API, template map[string][]byte) (files []StarterFile, skipped []string, err error) {
-	header := keyHeader(api)
+// carry (TRACE). header is the key header (KeyHeader, or the user's).
+func Starter(api *API, template map[string][]byte, header string) (files []StarterFile, skipped []string, err error) {
 	flows := map[string][]*Operation{}
 	for _, o := range api.Operations {
 		if !boundaryMethod(o.Method) {
@@ -307,13 +306,16 @@ func unique(name string, taken map[string]bool) string {
 }
 
 // KeyGaps names the operations of api that "openapi check" will report
-// under IDL302 against a starter set built from it: a state-changing
-// operation whose description does not declare the key header as a
+// under IDL302 against a starter set whose key header is header: a
+// state-changing operation whose description does not declare it as a
 // required header parameter. The starter's browser edge requires the key
 // for it all the same: without, "check" reports IDL101 and clients that
-// retry execute twice; the description is what needs the fix.
-func KeyGaps(api *API) []string {
-	header := keyHeader(api)
+// retry execute twice; the description is what needs the fix. None when
+// the description carries its key in the body (IDL302 is then silent).
+func KeyGaps(api *API, header string) []string {
+	if api.BodyKey != "" {
+		return nil
+	}
 	var gaps []string
 	for _, o := range api.Operations {
 		if !o.StateChanging() {
@@ -326,25 +328,53 @@ func KeyGaps(api *API) []string {
 	return gaps
 }
 
-// keyHeader is the idempotency key header the API declares: the first
-// required header parameter of a state-changing operation whose name
-// mentions "idempotency" and is a valid header name; else the default.
-func keyHeader(api *API) string {
-	for _, o := range api.Operations {
-		if !o.StateChanging() {
-			continue
-		}
-		for _, p := range o.HeaderParams {
-			if p.Required && strings.Contains(strings.ToLower(p.Name), "idempotency") && isToken(p.Name) {
-				return p.Name
+// KeyHeader is the idempotency key header the description declares: of
+// the header parameters (required or not) of its state-changing
+// operations, the one declared on the most operations among those whose
+// name speaks of idempotency ("Idempotency-Key"), else among those whose
+// description does ("PayPal-Request-Id"); ties go to the first in path
+// order. ok is false, and the header "x-idempotency-key", when none
+// does.
+func KeyHeader(api *API) (header string, ok bool) {
+	for _, speaks := range []func(Param) bool{
+		func(p Param) bool { return mentionsIdempotency(p.Name) },
+		func(p Param) bool { return mentionsIdempotency(p.Description) },
+	} {
+		counts := map[string]int{}
+		var order []string // lower-cased names in path order
+		spelled := map[string]string{}
+		for _, o := range api.Operations {
+			if !o.StateChanging() {
+				continue
+			}
+			for _, p := range o.HeaderParams {
+				if !speaks(p) || !IsHeaderName(p.Name) {
+					continue
+				}
+				name := strings.ToLower(p.Name)
+				if counts[name] == 0 {
+					order = append(order, name)
+					spelled[name] = p.Name
+				}
+				counts[name]++
 			}
 		}
+		best := ""
+		for _, name := range order {
+			if counts[name] > counts[best] {
+				best = name
+			}
+		}
+		if best != "" {
+			return spelled[best], true
+		}
 	}
-	return "x-idempotency-key"
+	return "x-idempotency-key", false
 }
 
-// isToken reports whether s is an RFC 9110 token, what a header name is.
-func isToken(s string) bool {
+// IsHeaderName reports whether s is an RFC 9110 token, what a header name
+// is.
+func IsHeaderName(s string) bool {
 	if s == "" {
 		return false
 	}

@@ -33,14 +33,21 @@ type Set struct {
 	// document can carry (a method other than GET, HEAD, OPTIONS, POST,
 	// PUT, PATCH and DELETE).
 	Skipped []string
+	// KeyHeader is the key header of a set built from a description: the
+	// one given, else the one the description declares (openapi.KeyHeader).
+	KeyHeader string
 	// KeyGaps names the operations "openapi check" will report for want
 	// of the key header in the description (openapi.KeyGaps).
 	KeyGaps []string
+	// Notes are the description's notes and init's: the key header it
+	// assumed, the operations KeyGaps names.
+	Notes []openapi.Note
 }
 
 // New returns the starter set: the base flow, or one flow per tag of api
-// when it is not nil.
-func New(api *openapi.API) (*Set, error) {
+// when it is not nil, with keyHeader as its key header ("" for the one
+// the description declares).
+func New(api *openapi.API, keyHeader string) (*Set, error) {
 	base, err := fixtures.Lookup(fixtures.Base)
 	if err != nil {
 		return nil, err
@@ -56,7 +63,7 @@ func New(api *openapi.API) (*Set, error) {
 			return err
 		})
 	} else {
-		err = set.fromOpenAPI(api, base.Files)
+		err = set.fromOpenAPI(api, base.Files, keyHeader)
 	}
 	if err != nil {
 		return nil, err
@@ -65,7 +72,7 @@ func New(api *openapi.API) (*Set, error) {
 }
 
 // fromOpenAPI fills the set with one copy of the base flow per tag of api.
-func (s *Set) fromOpenAPI(api *openapi.API, base fs.FS) error {
+func (s *Set) fromOpenAPI(api *openapi.API, base fs.FS, keyHeader string) error {
 	names, err := fs.Glob(base, "*.json")
 	if err != nil {
 		return err
@@ -76,11 +83,25 @@ func (s *Set) fromOpenAPI(api *openapi.API, base fs.FS) error {
 			return err
 		}
 	}
-	docs, skipped, err := openapi.Starter(api, template)
+	if keyHeader != "" && !openapi.IsHeaderName(keyHeader) {
+		return fmt.Errorf("--key-header %q is not a header name", keyHeader)
+	}
+	s.Notes = slices.Clone(api.Notes)
+	s.KeyHeader = keyHeader
+	if s.KeyHeader == "" {
+		var declared bool
+		if s.KeyHeader, declared = openapi.KeyHeader(api); !declared && api.BodyKey == "" {
+			s.Notes = append(s.Notes, openapi.Note{Kind: openapi.NoteNoKey, Instance: api.Path})
+		}
+	}
+	docs, skipped, err := openapi.Starter(api, template, s.KeyHeader)
 	if err != nil {
 		return err
 	}
-	s.Skipped, s.KeyGaps = skipped, openapi.KeyGaps(api)
+	s.Skipped, s.KeyGaps = skipped, openapi.KeyGaps(api, s.KeyHeader)
+	for _, op := range s.KeyGaps {
+		s.Notes = append(s.Notes, openapi.Note{Kind: openapi.NoteKeyGap, Instance: op})
+	}
 	for _, d := range docs {
 		s.Files[d.Path] = &fstest.MapFile{Data: d.Data, Mode: 0o644}
 	}
@@ -157,21 +178,34 @@ func (s *Set) Write(dir string) ([]string, error) {
 	return files, nil
 }
 
+// Options are what "idemlint init" is told besides its directory.
+type Options struct {
+	// Spec is the OpenAPI description to build the set from
+	// (--from-openapi); "" for the base flow.
+	Spec string
+	// KeyHeader is the key header (--key-header); "" for the one the
+	// description declares.
+	KeyHeader string
+	// Verbose lists every note, not one line per kind (--verbose).
+	Verbose bool
+}
+
 // Init writes the starter set into dir ("idemlint init DIR"): the base
-// flow, or one flow per tag of the OpenAPI description in the file spec
-// when it is not "" (--from-openapi). It says on stderr which operations
-// of the description it skipped, and on stdout the files it created, the
-// operations "openapi check" will report until the description declares
-// their key header, and what to run next.
-func Init(dir, spec string, stdout, stderr io.Writer) error {
+// flow, or one flow per tag of the OpenAPI description opts.Spec names.
+// It says on stderr which operations of the description it skipped, and
+// on stdout the files it created, its notes (what the description left
+// unreadable, the key header it assumed, the operations "openapi check"
+// will report until the description declares their key header), one line
+// per kind unless opts.Verbose, and what to run next.
+func Init(dir string, opts Options, stdout, stderr io.Writer) error {
 	var api *openapi.API
-	if spec != "" {
+	if opts.Spec != "" {
 		var err error
-		if api, err = openapi.Load(spec); err != nil {
+		if api, err = openapi.Load(opts.Spec); err != nil {
 			return err
 		}
 	}
-	set, err := New(api)
+	set, err := New(api, opts.KeyHeader)
 	if err != nil {
 		return err
 	}
@@ -185,9 +219,7 @@ func Init(dir, spec string, stdout, stderr io.Writer) error {
 	for _, target := range files {
 		fmt.Fprintf(stdout, "created %s\n", target)
 	}
-	for _, op := range set.KeyGaps {
-		fmt.Fprintf(stdout, "note: openapi check will report IDL302 at %s until the description declares the key header as a required header parameter: the browser edge requires the key for it (IDL101), so the description is what to fix\n", op)
-	}
+	openapi.WriteNotes(stdout, set.Notes, opts.Verbose)
 	if api != nil {
 		fmt.Fprintf(stdout, "next: adapt each flow's components and policy, then run: idemlint openapi check --spec %s %s\n", api.Path, dir)
 		return nil

@@ -19,7 +19,7 @@ import (
 // The starter set passes check, each document names its kind's schema
 // under SchemaDir, and the set carries those schemas.
 func TestNewIsACleanSetWithItsSchemas(t *testing.T) {
-	set, err := New(nil)
+	set, err := New(nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestNewIsACleanSetWithItsSchemas(t *testing.T) {
 }
 
 func TestWriteNeverOverwrites(t *testing.T) {
-	set, err := New(nil)
+	set, err := New(nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestNewFromOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := New(api)
+	set, err := New(api, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ paths:
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := New(api)
+	set, err := New(api, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ paths:
 func TestInit(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr strings.Builder
-	if err := Init(dir, "", &stdout, &stderr); err != nil {
+	if err := Init(dir, Options{}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
@@ -182,7 +182,7 @@ func TestInit(t *testing.T) {
 		t.Errorf("Init ends %q, want %q", lines[len(lines)-1], want)
 	}
 	stdout.Reset()
-	if err := Init(dir, "", &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), "refusing to overwrite ") || stdout.Len() != 0 {
+	if err := Init(dir, Options{}, &stdout, &stderr); err == nil || !strings.HasPrefix(err.Error(), "refusing to overwrite ") || stdout.Len() != 0 {
 		t.Errorf("Init again = %v, said %q; want the refusal alone", err, stdout.String())
 	}
 }
@@ -192,7 +192,7 @@ func TestInit(t *testing.T) {
 func TestInitFromOpenAPI(t *testing.T) {
 	spec, dir := writeSpec(t), t.TempDir()
 	var stdout, stderr strings.Builder
-	if err := Init(dir, spec, &stdout, &stderr); err != nil {
+	if err := Init(dir, Options{Spec: spec}, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
 	want := "next: adapt each flow's components and policy, then run: idemlint openapi check --spec " + spec + " " + dir + "\n"
@@ -201,7 +201,7 @@ func TestInitFromOpenAPI(t *testing.T) {
 	}
 	empty := t.TempDir()
 	missing := filepath.Join(empty, "missing.yaml")
-	if err := Init(empty, missing, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+	if err := Init(empty, Options{Spec: missing}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("Init from a missing description = %v, want an error naming it", err)
 	}
 	if entries, _ := os.ReadDir(empty); len(entries) != 0 {

@@ -46,7 +46,7 @@ func checkFlags(cmd *cobra.Command, in *lint.Invocation) {
 	fl.StringVar(&in.NewFromRev, "new-from-rev", "", "report only findings in files changed since this git revision, and chains through them")
 	fl.BoolVar(&in.Snippet, "snippet", false, "show the source line under each finding of the text format (default: when standard output is a terminal)")
 	fl.BoolVarP(&in.Verbose, "verbose", "v", false, "say on standard error which rules did not run, and why")
-	fl.StringArrayVar(&in.Flags.AsBuilt, "as-built", nil, "proxy and mesh configuration to hold the set to (YAML or JSON; a directory is walked for *.yaml, *.yml, *.json); repeatable")
+	fl.StringArrayVar(&in.Flags.AsBuilt, "as-built", nil, "proxy and mesh configuration to hold the set to (YAML or JSON, nginx.conf, haproxy.cfg; a directory is walked for *.yaml, *.yml, *.json, *.conf, *.cfg); repeatable")
 	fl.StringVar(&in.Mesh, "mesh", string(asbuilt.NoMesh), "the mesh that carries hops no --as-built resource routes: none or istio")
 	fl.StringVar(&in.StdinName, "stdin-filename", "", `with "-": the path the document on standard input has, for positions and the configuration`)
 	cmd.MarkFlagsMutuallyExclusive("config", "no-config")

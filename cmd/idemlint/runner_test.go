@@ -740,6 +740,11 @@ func TestCIToolsInstall(t *testing.T) {
 	if initdb, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(initdb) == 0 {
 		want += " postgresql"
 	}
+	for _, proxy := range []string{"nginx", "haproxy"} {
+		if _, err := os.Stat("/usr/sbin/" + proxy); err != nil {
+			want += " " + proxy
+		}
+	}
 	users := map[string]*syscall.Credential{"as another user": nil}
 	if os.Geteuid() == 0 {
 		users["as root"] = nil

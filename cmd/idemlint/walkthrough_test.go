@@ -277,6 +277,9 @@ head -n 1 "$HOME/zsh/_idemlint" ~/.config/fish/completions/idemlint.fish`,
 		want: []string{`(?m)^complete .*-F \S+ idemlint$`, `(?m)^#compdef idemlint$`, `(?m)^# fish completion for idemlint`}},
 	{name: "crash test", blocks: []string{"crash"},
 		want: []string{`(?m)^walkthrough: go test checked, not run: ./reference/redisstore$`}},
+	{name: "failover and capacity", blocks: []string{"failover", "capacity"},
+		want: []string{`(?m)^walkthrough: go test checked, not run: ./reference/redisstore$`, `(?m)^walkthrough: go test checked, not run: ./reference/pgstore$`,
+			`(?m)^walkthrough: go test checked, not run: ./reference/redisstore/$`}},
 	{name: "performance", blocks: []string{"performance", "performance-table"}, clone: true,
 		prelude: `D=$(mktemp -d)
 printf 'openapi: 3.0.3\ninfo: {title: corpus, version: "1"}\npaths:\n  /orders:\n    post:\n      responses: {"201": {description: created}}\n' > "$D/API.yaml"

@@ -20,10 +20,35 @@ var durabilitySettings = []string{"appendonly", "appendfsync", "save", "maxmemor
 // retry, so at-most-once holds through a crash of Redis only with
 // appendonly yes, appendfsync always and maxmemory-policy noeviction.
 // read is false,
-// with no warnings, when the server refuses CONFIG (managed services
+// with no warnings of these, when the server refuses CONFIG (managed services
 // often do): the settings are then the operator's to check. err is for a
-// server that did not answer.
+// server that did not answer. It warns too of masters with replicas the
+// store does not wait for (Options.Replicas): a failover to a replica
+// that had not received a record loses it.
 func (s *Store) Durability(ctx context.Context) (warnings []string, read bool, err error) {
+	masters, err := s.masters(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	replication := s.replicationWarnings(masters)
+	warnings, read, err = s.persistence(ctx)
+	return append(warnings, replication...), read, err
+}
+
+// replicationWarnings judges the masters' replicas against the store's
+// wait for them.
+func (s *Store) replicationWarnings(masters []master) []string {
+	var warnings []string
+	for _, m := range masters {
+		if m.replicas > 0 && s.replicas == 0 {
+			warnings = append(warnings, fmt.Sprintf("Redis master %s has %d replicas, and the store waits for none to acknowledge a record (wait_replicas -1): a failover to a replica that had not received a record loses it, and the retry of its key executes it again; leave wait_replicas unset or set it to 1", m.addr, m.replicas))
+		}
+	}
+	return warnings
+}
+
+// persistence reads and judges the persistence and eviction settings.
+func (s *Store) persistence(ctx context.Context) (warnings []string, read bool, err error) {
 	cmds := make(rueidis.Commands, len(durabilitySettings))
 	for i, name := range durabilitySettings {
 		// One setting a call: CONFIG GET takes several only from Redis 7.

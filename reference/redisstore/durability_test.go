@@ -37,7 +37,10 @@ func TestDurability(t *testing.T) {
 		config("save", "")
 		config("maxmemory-policy", "noeviction")
 	})
-	s := redisstore.New(admin, redisstore.Options{})
+	s, err := redisstore.New(ctx, admin, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tt := range []struct {
 		appendonly, fsync, save, policy string
@@ -72,7 +75,10 @@ func TestDurability(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { admin.Do(ctx, admin.B().Arbitrary("ACL", "DELUSER", "noconfig").Build()) })
-	limited := redisstore.New(newClient(t, url, "noconfig", "noconfig-password"), redisstore.Options{})
+	limited, err := redisstore.New(ctx, newClient(t, url, "noconfig", "noconfig-password"), redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if warnings, read, err := limited.Durability(ctx); err != nil || read || warnings != nil {
 		t.Errorf("CONFIG refused: %q, read %v, %v; want nothing read and no error", warnings, read, err)
 	}

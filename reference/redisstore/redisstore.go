@@ -24,8 +24,29 @@
 // are small scripts. Should the connection fail between Finish's SET
 // and its script, the finished record's own key stays, unseen, until
 // its ttl ends: its name holds the attempt's token, which no one else
-// knows. Finish's two keys share no hash slot, so the store needs one
-// Redis server (with replicas or Sentinel), not Redis Cluster.
+// knows.
+//
+// A record's key is Prefix, a hash tag (8 hex digits of the identity's
+// FNV-1a hash in braces), then the identity; its finished record's key
+// carries the same tag. Redis Cluster places a key by its tag alone, so
+// every key of a record is in one slot, whatever bytes the identity
+// holds, and the store runs on one server (with replicas or Sentinel)
+// or on a Redis Cluster alike. Keys of the previous layout (Prefix and
+// the identity) are still read on one server, where replicas of the
+// previous version write them during a rolling upgrade: Create and Get
+// read both names in one transaction, and the new name wins. A
+// duplicate that reaches a replica of the previous version after one of
+// this version created its record is not seen by it: upgrade while no
+// retries are in flight, or accept that window.
+//
+// With replicas, the store waits (WAIT) for Options.Replicas of them to
+// acknowledge each create and finish, so that a failover cannot lose a
+// record whose key then runs again: a create not acknowledged in time is
+// released and refused (ErrNotAcknowledged), a finish not acknowledged
+// is refused so that the engine retries it. Renewals and releases wait
+// too: an answer no replica acknowledged may come from a master that a
+// failover left behind, or that restarted empty, and its "no such
+// record" would make an attempt give up a record that lives on.
 //
 // The string: its state (P processing, C completed, F failed), the token
 // (26 characters), then the time it was created and the lease (while
@@ -39,6 +60,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"encoding/binary"
@@ -46,7 +68,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"maps"
 	"net/http"
+	neturl "net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,14 +90,40 @@ const DefaultPrefix = "idemlint:"
 
 // Options configures a Store.
 type Options struct {
-	// Prefix starts every key; "" means DefaultPrefix.
+	// Prefix starts every key; "" means DefaultPrefix. It may hold no
+	// brace, which would move the hash tag.
 	Prefix string
+	// Replicas is how many replicas must acknowledge each create and
+	// finish (WAIT). 0 takes it from the server at start: 1 when every
+	// master has a replica connected, none otherwise (a master without
+	// one could never be acknowledged). NoReplicas never waits.
+	Replicas int
+	// ReplicaTimeout bounds each wait; 0 means DefaultReplicaTimeout. A
+	// call's context deadline shortens it.
+	ReplicaTimeout time.Duration
 }
+
+// NoReplicas, as Options.Replicas, waits for no replica.
+const NoReplicas = -1
+
+// DefaultReplicaTimeout is how long a create or finish waits for its
+// replicas unless Options says otherwise.
+const DefaultReplicaTimeout = time.Second
+
+// ErrNotAcknowledged refuses a create or finish that fewer replicas than
+// Options.Replicas acknowledged in time: a failover could lose it.
+var ErrNotAcknowledged = errors.New("redis store: not acknowledged by enough replicas in time")
 
 // Store is a reference.Store on Redis. It is safe for concurrent use.
 type Store struct {
 	client rueidis.Client
 	prefix string
+	// cluster: the server is a Redis Cluster. The previous layout's keys
+	// are in other slots than the new ones', and are not read.
+	cluster bool
+	// replicas to wait for, 0 for none; replicaTimeout bounds a wait.
+	replicas       int
+	replicaTimeout time.Duration
 
 	// multi and exec are MULTI and EXEC, built once.
 	multi, exec rueidis.Completed
@@ -80,12 +132,26 @@ type Store struct {
 	attempts map[string]attempt // by token
 }
 
+// The URL parameters the store reads itself (the client ignores them).
+const (
+	replicasParam       = "wait_replicas"
+	replicaTimeoutParam = "wait_timeout"
+)
+
 // Open connects to the Redis server at url: redis://[user:password@]host:port[/db],
-// rediss:// for TLS, or unix:///path/to/socket[?db=N].
+// rediss:// for TLS, or unix:///path/to/socket[?db=N]; a Redis Cluster by
+// any of its masters (more as addr=host:port parameters); a master behind
+// Sentinel with master_set=NAME and the Sentinels' addresses. The
+// parameters wait_replicas=N (-1 for none) and wait_timeout=DURATION set
+// Options.Replicas and ReplicaTimeout. A server the store cannot serve
+// correctly is refused here (see New).
 func Open(url string, o Options) (*Store, error) {
 	opt, err := rueidis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("redis store: %w", err)
+	}
+	if err := o.fromURL(url); err != nil {
+		return nil, err
 	}
 	// Client-side caching needs RESP3 tracking, which the store does not
 	// use: every read must see the latest write of any replica.
@@ -94,17 +160,131 @@ func Open(url string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis store: %w", err)
 	}
-	return New(client, o), nil
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	s, err := New(ctx, client, o)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
-// New returns a store on an existing client, which the caller closes.
-func New(client rueidis.Client, o Options) *Store {
+// openTimeout bounds the checks of the server at Open.
+const openTimeout = 10 * time.Second
+
+// fromURL reads the store's own parameters from url into o.
+func (o *Options) fromURL(raw string) error {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("redis store: %w", err)
+	}
+	q := u.Query()
+	if v := q.Get(replicasParam); v != "" {
+		if o.Replicas, err = strconv.Atoi(v); err != nil || o.Replicas < NoReplicas {
+			return fmt.Errorf("redis store: %s=%q: want a number of replicas, or -1 for none", replicasParam, v)
+		}
+		if o.Replicas == 0 {
+			o.Replicas = NoReplicas
+		}
+	}
+	if v := q.Get(replicaTimeoutParam); v != "" {
+		if o.ReplicaTimeout, err = time.ParseDuration(v); err != nil || o.ReplicaTimeout < time.Millisecond {
+			return fmt.Errorf("redis store: %s=%q: want a duration of at least 1ms, such as 500ms", replicaTimeoutParam, v)
+		}
+	}
+	return nil
+}
+
+// New returns a store on an existing client, which the caller closes,
+// after checking the server: a Redis older than 7.0 (which lacks
+// PEXPIRETIME), a replica (which refuses writes), a prefix with a brace,
+// or more replicas to wait for than a master has are refused with an
+// error saying so.
+func New(ctx context.Context, client rueidis.Client, o Options) (*Store, error) {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
-	return &Store{client: client, prefix: o.Prefix, attempts: make(map[string]attempt),
+	if strings.ContainsAny(o.Prefix, "{}") {
+		return nil, fmt.Errorf("redis store: the prefix %q holds a brace, which would move the hash tag that keeps a record's keys in one slot", o.Prefix)
+	}
+	s := &Store{client: client, prefix: o.Prefix, attempts: make(map[string]attempt),
+		cluster: client.Mode() == rueidis.ClientModeCluster, replicaTimeout: cmp.Or(o.ReplicaTimeout, DefaultReplicaTimeout),
 		multi: client.B().Multi().Build().Pin(), exec: client.B().Exec().Build().Pin()}
+	masters, err := s.masters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fewest := masters[0].replicas
+	for _, m := range masters {
+		fewest = min(fewest, m.replicas)
+	}
+	switch {
+	case o.Replicas == 0:
+		s.replicas = min(fewest, 1)
+	case o.Replicas > fewest:
+		return nil, fmt.Errorf("redis store: waiting for %d replicas, but a master has %d connected: every create would be refused", o.Replicas, fewest)
+	case o.Replicas > 0:
+		s.replicas = o.Replicas
+	}
+	return s, nil
 }
+
+// master is what the store reads of a master at start.
+type master struct {
+	addr     string
+	replicas int // connected
+}
+
+// masters reads INFO of every node the client knows, refuses what the
+// store cannot serve, and returns the masters.
+func (s *Store) masters(ctx context.Context) ([]master, error) {
+	nodes := s.client.Nodes()
+	addrs := slices.Sorted(maps.Keys(nodes))
+	var masters []master
+	for _, addr := range addrs {
+		node := nodes[addr]
+		info, err := node.Do(ctx, node.B().Info().Section("server").Section("replication").Build()).ToString()
+		if err != nil {
+			return nil, fmt.Errorf("redis store: INFO of %s: %w", addr, err)
+		}
+		fields := infoFields(info)
+		if major, _, _ := strings.Cut(fields["redis_version"], "."); atoi(major) < 7 {
+			return nil, fmt.Errorf("redis store: %s runs Redis %s; the store needs 7.0 or later (PEXPIRETIME)", addr, fields["redis_version"])
+		}
+		if fields["role"] != "master" {
+			if s.cluster {
+				continue // a cluster's replica, known to the client for reads
+			}
+			return nil, fmt.Errorf("redis store: %s is a replica (role %s), which refuses writes: give its master, or Sentinel with master_set", addr, fields["role"])
+		}
+		masters = append(masters, master{addr: addr, replicas: atoi(fields["connected_slaves"])})
+	}
+	if len(masters) == 0 {
+		return nil, errors.New("redis store: the client knows no master")
+	}
+	return masters, nil
+}
+
+// infoFields reads the "name:value" lines of an INFO answer.
+func infoFields(info string) map[string]string {
+	fields := make(map[string]string)
+	for line := range strings.Lines(info) {
+		if name, value, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[name] = value
+		}
+	}
+	return fields
+}
+
+// atoi is strconv.Atoi for a number INFO states, 0 when it is not one.
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// Replicas reports how many replicas each create and finish waits for.
+func (s *Store) Replicas() int { return s.replicas }
 
 // Close closes the client.
 func (s *Store) Close() { s.client.Close() }
@@ -138,7 +318,7 @@ const neverRenewed = "0000000000000"
 var (
 	// ARGV lease_ms. 1 renewed, 0 lease lost. Writes down the created
 	// time before the expiry moves, then moves it.
-	renewScript = rueidis.NewLuaScript(`
+	renewScript = newScript(`
 local head = redis.call('GETRANGE', KEYS[1], 0, 52)
 if string.sub(head, 1, 27) ~= 'P' .. ARGV[1] then return 0 end
 if string.sub(head, 28, 40) == '` + neverRenewed + `' then
@@ -149,10 +329,8 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 
-	finishScript = rueidis.NewLuaScript(finishScriptSource)
-
 	// 1 released, 0 lease lost, -1 not processing.
-	releaseScript = rueidis.NewLuaScript(`
+	releaseScript = newScript(`
 local head = redis.call('GETRANGE', KEYS[1], 0, 26)
 if head == '' or string.sub(head, 2) ~= ARGV[1] then return 0 end
 if head ~= 'P' .. ARGV[1] then return -1 end
@@ -161,10 +339,10 @@ return 1
 `)
 )
 
-// finishScriptSource: KEYS[2] the finished record, written by the
-// caller under a key of its own. 1 finished: KEYS[2] renamed over the
-// record; 0 lease lost, -1 not processing: KEYS[2] deleted.
-const finishScriptSource = `
+// finishScript: KEYS[2] the finished record, written by the caller
+// under a key of its own. 1 finished: KEYS[2] renamed over the record;
+// 0 lease lost, -1 not processing: KEYS[2] deleted.
+var finishScript = newScript(`
 local head = redis.pcall('GETRANGE', KEYS[1], 0, 26)
 if head == 'P' .. ARGV[1] then
   redis.call('RENAME', KEYS[2], KEYS[1])
@@ -174,13 +352,16 @@ redis.call('DEL', KEYS[2])
 if type(head) ~= 'string' then return head end
 if string.sub(head, 2) ~= ARGV[1] then return 0 end
 return -1
-`
+`)
 
-// finishSHA1 is finishScript's SHA-1, for EVALSHA in a pipeline.
-var finishSHA1 = func() string {
-	sum := sha1.Sum([]byte(finishScriptSource))
-	return hex.EncodeToString(sum[:])
-}()
+// luaScript is a script's source and its SHA-1, for EVALSHA in a
+// pipeline (EVAL of the source loads it where the server lacks it).
+type luaScript struct{ src, sha1 string }
+
+func newScript(src string) luaScript {
+	sum := sha1.Sum([]byte(src))
+	return luaScript{src: src, sha1: hex.EncodeToString(sum[:])}
+}
 
 func ms(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
 
@@ -219,50 +400,147 @@ func (s *Store) Create(ctx context.Context, id string, rec reference.Record, lea
 	}
 	leaseMS := ms(lease)
 	v := encodeProcessing(token, leaseMS, rec)
-	key := s.prefix + id
-	live, expiry, err := s.transaction(ctx, s.client.B().Set().Key(key).Value(rueidis.BinaryString(v)).Nx().Get().PxMilliseconds(leaseMS).Build(), key)
+	key := s.key(id)
+	now, previous, acked, err := s.transaction(ctx, s.client.B().Set().Key(key).Value(rueidis.BinaryString(v)).Nx().Get().PxMilliseconds(leaseMS).Build(), key, id, true)
 	switch {
-	case rueidis.IsRedisNil(err):
-		created := expiry - leaseMS
+	case err != nil:
+		return reference.Record{}, false, fmt.Errorf("redis store: create: %w", err)
+	case !now.found && previous.found:
+		// A replica of the previous version holds the key: give up the
+		// new record, and answer with that one.
+		if err := s.fenced(ctx, "create", releaseScript, id, token); err != nil {
+			return reference.Record{}, false, err
+		}
+		rec, err := decode(previous.v, previous.expiry)
+		return rec, false, err
+	case !now.found && !acked:
+		if err := s.fenced(ctx, "create", releaseScript, id, token); err != nil {
+			return reference.Record{}, false, fmt.Errorf("%w; releasing the record: %w", ErrNotAcknowledged, err)
+		}
+		return reference.Record{}, false, fmt.Errorf("redis store: create: %w", ErrNotAcknowledged)
+	case !now.found:
+		created := now.expiry - leaseMS
 		s.remember(token, attempt{created: created, request: v[fieldsAt:]})
 		return reference.Record{
 			Key: rec.Key, Operation: rec.Operation, Fingerprint: rec.Fingerprint, RawDigest: rec.RawDigest,
 			State: reference.Processing, Token: token, CreatedAt: time.UnixMilli(created), UpdatedAt: time.UnixMilli(created),
-			LeaseUntil: time.UnixMilli(expiry),
+			LeaseUntil: time.UnixMilli(now.expiry),
 		}, true, nil
-	case err != nil:
-		return reference.Record{}, false, fmt.Errorf("redis store: create: %w", err)
 	}
-	rec, err = decode(live, expiry)
+	rec, err = decode(now.v, now.expiry)
 	return rec, false, err
+}
+
+// key returns the key of the record under id: Prefix, the hash tag of
+// id, and id.
+func (s *Store) key(id string) string {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	b := make([]byte, 0, len(s.prefix)+10+len(id))
+	b = append(append(b, s.prefix...), '{')
+	b = hex.AppendEncode(b, h.Sum(nil))
+	return string(append(append(b, '}'), id...))
+}
+
+// finishedKey returns the key Finish writes the finished record of the
+// record at key under, held by token: in the record's slot, apart from
+// any identity (after it comes the token, which no one else knows).
+func finishedKey(key, token string) string {
+	return key[:strings.IndexByte(key, '}')+1] + finishedInfix + token
+}
+
+// found is a key's answer in a transaction: its string, and its expiry
+// (which a key written in the transaction has, found or not).
+type found struct {
+	found  bool
+	v      string
+	expiry int64
 }
 
 // transaction runs cmd, a command on key answering with a string, and
 // PEXPIRETIME of key as one transaction, and returns cmd's answer and
-// the expiry. A nil answer is the error rueidis.IsRedisNil reports.
-func (s *Store) transaction(ctx context.Context, cmd rueidis.Completed, key string) (string, int64, error) {
-	replies := s.client.DoMulti(ctx, s.multi, cmd, s.client.B().Pexpiretime().Key(key).Build(), s.exec)
-	for _, r := range replies[:len(replies)-1] {
+// the expiry. On one server it reads, in the same transaction, the key
+// of the previous layout under id too. write says cmd writes: then, when
+// the store waits for replicas, WAIT follows the transaction, and acked
+// says whether enough replicas acknowledged it.
+func (s *Store) transaction(ctx context.Context, cmd rueidis.Completed, key, id string, write bool) (now, previous found, acked bool, err error) {
+	cmds := make(rueidis.Commands, 0, 8)
+	cmds = append(cmds, s.multi, cmd, s.client.B().Pexpiretime().Key(key).Build())
+	if !s.cluster {
+		old := s.prefix + id
+		cmds = append(cmds, s.client.B().Get().Key(old).Build(), s.client.B().Pexpiretime().Key(old).Build())
+	}
+	cmds = append(cmds, s.exec)
+	wait := write && s.replicas > 0
+	if wait {
+		cmds = append(cmds, s.wait(ctx))
+	}
+	replies := s.client.DoMulti(ctx, cmds...)
+	last := len(replies) - 1
+	if wait {
+		last--
+	}
+	for _, r := range replies[:last] {
 		if err := r.Error(); err != nil {
-			return "", 0, err
+			return now, previous, false, err
 		}
 	}
-	answers, err := replies[len(replies)-1].ToArray()
+	answers, err := replies[last].ToArray()
 	if rueidis.IsRedisNil(err) { // EXEC aborted; not a nil answer of cmd
-		return "", 0, errors.New("the transaction was aborted")
+		return now, previous, false, errors.New("the transaction was aborted")
 	}
 	if err != nil {
-		return "", 0, err
+		return now, previous, false, err
 	}
-	if len(answers) != 2 {
-		return "", 0, fmt.Errorf("a transaction of 2 commands answered %d replies", len(answers))
+	if len(answers) != len(cmds[1:last]) {
+		return now, previous, false, fmt.Errorf("a transaction of %d commands answered %d replies", len(cmds[1:last]), len(answers))
 	}
-	expiry, err := answers[1].AsInt64()
+	if now, err = foundIn(answers[0], answers[1]); err != nil {
+		return now, previous, false, err
+	}
+	if !s.cluster {
+		if previous, err = foundIn(answers[2], answers[3]); err != nil {
+			return now, previous, false, err
+		}
+	}
+	acked = true
+	if wait {
+		acked, err = s.acknowledged(replies[len(replies)-1])
+	}
+	return now, previous, acked, err
+}
+
+// foundIn reads a key's string (nil: not found) and its expiry from
+// their answers.
+func foundIn(v, expiry rueidis.RedisMessage) (found, error) {
+	at, err := expiry.AsInt64()
 	if err != nil {
-		return "", 0, err
+		return found{}, err
 	}
-	v, err := answers[0].ToString()
-	return v, expiry, err
+	s, err := v.ToString()
+	if rueidis.IsRedisNil(err) {
+		return found{expiry: at}, nil
+	}
+	return found{found: err == nil, v: s, expiry: at}, err
+}
+
+// wait returns WAIT for the store's replicas, within the time ctx
+// leaves: a WAIT that outlived the call would hold its connection.
+func (s *Store) wait(ctx context.Context) rueidis.Completed {
+	timeout := s.replicaTimeout
+	if deadline, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(deadline)*3/4)
+	}
+	return s.client.B().Wait().Numreplicas(int64(s.replicas)).Timeout(ms(timeout)).Build()
+}
+
+// acknowledged reads WAIT's answer: whether enough replicas acknowledged.
+func (s *Store) acknowledged(reply rueidis.RedisResult) (bool, error) {
+	n, err := reply.AsInt64()
+	if err != nil {
+		return false, fmt.Errorf("WAIT: %w", err)
+	}
+	return n >= int64(s.replicas), nil
 }
 
 // encodeProcessing returns the string of a new processing record.
@@ -332,32 +610,66 @@ func (s *Store) Finish(ctx context.Context, id, token string, to reference.State
 	a, ok := s.forget(token)
 	if !ok {
 		// Not an attempt of this store's, or one it could not keep: the
-		// record tells what the finished one repeats.
+		// record tells what the finished one repeats. One this token
+		// finished already goes on too, so that the answer waits for
+		// the replicas as the first try did.
 		rec, found, err := s.Get(ctx, id)
 		switch {
 		case err != nil:
 			return fmt.Errorf("redis store: finish: %w", err)
 		case !found || rec.Token != token:
 			return reference.ErrLeaseLost
-		case rec.State != reference.Processing:
-			return fmt.Errorf("%w: the attempt already ended", reference.ErrInvalidTransition)
 		}
 		a = attempt{created: rec.CreatedAt.UnixMilli(), request: appendRequest(nil, rec)}
 	}
 	ttlMS := ms(ttl)
 	v := encodeFinished(to, token, a, ttlMS, res, header)
-	key, finished := s.prefix+id, s.prefix+finishedInfix+token
-	replies := s.client.DoMulti(ctx,
-		s.client.B().Set().Key(finished).Value(rueidis.BinaryString(v)).PxMilliseconds(ttlMS).Build(),
-		s.client.B().Evalsha().Sha1(finishSHA1).Numkeys(2).Key(key, finished).Arg(token).Build())
-	if err := replies[0].Error(); err != nil {
+	key := s.key(id)
+	finished := finishedKey(key, token)
+	reply, err := s.script(ctx, finishScript, []string{key, finished}, []string{token},
+		s.client.B().Set().Key(finished).Value(rueidis.BinaryString(v)).PxMilliseconds(ttlMS).Build())
+	if errors.Is(err, ErrNotAcknowledged) {
+		// Tried again, the script finds the record finished by this
+		// token, and the wait covers it.
+		s.remember(token, a)
+	}
+	if err != nil {
 		return fmt.Errorf("redis store: finish: %w", err)
 	}
-	reply := replies[1]
-	if err, ok := rueidis.IsRedisErr(reply.Error()); ok && err.IsNoScript() {
-		reply = finishScript.Exec(ctx, s.client, []string{key, finished}, []string{token})
-	}
 	return fencedReply("finish", reply)
+}
+
+// script runs sc on keys with args after the commands before (whose
+// answers are only checked for errors), then, when the store waits for
+// replicas, WAIT, all on one connection, and returns the script's
+// answer. When the store waits for replicas an answer not acknowledged
+// is ErrNotAcknowledged, whatever it says: a master that passes its
+// writes to no replica may be one that a failover left behind, or one
+// that restarted empty, and its "no such record" is not to be trusted.
+func (s *Store) script(ctx context.Context, sc luaScript, keys, args []string, before ...rueidis.Completed) (rueidis.RedisResult, error) {
+	waited := func(cmds ...rueidis.Completed) []rueidis.RedisResult {
+		if s.replicas > 0 {
+			cmds = append(cmds, s.wait(ctx))
+		}
+		return s.client.DoMulti(ctx, cmds...)
+	}
+	replies := waited(append(before, s.client.B().Evalsha().Sha1(sc.sha1).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())...)
+	for _, r := range replies[:len(before)] {
+		if err := r.Error(); err != nil {
+			return rueidis.RedisResult{}, err
+		}
+	}
+	replies = replies[len(before):]
+	if err, ok := rueidis.IsRedisErr(replies[0].Error()); ok && err.IsNoScript() {
+		// Commands sent are recycled: build them again.
+		replies = waited(s.client.B().Eval().Script(sc.src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build())
+	}
+	if s.replicas > 0 {
+		if acked, err := s.acknowledged(replies[1]); err != nil || !acked {
+			return replies[0], cmp.Or(err, ErrNotAcknowledged)
+		}
+	}
+	return replies[0], nil
 }
 
 // finishedInfix puts the key of a finished record, before it replaces
@@ -372,8 +684,12 @@ func (s *Store) Release(ctx context.Context, id, token string) error {
 }
 
 // fenced runs a script that needs the attempt's token.
-func (s *Store) fenced(ctx context.Context, what string, script *rueidis.Lua, id, token string, args ...string) error {
-	return fencedReply(what, script.Exec(ctx, s.client, []string{s.prefix + id}, append([]string{token}, args...)))
+func (s *Store) fenced(ctx context.Context, what string, sc luaScript, id, token string, args ...string) error {
+	reply, err := s.script(ctx, sc, []string{s.key(id)}, append([]string{token}, args...))
+	if err != nil {
+		return fmt.Errorf("redis store: %s: %w", what, err)
+	}
+	return fencedReply(what, reply)
 }
 
 // fencedReply maps the answer of a script that needs the attempt's
@@ -393,15 +709,17 @@ func fencedReply(what string, reply rueidis.RedisResult) error {
 
 // Get implements reference.Store.
 func (s *Store) Get(ctx context.Context, id string) (reference.Record, bool, error) {
-	key := s.prefix + id
-	v, expiry, err := s.transaction(ctx, s.client.B().Get().Key(key).Build(), key)
-	if rueidis.IsRedisNil(err) {
-		return reference.Record{}, false, nil
-	}
-	if err != nil {
+	key := s.key(id)
+	now, previous, _, err := s.transaction(ctx, s.client.B().Get().Key(key).Build(), key, id, false)
+	switch {
+	case err != nil:
 		return reference.Record{}, false, fmt.Errorf("redis store: get: %w", err)
+	case !now.found && !previous.found:
+		return reference.Record{}, false, nil
+	case !now.found:
+		now = previous
 	}
-	rec, err := decode(v, expiry)
+	rec, err := decode(now.v, now.expiry)
 	return rec, err == nil, err
 }
 

@@ -112,6 +112,7 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	demo := reference.NewDemo(engine.Policy())
 	demo.Delay = c.DemoDelay
 	demo.Warnings = StoreWarnings(ctx, store, logger)
+	demo.Leases = engine.LeaseStats
 	srv, err := Listen(c.Addr, engine.Middleware(demo), Options{
 		MaxConnections: c.MaxConnections,
 		ReadTimeout:    c.ReadTimeout,

@@ -1,0 +1,307 @@
+package testserver
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// RedisNode is a redis-server of one test alone listening on a TCP port
+// of 127.0.0.1 (replication and Redis Cluster need one), which the test
+// may kill.
+type RedisNode struct {
+	Addr string // host:port
+	srv  *server
+}
+
+// freePorts returns n distinct TCP ports of 127.0.0.1 that were free a
+// moment ago: held open together, so that none is handed out twice.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
+// StartRedisNode starts a redis-server for t alone on a free port of
+// 127.0.0.1, without persistence unless settings (after the tests' own)
+// say otherwise, and stops it when t ends. A replica's first
+// synchronisation starts at once (repl-diskless-sync-delay 0).
+func StartRedisNode(t testing.TB, settings ...string) *RedisNode {
+	t.Helper()
+	return startRedisNode(t, freePorts(t, 1)[0], settings...)
+}
+
+// startRedisNode is StartRedisNode on port.
+func startRedisNode(t testing.TB, port int, settings ...string) *RedisNode {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		unavailable(t, "redis-server is not installed (Debian: apt-get install redis-server)")
+	}
+	dir, err := os.MkdirTemp("", "idemlint-redis-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	var args []string
+	if len(settings) > 0 && !strings.HasPrefix(settings[0], "--") { // a configuration file comes first
+		args, settings = settings[:1], settings[1:]
+	}
+	args = append(args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir, "--daemonize", "no", "--loglevel", "warning")
+	if !slices.Contains(settings, "--sentinel") {
+		args = append(args, "--save", "", "--appendonly", "no", "--repl-diskless-sync-delay", "0")
+	}
+	args = append(args, settings...)
+	srv, err := launch(exec.Command(bin, args...), dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &RedisNode{Addr: addr, srv: srv}
+	t.Cleanup(func() { srv.stop() })
+	if err := srv.waitReady(func() error { _, err := n.Command("PING"); return err }); err != nil {
+		unavailable(t, "redis-server did not start: %v; its log:\n%s", err, tail(dir))
+	}
+	return n
+}
+
+// Restart starts the node again, after Kill, on its port, files and
+// settings.
+func (n *RedisNode) Restart(t testing.TB) {
+	t.Helper()
+	old := n.srv.cmd
+	srv, err := launch(exec.Command(old.Path, old.Args[1:]...), n.srv.dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.srv = srv
+	t.Cleanup(func() { srv.stop() })
+	if err := srv.waitReady(func() error { _, err := n.Command("PING"); return err }); err != nil {
+		t.Fatalf("redis-server did not start again: %v; its log:\n%s", err, tail(srv.dir))
+	}
+}
+
+// URL returns the node's URL.
+func (n *RedisNode) URL() string { return "redis://" + n.Addr }
+
+// Kill kills the node (SIGKILL: nothing is flushed, no replica told).
+func (n *RedisNode) Kill() {
+	_ = n.srv.cmd.Process.Kill()
+	<-n.srv.exited
+}
+
+// Signal sends sig to the node's process (SIGSTOP pauses it).
+func (n *RedisNode) Signal(sig os.Signal) error { return n.srv.cmd.Process.Signal(sig) }
+
+// Command sends one command in the inline protocol, which needs no
+// client, and returns its answer: a status, an error, an integer or a
+// bulk string as its text (an array is refused).
+func (n *RedisNode) Command(args ...string) (string, error) {
+	c, err := net.DialTimeout("tcp", n.Addr, time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write([]byte(strings.Join(args, " ") + "\r\n")); err != nil {
+		return "", err
+	}
+	rd := bufio.NewReader(c)
+	head, err := rd.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	head = strings.TrimRight(head, "\r\n")
+	switch {
+	case strings.HasPrefix(head, "+"), strings.HasPrefix(head, ":"):
+		return head[1:], nil
+	case strings.HasPrefix(head, "-"):
+		return "", fmt.Errorf("%s: %s", args[0], head[1:])
+	case strings.HasPrefix(head, "$-1"):
+		return "", nil
+	case strings.HasPrefix(head, "$"):
+		size, err := strconv.Atoi(head[1:])
+		if err != nil {
+			return "", err
+		}
+		body := make([]byte, size+2)
+		_, err = io.ReadFull(rd, body)
+		return string(body[:size]), err
+	}
+	return "", fmt.Errorf("%s answered %q, which this client does not read", args[0], head)
+}
+
+// Info returns the fields of an INFO section of the node.
+func (n *RedisNode) Info(section string) (map[string]string, error) {
+	body, err := n.Command("INFO", section)
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]string{}
+	for line := range strings.Lines(body) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
+	}
+	return fields, nil
+}
+
+// CPU returns the user and system CPU time the node has used, from INFO
+// cpu, as Redis.CPU does.
+func (n *RedisNode) CPU() (time.Duration, error) {
+	info, err := n.Info("cpu")
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	for _, name := range []string{"used_cpu_user", "used_cpu_sys"} {
+		seconds, err := strconv.ParseFloat(info[name], 64)
+		if err != nil {
+			return 0, fmt.Errorf("INFO cpu: %s: %w", name, err)
+		}
+		total += time.Duration(seconds * float64(time.Second))
+	}
+	return total, nil
+}
+
+// CPU returns the CPU time the cluster's masters have used.
+func (c *RedisCluster) CPU() (time.Duration, error) {
+	var total time.Duration
+	for _, m := range c.Masters {
+		cpu, err := m.CPU()
+		if err != nil {
+			return 0, err
+		}
+		total += cpu
+	}
+	return total, nil
+}
+
+// RedisCluster is a private Redis Cluster on 127.0.0.1.
+type RedisCluster struct {
+	Masters  []*RedisNode
+	Replicas []*RedisNode // Replicas[i] replicates Masters[i], when there are replicas
+}
+
+// StartRedisCluster starts a Redis Cluster of masters masters, each with
+// a replica when withReplicas, with settings (after the tests' own), and
+// waits until every node sees it whole. A node fails over after a second
+// of silence (cluster-node-timeout 1000). It needs redis-cli as well as
+// redis-server.
+func StartRedisCluster(t testing.TB, masters int, withReplicas bool, settings ...string) *RedisCluster {
+	t.Helper()
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		unavailable(t, "redis-cli is not installed (Debian: apt-get install redis-tools)")
+	}
+	nodes := masters
+	if withReplicas {
+		nodes *= 2
+	}
+	var all []*RedisNode
+	args := []string{"--cluster", "create"}
+	ports := freePorts(t, 2*nodes) // each node's, and its cluster bus's
+	for i := range nodes {
+		settings := append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
+			"--cluster-port", strconv.Itoa(ports[nodes+i])}, settings...)
+		n := startRedisNode(t, ports[i], settings...)
+		all = append(all, n)
+		args = append(args, n.Addr)
+	}
+	if withReplicas {
+		args = append(args, "--cluster-replicas", "1")
+	}
+	args = append(args, "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	c := &RedisCluster{Masters: all[:masters]}
+	// redis-cli gives the first nodes the slots and the others, in turn,
+	// as their replicas; which replicates which is read back.
+	if withReplicas {
+		c.Replicas = make([]*RedisNode, masters)
+		for _, r := range all[masters:] {
+			info, err := r.Info("replication")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, m := range c.Masters {
+				if _, port, _ := net.SplitHostPort(m.Addr); info["master_port"] == port {
+					c.Replicas[i] = r
+				}
+			}
+		}
+	}
+	c.WaitOK(t, all...)
+	return c
+}
+
+// WaitOK waits until each of nodes says the cluster is ok, and each
+// replica among them is in sync with its master.
+func (c *RedisCluster) WaitOK(t testing.TB, nodes ...*RedisNode) {
+	t.Helper()
+	deadline := time.Now().Add(startTimeout)
+	for _, n := range nodes {
+		for {
+			info, err := n.Info("cluster")
+			if err == nil {
+				var state string
+				var replication map[string]string
+				if state, err = n.Command("CLUSTER", "INFO"); err == nil && strings.Contains(state, "cluster_state:ok") && info["cluster_enabled"] == "1" {
+					if replication, err = n.Info("replication"); err == nil && (replication["role"] == "master" || replication["master_link_status"] == "up") {
+						break
+					}
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster node %s not ok after %v: %v", n.Addr, startTimeout, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// URL returns a URL of the cluster: its first master, the others as
+// further addresses.
+func (c *RedisCluster) URL() string {
+	url, sep := c.Masters[0].URL(), "?"
+	for _, m := range c.Masters[1:] {
+		url += sep + "addr=" + m.Addr
+		sep = "&"
+	}
+	return url
+}
+
+// StartSentinel starts a Redis Sentinel (redis-server --sentinel) on a
+// free port of 127.0.0.1 watching master under name, alone (quorum 1),
+// which declares it down after a second of silence. Its failover
+// timeout is a minute, so that for that long it leaves alone a replica
+// that replicates from another address than the master's (a test's
+// proxy).
+func StartSentinel(t testing.TB, name string, master *RedisNode) *RedisNode {
+	t.Helper()
+	dir := t.TempDir()
+	host, port, _ := net.SplitHostPort(master.Addr)
+	conf := filepath.Join(dir, "sentinel.conf")
+	// Sentinel rewrites its file as it learns the replicas.
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s 1\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 60000\n", name, host, port)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return StartRedisNode(t, conf, "--sentinel")
+}
