@@ -8,8 +8,9 @@ import (
 // A Stage is one step of what follows the rules of a run: it takes the
 // findings the stage before it passed on and returns those it passes on,
 // as golangci-lint's processors do. Every stage of a run is listed, in
-// order, in run.stages; a caller's stage takes the place its option names
-// there (Options.Baseline, Options.NewFromRev).
+// order, in one place (the run's stages, in pipeline.go); a caller's stage
+// takes the place its option names there (Options.Baseline,
+// Options.NewFromRev).
 type Stage interface {
 	// Process returns the findings the stage passes on, given those the
 	// stage before it passed on (in output order from the sort stage on)

@@ -373,12 +373,17 @@ func notBoundaryText(src []byte, walked bool) bool {
 	return walked && !bytes.Contains(src, []byte(`"spec_version"`)) && !bytes.Contains(src, []byte(`"boundary"`))
 }
 
-// CheckDocument takes src through the per-document stages with every rule
-// on and the default limits: the one verdict on a single document, which
-// the reference engine asks too. The document is nil when src is not a
-// JSON object.
+// CheckDocument takes src through the per-document stages with every core
+// rule on and the default limits: the one verdict on a single document,
+// which the reference engine asks too. The document is nil when src is
+// not a JSON object.
 func CheckDocument(path string, src []byte) (*boundary.Document, []Finding) {
-	opts := DefaultOptions()
+	return CheckDocumentWith(path, src, DefaultOptions())
+}
+
+// CheckDocumentWith is CheckDocument with the rules, levels of the rules
+// turned off, limits and schema stage of opts.
+func CheckDocumentWith(path string, src []byte, opts Options) (*boundary.Document, []Finding) {
 	return checkDocument(path, src, new(jsontree.Parser), newRun(&opts))
 }
 

@@ -34,6 +34,8 @@ type Engine struct {
 	maxBodyMemory int64
 	bodyMemory    *semaphore.Weighted // bytes of request bodies held
 
+	checks checks.Options // what the policy goes through (WithChecks)
+
 	router         *router
 	ops            []operation // parallel to router.routes
 	keyHeaderName  string      // as declared, for messages
@@ -108,6 +110,13 @@ func WithClock(now func() time.Time) Option {
 // it, and a retry executes it again.
 func WithBaseContext(ctx context.Context) Option { return func(e *Engine) { e.base = ctx } }
 
+// WithChecks makes the policy go through the checks of a run of opts (its
+// rules, limits and JSON Schema stage) instead of the core rules with the
+// default limits: idemlint gives its own, so that the engine accepts a
+// policy whose suppressions name any of its rules, and words a schema
+// violation, as "idemlint check" does.
+func WithChecks(opts checks.Options) Option { return func(e *Engine) { e.checks = opts } }
+
 // WithLogger sets where the engine reports handler panics and errors,
 // store failures and, at New, the policy's warnings. Default:
 // slog.Default().
@@ -158,13 +167,14 @@ func New(path string, src []byte, opts ...Option) (*Engine, error) {
 // itself ("conform --reference" prints them as notes): it returns them,
 // warnings only, instead of logging them.
 func NewWithFindings(path string, src []byte, opts ...Option) (*Engine, []checks.Finding, error) {
-	doc, findings, err := CheckPolicy(path, src, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	e := &Engine{now: time.Now, log: slog.Default(), maxBody: DefaultMaxBodyBytes, maxBodyMemory: DefaultMaxBodyMemory, waiters: waiters{m: map[string]*waiter{}}, attempts: attemptSet{m: map[*attempt]struct{}{}}}
+	e := &Engine{now: time.Now, log: slog.Default(), maxBody: DefaultMaxBodyBytes, maxBodyMemory: DefaultMaxBodyMemory, waiters: waiters{m: map[string]*waiter{}}, attempts: attemptSet{m: map[*attempt]struct{}{}},
+		checks: checks.DefaultOptions()}
 	for _, o := range opts {
 		o(e)
+	}
+	doc, findings, err := CheckPolicy(path, src, true, e.checks)
+	if err != nil {
+		return nil, nil, err
 	}
 	e.bodyMemory = newBodyMemory(e.maxBodyMemory, e.maxBody)
 	if e.base != nil {

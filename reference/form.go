@@ -2,6 +2,7 @@ package reference
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"net/url"
 	"slices"
 	"strconv"
@@ -21,50 +22,39 @@ import (
 // this (Encode writes a space as "+", ParseQuery refuses ";" and keeps
 // invalid UTF-8), and they allocate a map and a string per pair.
 
-// The body is read once: each pair is written to scratch text already in
-// its canonical spelling, and the pairs are then sorted by their decoded
-// names, which compareEncoded reads off the canonical spelling.
+// Most pairs a client sends are spelt canonically already (letters,
+// digits and upper-case %XX of the other bytes): such a pair is used where
+// it lies, in a copy of the body, after one scan that copies nothing. Only
+// the others are decoded and spelt again, after that copy. The pairs are
+// then sorted by their decoded names, which compareEncoded reads off the
+// canonical spelling.
 
-// formText is the scratch memory of one canonicalisation: the pairs in
-// canonical spelling back to back, and where each lies in it.
+// formText is the scratch memory of one canonicalisation: a copy of the
+// body followed by the pairs spelt again, and where each pair lies in it.
 type formText struct {
 	text    []byte
 	pairs   []formPair
 	spare   []formPair // sortFormPairs' other half
-	runs    []int      // sortFormPairs' runs
+	runs    []int      // where each run of pairs in order starts
 	decoded []byte     // a pair decoded, to check it is UTF-8
 }
 
 // formPair is text[name:end]: the name up to eq, then "=" and the value.
-// key is the name's first sixteen decoded bytes, big-endian, zero-padded:
-// most names differ there (items[0][price], items[0][quantity]), and then
-// keys order them; equal keys leave it to the whole names.
 type formPair struct {
-	key           [2]uint64
 	name, eq, end int
 }
 
 // lessFormPair reports whether x's name sorts before y's.
 func lessFormPair(text []byte, x, y *formPair) bool {
-	if x.key != y.key {
-		return x.key[0] < y.key[0] || x.key[0] == y.key[0] && x.key[1] < y.key[1]
-	}
 	return compareEncoded(text[x.name:x.eq], text[y.name:y.eq]) < 0
 }
 
 // sortFormPairs sorts pairs by name, stably, and returns them and the
-// other buffer. It merges the runs already in order (a client writes
-// items[0] to items[9], then items[10] on), with the comparison inlined
-// where slices.SortFunc would call it through a function value, which
-// cost most of a form's canonicalisation. runs is scratch.
+// other buffer. runs holds where each run of pairs already in order
+// starts (a client writes items[0] to items[9], then items[10] on): it
+// merges them two by two. runs is scratch.
 func sortFormPairs(text []byte, pairs, spare []formPair, runs []int) (sorted, other []formPair, scratch []int) {
 	n := len(pairs)
-	runs = append(runs[:0], 0)
-	for i := 1; i < n; i++ {
-		if lessFormPair(text, &pairs[i], &pairs[i-1]) {
-			runs = append(runs, i)
-		}
-	}
 	runs = append(runs, n) // runs[k]:runs[k+1] is in order
 	spare = slices.Grow(spare[:0], n)[:n]
 	src, dst := pairs, spare
@@ -75,25 +65,59 @@ func sortFormPairs(text []byte, pairs, spare []formPair, runs []int) (sorted, ot
 			if k+2 < len(runs) {
 				hi = runs[k+2]
 			}
-			i, j, d := lo, mid, lo
-			for i < mid && j < hi {
-				if lessFormPair(text, &src[j], &src[i]) {
-					dst[d] = src[j]
-					j++
-				} else {
-					dst[d] = src[i]
-					i++
-				}
-				d++
+			if mid < hi {
+				mergeFormPairs(text, dst, src, lo, mid, hi)
+			} else {
+				copy(dst[lo:hi], src[lo:hi]) // the last run has no partner
 			}
-			d += copy(dst[d:], src[i:mid])
-			copy(dst[d:], src[j:hi])
 			merged = append(merged, hi)
 		}
 		runs = merged
 		src, dst = dst, src
 	}
 	return src, dst, runs
+}
+
+// mergeFormPairs merges src[lo:mid] and src[mid:hi], each in order, into
+// dst[lo:hi], stably. The pairs of the left run that sort before all of
+// the right run, and those of the right run that sort after all of the
+// left run, are found by binary search and copied: the runs a client
+// writes interleave in one place (items[10] to items[19] between items[1]
+// and items[2]). The comparison is inlined where slices.SortStableFunc
+// would call it through a function value, which cost most of a form's
+// canonicalisation.
+func mergeFormPairs(text []byte, dst, src []formPair, lo, mid, hi int) {
+	i, top := lo, mid // src[lo:i] sort before src[mid]
+	for i < top {
+		if h := int(uint(i+top) >> 1); lessFormPair(text, &src[mid], &src[h]) {
+			top = h
+		} else {
+			i = h + 1
+		}
+	}
+	j, bottom := hi, mid // src[j:hi] sort after src[mid-1]
+	for bottom < j {
+		if h := int(uint(bottom+j) >> 1); lessFormPair(text, &src[h], &src[mid-1]) {
+			bottom = h + 1
+		} else {
+			j = h
+		}
+	}
+	copy(dst[lo:i], src[lo:i])
+	copy(dst[j:hi], src[j:hi])
+	l, r, d := i, mid, i
+	for l < mid && r < j {
+		if lessFormPair(text, &src[r], &src[l]) {
+			dst[d] = src[r]
+			r++
+		} else {
+			dst[d] = src[l]
+			l++
+		}
+		d++
+	}
+	d += copy(dst[d:], src[l:mid])
+	copy(dst[d:], src[r:j])
 }
 
 var formTexts = sync.Pool{New: func() any { return new(formText) }}
@@ -119,55 +143,107 @@ func appendCanonicalForm(b, body []byte, exclude []string) ([]byte, error) {
 			formTexts.Put(ft)
 		}
 	}()
-	ft.text = slices.Grow(ft.text, 3*len(body)) // each byte spelt in at most three
-	sorted := true
+	// The copy, then each byte spelt again in at most three.
+	ft.text = append(slices.Grow(ft.text[:0], 4*len(body)), body...)
+	ft.runs = append(ft.runs[:0], 0)
 	for i := 0; i <= len(body); i++ { // i at a segment's start, then at the '&' that ends it
 		start := i
-		p := formPair{name: len(ft.text)}
-		var key [16]byte
-		var high, highValue bool
-		var err error
-		if ft.text, i, high, err = appendFormCanonical(ft.text, body, i, &key); err != nil {
-			return b, err
-		}
-		p.eq = len(ft.text)
-		ft.text = append(ft.text, '=')
-		if i < len(body) && body[i] == '=' {
-			if ft.text, i, highValue, err = appendFormCanonical(ft.text, body, i+1, nil); err != nil {
+		var p formPair
+		var high bool
+		if eq, end, h, ok := canonicalPair(body, i); ok {
+			p, high, i = formPair{name: start, eq: eq, end: end}, h, end
+		} else {
+			p.name = len(ft.text)
+			var highValue bool
+			var err error
+			if ft.text, i, high, err = appendFormCanonical(ft.text, body, i, true); err != nil {
 				return b, err
 			}
-		} else if i == start {
-			ft.text = ft.text[:p.name] // an empty segment holds no pair
-			continue
+			p.eq = len(ft.text)
+			ft.text = append(ft.text, '=')
+			if i < len(body) && body[i] == '=' {
+				if ft.text, i, highValue, err = appendFormCanonical(ft.text, body, i+1, false); err != nil {
+					return b, err
+				}
+			} else if i == start {
+				ft.text = ft.text[:p.name] // an empty segment holds no pair
+				continue
+			}
+			p.end = len(ft.text)
+			high = high || highValue
 		}
-		p.end = len(ft.text)
-		if high || highValue {
+		if high {
 			ft.decoded = appendDecoded(ft.decoded[:0], ft.text[p.name:p.end])
 			if !utf8.Valid(ft.decoded) {
 				return b, &formError{offset: start, reason: "a pair that is not UTF-8 once decoded"}
 			}
 		}
 		if excluded(exclude, ft.text[p.name:p.eq]) {
-			ft.text = ft.text[:p.name]
+			if p.name >= len(body) {
+				ft.text = ft.text[:p.name] // spelt again: its text is not needed
+			}
 			continue
 		}
-		p.key = [2]uint64{binary.BigEndian.Uint64(key[:8]), binary.BigEndian.Uint64(key[8:])}
-		if n := len(ft.pairs); n > 0 && sorted {
-			sorted = !lessFormPair(ft.text, &p, &ft.pairs[n-1])
+		if n := len(ft.pairs); n > 0 && lessFormPair(ft.text, &p, &ft.pairs[n-1]) {
+			ft.runs = append(ft.runs, n) // a run starts
 		}
 		ft.pairs = append(ft.pairs, p)
 	}
 	text := ft.text
-	if !sorted {
+	if len(ft.runs) > 1 {
 		ft.pairs, ft.spare, ft.runs = sortFormPairs(text, ft.pairs, ft.spare, ft.runs)
 	}
+	// Pairs that follow one another in the body, as most still do once
+	// sorted, are copied as one: text[lo:hi].
+	lo, hi := 0, 0
 	for i, p := range ft.pairs {
-		if i > 0 {
-			b = append(b, '&')
+		if i > 0 && p.name == hi+1 && text[hi] == '&' {
+			hi = p.end
+			continue
 		}
-		b = append(b, text[p.name:p.end]...)
+		if i > 0 {
+			b = append(append(b, text[lo:hi]...), '&')
+		}
+		lo, hi = p.name, p.end
 	}
-	return b, nil
+	return append(b, text[lo:hi]...), nil
+}
+
+// canonicalPair reports whether the segment at body[i] is a pair spelt
+// canonically already: a name, "=", and a value of unreserved characters
+// and upper-case %XX of other bytes, up to "&" or the end. eq is where its
+// "=" lies, end where it ends; high reports a %XX beyond ASCII, for the
+// caller to check UTF-8. Runs of unreserved characters, most of a body,
+// cost a table look-up a byte.
+func canonicalPair(body []byte, i int) (eq, end int, high, ok bool) {
+	eq = -1
+	for {
+		for i < len(body) && unreserved[body[i]] {
+			i++
+		}
+		if i == len(body) {
+			return eq, i, high, eq >= 0
+		}
+		switch body[i] {
+		case '&':
+			return eq, i, high, eq >= 0
+		case '=':
+			if eq < 0 {
+				eq = i
+				i++
+				continue
+			}
+		case '%':
+			if i+2 < len(body) {
+				if hi, lo := upperHexValue[body[i+1]], upperHexValue[body[i+2]]; hi|lo < 16 && !unreserved[hi<<4|lo] {
+					high = high || hi >= 8
+					i += 3
+					continue
+				}
+			}
+		}
+		return eq, i, high, false
+	}
 }
 
 func excluded(names []string, name []byte) bool {
@@ -179,29 +255,19 @@ func excluded(names []string, name []byte) bool {
 	return false
 }
 
-// appendFormCanonical appends the name or value that starts at body[i]
-// in canonical spelling: decoded ("+" a space, %XX the byte XX) and
-// encoded again (the RFC 3986 unreserved characters, letters, digits, "-",
-// ".", "_" and "~", as they are, every other byte as %XX in upper case).
-// A name (key not nil, which receives its first sixteen decoded bytes)
-// ends at "=" or "&", a value at "&"; next is where it ended. high
-// reports a decoded byte beyond ASCII, for the caller to check UTF-8.
-func appendFormCanonical(b, body []byte, i int, key *[16]byte) (_ []byte, next int, high bool, _ error) {
+// appendFormCanonical appends the name (name true) or value that starts
+// at body[i] in canonical spelling: decoded ("+" a space, %XX the byte XX)
+// and encoded again (the RFC 3986 unreserved characters, letters, digits,
+// "-", ".", "_" and "~", as they are, every other byte as %XX in upper
+// case). A name ends at "=" or "&", a value at "&"; next is where it
+// ended. high reports a decoded byte beyond ASCII, for the caller to check
+// UTF-8.
+func appendFormCanonical(b, body []byte, i int, name bool) (_ []byte, next int, high bool, _ error) {
 	const hex = "0123456789ABCDEF"
-	keyed := 0
-	if key == nil {
-		keyed = len(key) // a value has no key to fill
-	}
 	for i < len(body) {
 		c := body[i]
 		if unreserved[c] {
-			// Most runs are a few bytes: appended one by one, they cost
-			// less than a copy would.
 			b = append(b, c)
-			if keyed < len(key) {
-				key[keyed] = c
-				keyed++
-			}
 			i++
 			continue
 		}
@@ -211,7 +277,7 @@ func appendFormCanonical(b, body []byte, i int, key *[16]byte) (_ []byte, next i
 		case '&':
 			return b, j, high, nil
 		case '=':
-			if key != nil {
+			if name {
 				return b, j, high, nil
 			}
 		case '+':
@@ -222,19 +288,6 @@ func appendFormCanonical(b, body []byte, i int, key *[16]byte) (_ []byte, next i
 			}
 			c = unhex(body[j+1])<<4 | unhex(body[j+2])
 			i = j + 3
-			if !unreserved[c] && isUpperHex(body[j+1]) && isUpperHex(body[j+2]) {
-				b = append(b, body[j:i]...) // spelt canonically already
-				high = high || c >= 0x80
-				if keyed < len(key) {
-					key[keyed] = c
-					keyed++
-				}
-				continue
-			}
-		}
-		if keyed < len(key) {
-			key[keyed] = c
-			keyed++
 		}
 		if unreserved[c] {
 			b = append(b, c)
@@ -254,6 +307,12 @@ func appendFormCanonical(b, body []byte, i int, key *[16]byte) (_ []byte, next i
 func compareEncoded(a, b []byte) int {
 	n := min(len(a), len(b))
 	i := 0
+	for ; i+8 <= n; i += 8 { // eight bytes at a time: names share long prefixes
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			i += bits.TrailingZeros64(x) / 8
+			break
+		}
+	}
 	for i < n && a[i] == b[i] {
 		i++
 	}
@@ -291,7 +350,17 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-func isUpperHex(c byte) bool { return c <= '9' || c <= 'F' && c >= 'A' }
+// upperHexValue is the value of a digit of canonical %XX: 0-9 and A-F;
+// 0xFF for any other byte.
+var upperHexValue = func() (v [256]byte) {
+	for c := range v {
+		v[c] = 0xFF
+	}
+	for i, c := range "0123456789ABCDEF" {
+		v[c] = byte(i)
+	}
+	return v
+}()
 
 func unhex(c byte) byte {
 	switch {
@@ -322,7 +391,7 @@ func formFieldNames(pointers []string) []string {
 			continue
 		}
 		name := strings.NewReplacer("~1", "/", "~0", "~").Replace(token)
-		encoded, _, _, _ := appendFormCanonical(nil, []byte(url.QueryEscape(name)), 0, nil)
+		encoded, _, _, _ := appendFormCanonical(nil, []byte(url.QueryEscape(name)), 0, false)
 		names = append(names, string(encoded))
 	}
 	return names

@@ -2,6 +2,7 @@ package reference
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func formOf(t testing.TB, body string, exclude ...string) (string, error) {
@@ -71,6 +73,63 @@ func TestCanonicalFormOrder(t *testing.T) {
 		got, err := formOf(t, strings.Join(body, "&"))
 		if err != nil || got != strings.Join(want, "&") {
 			t.Fatalf("canonical form of %s\n got %s, %v\nwant %s", strings.Join(body, "&"), got, err, strings.Join(want, "&"))
+		}
+	}
+}
+
+// plainCanonicalForm is the canonical form as its definition reads, with
+// nothing done for speed: split, decode with net/url, sort stably,
+// encode.
+func plainCanonicalForm(body string) (string, bool) {
+	type pair struct{ name, value string }
+	var pairs []pair
+	for _, segment := range strings.Split(body, "&") {
+		if segment == "" {
+			continue
+		}
+		rawName, rawValue, _ := strings.Cut(segment, "=")
+		name, err1 := url.QueryUnescape(rawName)
+		value, err2 := url.QueryUnescape(rawValue)
+		if err1 != nil || err2 != nil || !utf8.ValidString(name) || !utf8.ValidString(value) {
+			return "", false
+		}
+		pairs = append(pairs, pair{name, value})
+	}
+	slices.SortStableFunc(pairs, func(x, y pair) int { return strings.Compare(x.name, y.name) })
+	encode := func(s string) string {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; unreserved[c] {
+				b.WriteByte(c)
+			} else {
+				fmt.Fprintf(&b, "%%%02X", c)
+			}
+		}
+		return b.String()
+	}
+	var out []string
+	for _, p := range pairs {
+		out = append(out, encode(p.name)+"="+encode(p.value))
+	}
+	return strings.Join(out, "&"), true
+}
+
+// TestCanonicalFormAgainstPlain compares random bodies, pairs spelt
+// canonically already or not (lower-case hex, an unreserved byte as %XX,
+// "+", raw bytes, "=" in a value, truncated %), with plainCanonicalForm.
+func TestCanonicalFormAgainstPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	tokens := []string{"a", "b", "items", "0", "1", "10", "%5B", "%5D", "%5b", "%5d", "[", "]", "%41", "%7E", "~", "_", "%25", "%", "%4", "+", "%20", " ", "%C3%A9", "%c3%a9", "é", "%C3", "%FF", "%80", "%E2%82%AC", "%e2%82%ac", "\xff", "=", "&", "%3D", "%26", "*", "%2A"}
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(24) {
+			b.WriteString(tokens[rng.IntN(len(tokens))])
+		}
+		body := b.String()
+		got, err := formOf(t, body)
+		want, ok := plainCanonicalForm(body)
+		if (err == nil) != ok || got != want {
+			t.Fatalf("canonical form of %q = %q, %v; want %q, accepted %v", body, got, err, want, ok)
 		}
 	}
 }

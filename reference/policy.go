@@ -9,18 +9,19 @@ import (
 )
 
 // CheckPolicy reads the policy document src (read from path, which names
-// it in findings) through every per-document check, as "idemlint check"
-// does, and returns it with its findings, sorted. It is the one place a
-// policy is accepted or refused, for the engine (serve, conform
-// --reference) and for conform against a live target.
+// it in findings) through every per-document check of a run of opts, as
+// "idemlint check" does (checks.DefaultOptions: the core rules), and
+// returns it with its findings, sorted. It is the one place a policy is
+// accepted or refused, for the engine (serve, conform --reference) and for
+// conform against a live target.
 //
 // Strict, as the engine is, any error finding refuses the document with an
 // *InvalidPolicyError. Otherwise the findings are the caller's notes and
 // only a document that cannot be read as a policy is refused: one that is
 // not a JSON object, or holds no adapter policy (an adapter document, or a
 // gateway_to_adapter document with an embedded adapter policy).
-func CheckPolicy(path string, src []byte, strict bool) (*boundary.Document, []checks.Finding, error) {
-	doc, findings := checks.CheckDocument(path, src)
+func CheckPolicy(path string, src []byte, strict bool, opts checks.Options) (*boundary.Document, []checks.Finding, error) {
+	doc, findings := checks.CheckDocumentWith(path, src, opts)
 	checks.SortFindings(findings)
 	if errs, _ := checks.Count(findings); strict && errs > 0 {
 		return nil, findings, &InvalidPolicyError{Path: path, Findings: findings}
@@ -37,10 +38,11 @@ func CheckPolicy(path string, src []byte, strict bool) (*boundary.Document, []ch
 // InvalidPolicyError refuses a policy. Findings are those of the checks
 // (every per-document rule, as "idemlint check" runs them) or, for a
 // policy that passes them, what the engine still cannot run; warnings are
-// included for context. The verdict is that of "idemlint check"; the
-// wording of a schema violation may not be: the engine links no JSON
-// Schema library, so IDL002 names the value that departs from the schema,
-// where "idemlint check" gives the validator's words.
+// included for context. The verdict is the same in every program; how a
+// schema violation is worded is not: the engine links no JSON Schema
+// library, so IDL002 names the value that departs from the schema, and a
+// program that gives the checks a schema stage (WithChecks, as idemlint
+// does) gets the validator's words.
 type InvalidPolicyError struct {
 	Path     string
 	Findings []checks.Finding // sorted

@@ -305,3 +305,88 @@ func BenchmarkReadProxies1000(b *testing.B) {
 		}
 	}
 }
+
+// declarative are files of proxies configured outside Kubernetes, one
+// service each: a Kong configuration as decK dumps it, an Envoy bootstrap.
+var declarative = []string{`_format_version: "3.0"
+plugins:
+- config: {credentials: true, headers: [content-type, x-idempotency-key], origins: ["https://svc%[1]d.example.com"]}
+  name: cors
+services:
+- connect_timeout: 60000
+  enabled: true
+  host: svc%[1]d.team%[2]d.svc.cluster.local
+  name: svc%[1]d
+  port: 8080
+  protocol: http
+  read_timeout: 60000
+  retries: 2
+  routes:
+  - methods: [POST]
+    name: svc%[1]d-create
+    paths: [/api/svc%[1]d]
+    strip_path: false
+  - name: svc%[1]d-item
+    paths: ["~/api/svc%[1]d/[^/]+$"]
+  - name: svc%[1]d-all
+    paths: [/]
+  write_timeout: 60000
+`, `static_resources:
+  listeners:
+  - name: ingress
+    address: {socket_address: {address: 0.0.0.0, port_value: 8080}}
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+          stat_prefix: ingress
+          http_filters:
+          - name: envoy.filters.http.router
+            typed_config: {"@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router}
+          route_config:
+            name: svc%[1]d
+            virtual_hosts:
+            - name: svc%[1]d
+              domains: ["*"]
+              routes:
+              - match: {prefix: /api/svc%[1]d, headers: [{name: ":method", string_match: {exact: POST}}]}
+                route: {cluster: svc%[1]d, retry_policy: {retry_on: connect-failure, num_retries: 2}}
+              - match: {safe_regex: {regex: "/api/svc%[1]d/[^/]+"}}
+                route: {cluster: svc%[1]d, retry_policy: {retry_on: "5xx", per_try_timeout: 2s}}
+              - match: {prefix: /}
+                route: {cluster: svc%[1]d}
+  clusters:
+  - name: svc%[1]d
+    type: STRICT_DNS
+    load_assignment:
+      cluster_name: svc%[1]d
+      endpoints:
+      - lb_endpoints:
+        - endpoint: {address: {socket_address: {address: svc%[1]d.team%[2]d.svc.cluster.local, port_value: 8080}}}
+`}
+
+// BenchmarkReadDeclarative1000 reads 1,000 Kong and Envoy files, half
+// each: compare with BenchmarkRead1000, the Kubernetes side.
+func BenchmarkReadDeclarative1000(b *testing.B) {
+	dir := b.TempDir()
+	var paths []string
+	var size int64
+	for i := range 1000 {
+		p := filepath.Join(dir, fmt.Sprintf("svc%04d.yaml", i))
+		data := fmt.Sprintf(declarative[i%len(declarative)], i, i%20)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, p)
+		size += int64(len(data))
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		s := Read(paths)
+		if read, _ := s.Counts(); read != 1000 || len(s.Errors)+len(s.Problems) > 0 {
+			b.Fatalf("read %d, errors %v, problems %v", read, s.Errors, s.Problems)
+		}
+	}
+}

@@ -23,6 +23,13 @@
 //   - apigateway.go: an AWS API Gateway OpenAPI export;
 //   - nginxconf.go: an nginx.conf and the files it includes
 //     (nginxconf_parse.go reads the language and follows the includes);
+//   - kong.go: a Kong declarative configuration (_format_version), one
+//     KongService resource a service;
+//   - envoy.go: an Envoy bootstrap, RouteConfiguration or admin
+//     config_dump, one EnvoyRouteConfiguration resource a virtual host;
+//   - envoygateway.go: Envoy Gateway's BackendTrafficPolicy,
+//     ClientTrafficPolicy and SecurityPolicy, applied to the HTTPRoutes
+//     Envoy Gateway carries (implementation.go);
 //   - haproxy.go: a haproxy.cfg.
 //
 // A kubectl "List" is read item by item; any other kind is counted in
@@ -65,7 +72,9 @@
 // retry_on vocabulary (connect_error, timeout, status codes), and
 // Retry.ResendsAfterReceipt says whether the upstream may already have
 // acted on a resent request. ingress-nginx treats POST, LOCK and PATCH
-// apart: Route.RetryFor(method) picks the right one.
+// apart, and an Envoy retry may be limited to some methods or to
+// requests holding a header (Retry.OnlyIf): Route.RetryFor(method) picks
+// the right one.
 //
 // # Binding (8.4)
 //

@@ -28,8 +28,7 @@ var gatewayAPI = &platform{
 	},
 	defaults: []*Default{GatewayNoRetry, GatewayRetryConnectionErrors, GatewayRetryAttempts,
 		IstioGatewayRetryOn, IstioGatewayRetryAttempts,
-		EnvoyGatewayNoRetry, EnvoyGatewayRetries, EnvoyGatewayRetryOn, EnvoyGatewayRetriableStatusCodes,
-		KongRetries, KongRetryOn},
+		EnvoyGatewayNoRetry, EnvoyGatewayRetries, EnvoyGatewayRetryOn, EnvoyGatewayRetriableStatusCodes},
 }
 
 // The defaults it relies on.
@@ -92,18 +91,6 @@ var (
 		Setting: "HTTPRoute rules[].retry.codes under Envoy Gateway",
 		Value:   "503",
 		Source:  "envoyproxy/gateway internal/xds/translator/route.go: retryDefaultRetriableStatusCode",
-	}
-	KongRetries = &Default{
-		ID:      "gateway-api.kong.retries",
-		Setting: "Kong service retries for an HTTPRoute's backend (no konghq.com/retries)",
-		Value:   "5",
-		Source:  "Kong Gateway docs, gateway/entities/service: retries default 5",
-	}
-	KongRetryOn = &Default{
-		ID:      "gateway-api.kong.retry-on",
-		Setting: "Kong's retry conditions (nginx proxy_next_upstream)",
-		Value:   "error timeout",
-		Source:  "Kong kong/templates/nginx_kong.lua: proxy_next_upstream error timeout (POST, LOCK and PATCH only before they are sent)",
 	}
 )
 

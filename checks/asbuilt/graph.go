@@ -1,6 +1,7 @@
 package asbuilt
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -8,9 +9,9 @@ import (
 )
 
 // HopNote says, for "idemlint graph", what the hop at index i of chain c
-// does as built: for each resource that carries it, the retry
-// of the operation's method (attempts, conditions, and the default that
-// gives it, if one does) and the guarded headers it drops; under mesh
+// does as built: for each resource that carries it, its platform, the
+// retry of the operation's method (attempts, conditions, and the default
+// that gives it, if one does) and the guarded headers it drops; under mesh
 // istio, the mesh's retry of a hop no resource binds. "" for a hop that
 // is not an edge or that nothing carries as built.
 func (d *Deployment) HopNote(c *chain.Chain, i int) string {
@@ -24,7 +25,7 @@ func (d *Deployment) HopNote(c *chain.Chain, i int) string {
 	var parts []string
 	for _, hop := range b.Hops(method, h.Op.Path.Value) {
 		res := hop.Route.Resource
-		part := resourceName(res)
+		part := string(res.Platform) + " " + resourceName(res)
 		if im := res.Implementation; im != nil {
 			part += " (implemented by " + string(im.Name) + ": " + im.By + ")"
 		}
@@ -57,6 +58,13 @@ func retryNote(r Retry) string {
 		conds[i] = c.String()
 	}
 	note := fmt.Sprintf("retries %s on %s", attempts(r), strings.Join(conds, ", "))
+	if len(r.OnlyIf) > 0 {
+		var gates []string
+		for _, g := range r.OnlyIf {
+			gates = append(gates, cmp.Or(g.Header, "any request"))
+		}
+		note += " for requests holding " + strings.Join(gates, " or ")
+	}
 	if def, ok := r.FromDefault(); ok {
 		note += " (default: " + def.ID + ")"
 	} else {

@@ -216,3 +216,44 @@ func TestUTF16(t *testing.T) {
 		t.Fatalf("errors %v, resources %d", s.Errors, len(s.Resources))
 	}
 }
+
+// TestKindlessFilesAreBounded: Kong's and Envoy's files have no kind, and
+// the same bounds hold for them: an alias square (n² routes from a file
+// of a few times n bytes) is refused, a small one read whole, and deep
+// nesting is a parse error.
+func TestKindlessFilesAreBounded(t *testing.T) {
+	list := func(alias string, n int) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(alias+",", n), ",") + "]"
+	}
+	squares := map[string]func(n int) string{
+		"kong": func(n int) string {
+			return "_format_version: \"3.0\"\nr: &r {paths: [/orders]}\nrs: &rs " + list("*r", n) +
+				"\ns: &s {name: orders, host: orders.shop, routes: *rs}\nservices: " + list("*s", n) + "\n"
+		},
+		"envoy": func(n int) string {
+			return "r: &r {match: {prefix: /}, route: {cluster: orders}}\nrs: &rs " + list("*r", n) +
+				"\nvh: &vh {name: orders, domains: ['*'], routes: *rs}\nvirtual_hosts: " + list("*vh", n) + "\n"
+		},
+	}
+	for name, square := range squares {
+		s := Parse(name+".yaml", []byte(square(5000)))
+		if len(s.Errors) != 1 || !strings.Contains(s.Errors[0].Error(), "alias") || len(s.Resources) != 0 {
+			t.Errorf("%s bomb: errors %v, resources %d; want the aliases refused", name, s.Errors, len(s.Resources))
+		}
+		// Small, an ordinary use of anchors: three copies of one
+		// resource, which are one resource.
+		s = Parse(name+".yaml", []byte(square(3)))
+		if len(s.Errors) != 0 || len(s.Resources) != 1 || len(s.Resources[0].Routes) != 3 {
+			t.Errorf("%s anchors: errors %v, resources %d; want one of 3 routes", name, s.Errors, len(s.Resources))
+		}
+	}
+	for name, src := range map[string]string{
+		"kong":  "_format_version: \"3.0\"\nservices: " + strings.Repeat("[", 100000),
+		"envoy": "static_resources: " + strings.Repeat("{a: ", 100000),
+	} {
+		s := Parse(name+".yaml", []byte(src))
+		if len(s.Errors) != 1 || !strings.Contains(s.Errors[0].Error(), "max depth") {
+			t.Errorf("%s nested: errors %v; want the depth refused", name, s.Errors)
+		}
+	}
+}

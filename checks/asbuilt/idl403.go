@@ -19,9 +19,10 @@ var IDL403 = &checks.Rule{
 key. When no hop up to a proxy (that proxy's own edge included) refuses a
 request without the key (http_idempotency.require_key covering the
 operation, with on_missing reject), keyless writes reach the proxy, and a
-resend after receipt runs them twice. None of the platforms idemlint reads
-can make a retry depend on the key header, so the key must be required
-before the retry.
+resend after receipt runs them twice. The key must be required before the
+retry, or the retry made to depend on the key: an Envoy retry_policy whose
+retriable_request_headers ask for the key header retries keyed requests
+only, and is not reported.
 
 Reported at the as-built retry condition that resends after receipt, the
 edge's operation related, once per route and operation; a retry the edge
@@ -65,7 +66,7 @@ After: require the key at the browser edge:
 				}
 				for _, hop := range e.carriers() {
 					cond, resends := resend(hop.retry)
-					if !resends || seen[reported{hop.route, h.Op}] {
+					if !resends || hop.retry.OnlyWith(c.KeyHeader()) || seen[reported{hop.route, h.Op}] {
 						continue
 					}
 					seen[reported{hop.route, h.Op}] = true

@@ -105,7 +105,11 @@ func (s *Set) Implement(pl Platforms) {
 		res.Implementation = &found
 		im := implementationNamed(found.Name)
 		for _, rt := range res.Routes {
-			rt.NonIdempotent = nil
+			// What an implementation set when implemented before.
+			rt.NonIdempotent, rt.DropsUnderscores = nil, nil
+			if s.isPolicyCORS(rt.CORS) {
+				rt.CORS = nil
+			}
 			im.apply(s, rt)
 		}
 	}
@@ -209,14 +213,32 @@ func istioRule(s *Set, rt *Route) {
 	rt.Retry, _ = envoyRetryWith(attempts, defaulted(IstioGatewayRetryOn, g.at), codeSettings(g.codes), g.perTrySetting())
 }
 
-// envoyGatewayRule: Envoy Gateway makes no retry without a stanza (a
-// BackendTrafficPolicy may; its reading hooks in here), and with one,
-// its default retry with the stanza's attempts and codes
+// envoyGatewayRule: Envoy Gateway makes no retry without a stanza, and
+// with one, its default retry with the stanza's attempts and codes
 // (envoyproxy/gateway internal/gatewayapi/route.go processRouteRetry,
-// internal/xds/translator/route.go buildRetryPolicy).
-func envoyGatewayRule(_ *Set, rt *Route) {
+// internal/xds/translator/route.go buildRetryPolicy). Its policies on the
+// route or its Gateway (envoygateway.go) give the retry of a rule
+// without a stanza (the stanza takes precedence: ir.HTTPRoute.GetRetry),
+// drop or reject header names with "_" unless they allow them, and give
+// the CORS of a route without its own CORS filter.
+func envoyGatewayRule(s *Set, rt *Route) {
+	pol := s.envoyGatewayPolicy(rt.Resource)
+	underscores := pol.underscores
+	if underscores == nil {
+		underscores = defaulted(EnvoyGatewayUnderscores, rt.Resource.At)
+	}
+	if underscores.Value != "Allow" {
+		rt.DropsUnderscores = &underscores.From
+	}
+	if rt.CORS == nil {
+		rt.CORS = pol.cors
+	}
 	g := rt.gateway
 	if !g.present {
+		if pol.retry != nil {
+			rt.Retry, _ = envoyGatewayPolicyRetry(pol.retry)
+			return
+		}
 		rt.Retry = noRetry(EnvoyGatewayNoRetry, g.rule)
 		return
 	}

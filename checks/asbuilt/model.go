@@ -171,10 +171,10 @@ func (r *Route) RetryFor(method string) Retry {
 	if r.NonIdempotent != nil {
 		switch strings.ToUpper(method) {
 		case "POST", "LOCK", "PATCH":
-			return *r.NonIdempotent
+			return r.NonIdempotent.forMethod(method)
 		}
 	}
-	return r.Retry
+	return r.Retry.forMethod(method)
 }
 
 // Drops reports whether the route does not forward the request header
@@ -291,6 +291,50 @@ type Retry struct {
 	// PerTryTimeout bounds each attempt; 0 when none.
 	PerTryTimeout     time.Duration
 	PerTryTimeoutFrom Origin
+	// OnlyIf, when not empty, is what a request must meet to be retried
+	// at all (Envoy's retriable_request_headers): one of its gates.
+	OnlyIf []Gate
+}
+
+// Gate is one condition a retry requires of the request. A gate with
+// neither Method nor Header may be met by any request (an inverted
+// match, one that a missing header meets).
+type Gate struct {
+	// Method, when not nil, is met by the methods it matches.
+	Method *pathmatch.Matcher
+	// Header, when Method is nil, is met by a request that holds it.
+	Header string
+	At     Pos
+}
+
+// forMethod is r for a request with method: a gate on the method that
+// it meets lifts the gates; when only gates on other methods remain and
+// none on a header, the request is not retried.
+func (r Retry) forMethod(method string) Retry {
+	if len(r.OnlyIf) == 0 {
+		return r
+	}
+	var others []Gate
+	for _, g := range r.OnlyIf {
+		switch {
+		case g.Method == nil:
+			others = append(others, g)
+		case g.Method.MatchString(strings.ToUpper(method)):
+			r.OnlyIf = nil
+			return r
+		}
+	}
+	if len(others) == 0 {
+		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: Origin{At: r.OnlyIf[0].At}}
+	}
+	r.OnlyIf = others
+	return r
+}
+
+// OnlyWith reports whether r retries only requests that hold the header
+// name: every gate asks for it.
+func (r Retry) OnlyWith(name string) bool {
+	return len(r.OnlyIf) > 0 && !slices.ContainsFunc(r.OnlyIf, func(g Gate) bool { return g.Method != nil || !strings.EqualFold(g.Header, name) })
 }
 
 // Retries reports whether a request may be sent more than once.
@@ -410,14 +454,17 @@ type CORS struct {
 	// AllowHeaders may hold the literal "*".
 	AllowHeaders     []Text
 	AllowHeadersFrom Origin
-	Credentials      bool
-	CredentialsFrom  Origin
+	// Echo is set when the answer allows whatever headers the preflight
+	// asks for (Kong's cors plugin without headers).
+	Echo            bool
+	Credentials     bool
+	CredentialsFrom Origin
 }
 
 // Allows reports whether the CORS answer lets the browser send header
-// name: listed (case-insensitively) or "*".
+// name: echoed, listed (case-insensitively) or "*".
 func (c *CORS) Allows(name string) bool {
-	return slices.ContainsFunc(c.AllowHeaders, func(h Text) bool { return h.Value == "*" || strings.EqualFold(h.Value, name) })
+	return c.Echo || slices.ContainsFunc(c.AllowHeaders, func(h Text) bool { return h.Value == "*" || strings.EqualFold(h.Value, name) })
 }
 
 // Wildcard returns the literal "*" of AllowHeaders, if any.

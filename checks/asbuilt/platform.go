@@ -24,6 +24,9 @@ var platforms = []*platform{
 	gatewayAPI,
 	apiGateway,
 	nginx,
+	kong,
+	envoy,
+	envoyGateway,
 	haproxy,
 }
 

@@ -61,9 +61,11 @@ type Set struct {
 	// the rest of their resource is read.
 	Problems []Problem
 
-	mesh   *meshConfig
-	nginx  *nginxConfig
-	finish []func()
+	mesh  *meshConfig
+	nginx *nginxConfig
+	// envoyGatewayPolicies are the Envoy Gateway policies read, in order.
+	envoyGatewayPolicies []*envoyGatewayPolicy
+	finish               []func()
 	// named are the Resources by kind and name, for as_built entries:
 	// an edge may name many, and a set hold thousands.
 	named map[Ref][]*Resource
@@ -160,6 +162,8 @@ type fileRead struct {
 	// followed yet (readNginx).
 	isNginx bool
 	ngx     []*ngxDirective
+	// envoyGatewayPolicies are the Envoy Gateway policies read.
+	envoyGatewayPolicies []*envoyGatewayPolicy
 }
 
 func parse(path string, data []byte) *fileRead {
@@ -201,6 +205,7 @@ func (s *Set) add(f *fileRead) {
 	for _, c := range f.nginxes {
 		s.setNginx(c)
 	}
+	s.envoyGatewayPolicies = append(s.envoyGatewayPolicies, f.envoyGatewayPolicies...)
 }
 
 func (f *fileRead) read(data []byte) *FileError {

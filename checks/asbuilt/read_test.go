@@ -109,6 +109,16 @@ func dump(s *Set, dir string, selects []string) string {
 		if r.PerTryTimeout != 0 {
 			fmt.Fprintf(&b, "      per-try %s (%s)\n", r.PerTryTimeout, origin(r.PerTryTimeoutFrom))
 		}
+		for _, g := range r.OnlyIf {
+			switch {
+			case g.Method != nil:
+				fmt.Fprintf(&b, "      only for method %s %q (%s)\n", g.Method.Kind, g.Method.Value, rel(g.At))
+			case g.Header != "":
+				fmt.Fprintf(&b, "      only with header %s (%s)\n", g.Header, rel(g.At))
+			default:
+				fmt.Fprintf(&b, "      only if a condition any request may meet (%s)\n", rel(g.At))
+			}
+		}
 	}
 	fmt.Fprintf(&b, "skipped %d %v\n", s.Skipped, s.SkippedKinds)
 	for _, e := range s.Errors {
@@ -182,7 +192,11 @@ func dump(s *Set, dir string, selects []string) string {
 				fmt.Fprintf(&b, "    drops headers with _ (%s)\n", origin(*rt.DropsUnderscores))
 			}
 			if c := rt.CORS; c != nil {
-				fmt.Fprintf(&b, "    cors at %s allow-headers [%s] (%s) credentials %v (%s)\n", rel(c.At), texts(c.AllowHeaders), origin(c.AllowHeadersFrom), c.Credentials, origin(c.CredentialsFrom))
+				echo := ""
+				if c.Echo {
+					echo = " echoes the requested headers"
+				}
+				fmt.Fprintf(&b, "    cors at %s allow-headers [%s]%s (%s) credentials %v (%s)\n", rel(c.At), texts(c.AllowHeaders), echo, origin(c.AllowHeadersFrom), c.Credentials, origin(c.CredentialsFrom))
 			}
 		}
 		for _, q := range selects {

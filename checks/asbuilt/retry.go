@@ -70,7 +70,43 @@ func envoyRetryWith(attempts, retryOn *setting, codes []*setting, perTry *settin
 	if len(codes) > 0 && !strings.Contains(retryOn.Value, "retriable-status-codes") {
 		retryOn = &setting{Value: retryOn.Value + ",retriable-status-codes", From: retryOn.From}
 	}
+	onReset := out.envoyConditions(retryOn, codes, true)
+	problems = append(problems, out.envoyPerTry(perTry, onReset, "retries.perTryTimeout")...)
+	return out, problems
+}
+
+// envoyRouteRetry is the retry of an Envoy RetryPolicy as written (a
+// route's, or its virtual host's); p nil is none: no retry, the default
+// applying because of the route at at.
+func envoyRouteRetry(p *envoyPolicy, at Pos) (Retry, []Problem) {
+	if p == nil {
+		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: defaulted(EnvoyNoRetry, at).From}, nil
+	}
+	var problems []Problem
+	n := p.numRetries
+	if n == nil {
+		n = defaulted(EnvoyNumRetries, p.at)
+	}
+	retries, err := strconv.Atoi(strings.TrimSpace(n.Value))
+	if err != nil || retries < 0 {
+		problems = append(problems, Problem{At: n.From.At, Message: "retry_policy.num_retries is " + strconv.Quote(n.Value) + ", not a whole number"})
+		n = defaulted(EnvoyNumRetries, p.at)
+		retries, _ = strconv.Atoi(n.Value)
+	}
+	out := Retry{Attempts: 1 + retries, AttemptsKnown: true, AttemptsFrom: n.From, OnlyIf: p.gates}
 	onReset := false
+	if p.retryOn != nil {
+		onReset = out.envoyConditions(p.retryOn, p.codes, false)
+	}
+	return out, append(problems, out.envoyPerTry(p.perTry, onReset, "retry_policy.per_try_timeout")...)
+}
+
+// envoyConditions adds the conditions of an Envoy retry_on value, its
+// retriable-status-codes being codes; a bare status code is skipped when
+// bareCodes says the caller counted it among codes (Istio), and is a
+// condition idemlint does not know otherwise. onReset says whether Envoy
+// also retries an attempt its per-try timeout cut.
+func (out *Retry) envoyConditions(retryOn *setting, codes []*setting, bareCodes bool) (onReset bool) {
 	for part := range strings.SplitSeq(retryOn.Value, ",") {
 		part = strings.TrimSpace(part)
 		from := retryOn.From
@@ -78,8 +114,10 @@ func envoyRetryWith(attempts, retryOn *setting, codes []*setting, perTry *settin
 		case "":
 		case "connect-failure", "refused-stream", "reset-before-request":
 			out.add(Condition{Kind: ConnectError, Platform: part, From: from})
-		case "reset":
-			onReset = true
+		case "reset", "http3-post-connect-failure":
+			// No answer after the request was sent (an HTTP/3 failure
+			// after the connection was made included).
+			onReset = onReset || part == "reset"
 			out.add(Condition{Kind: Timeout, Platform: part, From: from})
 		case "5xx", "gateway-error":
 			// Envoy: "5xx" retries any 5xx answer or no answer at all
@@ -105,7 +143,7 @@ func envoyRetryWith(attempts, retryOn *setting, codes []*setting, perTry *settin
 		case "cancelled", "deadline-exceeded", "internal", "resource-exhausted", "unavailable":
 			// gRPC status conditions: they do not apply to HTTP operations.
 		default:
-			if code, err := strconv.Atoi(part); err == nil && http.StatusText(code) != "" {
+			if code, err := strconv.Atoi(part); bareCodes && err == nil && http.StatusText(code) != "" {
 				continue // a bare status code, counted with retriable-status-codes
 			}
 			// envoy-ratelimited, retriable-headers and names idemlint does
@@ -113,20 +151,25 @@ func envoyRetryWith(attempts, retryOn *setting, codes []*setting, perTry *settin
 			out.add(Condition{Kind: Other, Platform: part, From: from})
 		}
 	}
-	if perTry != nil {
-		d, err := time.ParseDuration(perTry.Value)
-		if err != nil {
-			problems = append(problems, Problem{At: perTry.From.At, Message: "retries.perTryTimeout is " + strconv.Quote(perTry.Value) + ", not a duration"})
-		} else {
-			out.PerTryTimeout, out.PerTryTimeoutFrom = d, perTry.From
-			if onReset {
-				// Envoy retries an attempt cut by its per-try timeout
-				// only under 5xx, gateway-error or reset.
-				out.add(Condition{Kind: Timeout, Platform: "perTryTimeout", From: perTry.From})
-			}
-		}
+	return onReset
+}
+
+// envoyPerTry sets an Envoy per-try timeout ("1.5s", what names it in
+// problems); Envoy retries an attempt cut by it only under 5xx,
+// gateway-error or reset (onReset).
+func (out *Retry) envoyPerTry(perTry *setting, onReset bool, what string) []Problem {
+	if perTry == nil {
+		return nil
 	}
-	return out, problems
+	d, err := time.ParseDuration(perTry.Value)
+	if err != nil {
+		return []Problem{{At: perTry.From.At, Message: what + " is " + strconv.Quote(perTry.Value) + ", not a duration"}}
+	}
+	out.PerTryTimeout, out.PerTryTimeoutFrom = d, perTry.From
+	if onReset {
+		out.add(Condition{Kind: Timeout, Platform: "perTryTimeout", From: perTry.From})
+	}
+	return nil
 }
 
 // nginxRetry is the retry of ingress-nginx for one class of methods:

@@ -154,6 +154,13 @@ func TestSort(t *testing.T) {
 		{Path: mk(Template, "/orders/{id}"), Method: "POST"},
 		{Path: mk(Template, "/orders/{id}/items")},
 	}), "template /orders/{id}/items", "template /orders/{id} POST", "template /orders/{id} ANY", "template /{proxy+} ANY")
+	check("kong", order(Kong, []Candidate{
+		{Path: mk(Prefix, "/")},
+		{Path: mk(Prefix, "/orders/items")},
+		{Path: mk(Regex, "/b.*")},
+		{Path: mk(Regex, "/orders/[^/]+.*")},
+		{Path: mk(Prefix, "/orders"), Method: "POST"},
+	}), "prefix /orders POST", "regex /b.*", "regex /orders/[^/]+.*", "prefix /orders/items", "prefix /")
 	check("listed", order(Listed, []Candidate{
 		{Path: mk(SegmentPrefix, "/")},
 		{Path: mk(Exact, "/a")},

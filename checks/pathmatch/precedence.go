@@ -25,6 +25,10 @@ const (
 	// more literal segments first, a method before "ANY" (API Gateway
 	// routing of REST and HTTP APIs).
 	APIGateway
+	// Kong: a route with a method before one without, regular
+	// expressions (as written) before prefixes, a longer prefix first
+	// (Kong's router priorities).
+	Kong
 )
 
 // Candidate is one path condition of a route.
@@ -51,6 +55,14 @@ func Sort(p Precedence, cs []Candidate) {
 			return cmp.Or(
 				cmp.Compare(exactFirst(a.Path), exactFirst(b.Path)),
 				-cmp.Compare(pathLen(a.Path), pathLen(b.Path)),
+			)
+		})
+	case Kong:
+		slices.SortStableFunc(cs, func(a, b Candidate) int {
+			return cmp.Or(
+				cmp.Compare(anyMethod(a.Method), anyMethod(b.Method)),
+				cmp.Compare(regexFirst(a.Path), regexFirst(b.Path)),
+				-cmp.Compare(prefixLen(a.Path), prefixLen(b.Path)),
 			)
 		})
 	case APIGateway:
@@ -81,6 +93,22 @@ func exactFirst(m *Matcher) int {
 		return 0
 	}
 	return 1
+}
+
+func regexFirst(m *Matcher) int {
+	if m != nil && m.Kind == Regex {
+		return 0
+	}
+	return 1
+}
+
+// prefixLen ranks prefixes by length; regular expressions keep the
+// order written.
+func prefixLen(m *Matcher) int {
+	if m != nil && m.Kind == Regex {
+		return 0
+	}
+	return pathLen(m)
 }
 
 func pathLen(m *Matcher) int {

@@ -80,7 +80,7 @@ func Graphs(w io.Writer, sets []SetGraph, format string) error {
 //
 // With hopNote, each hop it says something of is listed under the table:
 //
-//	as built, bff_to_gateway checkout-bff -> edge-gw: VirtualService shop/edge-gw retries up to 3 attempts in all on 503 (default: istio.retries)
+//	as built, bff_to_gateway checkout-bff -> edge-gw: istio VirtualService shop/edge-gw retries up to 3 attempts in all on 503 (default: istio.retries)
 func writeText(w io.Writer, g *chain.Graph, hopNote func(c *chain.Chain, i int) string) {
 	var shown, broken int
 	var readOnly []string

@@ -22,6 +22,9 @@ func newConformCmd() *cobra.Command {
 			defer stop()
 			in.Color = colorEnabled(cmd.OutOrStdout())
 			in.SetOptions = lint.SetOptions
+			// The policy goes through the checks "idemlint check" runs.
+			checks := lint.DefaultOptions()
+			in.Checks = &checks
 			rep, err := in.Execute(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemlint/idemlint/checks/lint"
 	"github.com/idemlint/idemlint/reference/server"
 )
 
@@ -16,6 +17,9 @@ func newServeCmd() *cobra.Command {
 		Long:  longHelp("serve"),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The policy goes through the checks "idemlint check" runs.
+			checks := lint.DefaultOptions()
+			o.Checks = &checks
 			// A refused policy or setting is a usage error (exit 2).
 			err := server.Run(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			if errors.Is(err, server.ErrUnfinished) {

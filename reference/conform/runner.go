@@ -46,6 +46,10 @@ type Config struct {
 	Policy *boundary.Policy
 	// PolicyFindings are the policy's lint findings, shown as notes.
 	PolicyFindings []checks.Finding
+	// Checks, when set, are the checks UsePolicy reads the policy through
+	// (reference.WithChecks): idemlint's rules and schema stage; nil, the
+	// core rules with the default limits.
+	Checks *checks.Options
 	// Operation is the operation_key of the state-changing operation to
 	// probe; "" picks the first key-required state-changing one.
 	Operation string

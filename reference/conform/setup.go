@@ -33,7 +33,7 @@ func (c *Config) UsePolicy(path string, inProcess bool, setOptions SetOptions) e
 	if inProcess {
 		// The engine checks the policy as it is configured (once), and
 		// refuses what it cannot run; its warnings are shown as notes.
-		engine, findings, err := reference.NewWithFindings(path, src)
+		engine, findings, err := reference.NewWithFindings(path, src, reference.WithChecks(c.checks()))
 		if err != nil {
 			return fmt.Errorf("refusing to probe: %w", err)
 		}
@@ -41,12 +41,20 @@ func (c *Config) UsePolicy(path string, inProcess bool, setOptions SetOptions) e
 		c.Policy, c.PolicyFindings = engine.Policy(), findings
 		return nil
 	}
-	doc, findings, err := reference.CheckPolicy(path, src, false)
+	doc, findings, err := reference.CheckPolicy(path, src, false, c.checks())
 	if err != nil {
 		return fmt.Errorf("refusing to probe: %w", err)
 	}
 	c.Policy, c.PolicyFindings = doc.Policy, findings
 	return nil
+}
+
+// checks are the checks the policy goes through (Config.Checks).
+func (c *Config) checks() checks.Options {
+	if c.Checks == nil {
+		return checks.DefaultOptions()
+	}
+	return *c.Checks
 }
 
 // SetOptions gives the options a boundary set directory is read with: as

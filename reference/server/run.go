@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/reference"
 )
 
@@ -28,6 +29,10 @@ type Config struct {
 	MaxConnections      int
 	MaxBodyMemoryMiB    int64
 	MinBodyRate         int64 // 0: no minimum
+	// Checks, when set, are the checks the policy goes through
+	// (reference.WithChecks); nil, the core rules with the default limits.
+	// They are the program's, not a setting a file could carry.
+	Checks *checks.Options `json:"-"`
 }
 
 // DefaultConfig returns the settings "idemlint serve" runs with when no
@@ -88,6 +93,9 @@ func Run(ctx context.Context, c Config, stdout, stderr io.Writer) error {
 	opts := []reference.Option{reference.WithLogger(logger), reference.WithAccessLog(slog.New(slog.NewTextHandler(logs, nil))), reference.WithBaseContext(handlers), reference.WithMaxBodyMemory(min(c.MaxBodyMemoryMiB, math.MaxInt64>>20) << 20)}
 	if store != nil {
 		opts = append(opts, reference.WithStore(store))
+	}
+	if c.Checks != nil {
+		opts = append(opts, reference.WithChecks(*c.Checks))
 	}
 	engine, err := reference.Load(c.Policy, opts...)
 	if invalid := (*reference.InvalidPolicyError)(nil); errors.As(err, &invalid) {
