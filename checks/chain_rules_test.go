@@ -102,7 +102,8 @@ func TestRetryAmplificationLimitIsAnOption(t *testing.T) {
 }
 
 // A set with a file that is not JSON might miss just that file's hop:
-// IDL201 and IDL210 still report (spec 6.1: nothing is skipped silently),
+// IDL201 and IDL210 still report (docs/rules.md, Rules are independent:
+// nothing is skipped silently),
 // and say that an unreadable file may be the missing hop.
 func TestChainBreaksSayAnUnreadableFileMayBeTheMissingHop(t *testing.T) {
 	dir := fixtureSet(t, "rules/IDL201/broken-in-the-middle")

@@ -25,7 +25,8 @@ type Finding struct {
 	// "orders.create: web -> checkout-bff -> edge-gw -> orders-adapter".
 	Chain string `json:"chain,omitempty"`
 	// Related are other places that share the finding's root cause, such
-	// as the per-document finding behind a cross-document one (spec 6.1).
+	// as the per-document finding behind a cross-document one
+	// (docs/rules.md, Rules are independent).
 	Related []Location `json:"related,omitempty"`
 }
 

@@ -5,7 +5,7 @@ import (
 )
 
 // Values the browser boundary must answer a keyless state-changing request
-// with (spec section 3, IDL101).
+// with (IDL101).
 const (
 	browserOnMissingAction    = "reject"
 	browserOnMissingStatus    = 400

@@ -8,7 +8,8 @@ import (
 )
 
 // requiredScope is the uniqueness tuple of an idempotency record, in the
-// order of the spec (and so of IDL107's messages).
+// documented order (docs/format.md, Owner policy), and so of IDL107's
+// messages.
 var requiredScope = []string{"service", "operation_key", "contract_version", "tenant_id", "actor_id", "fingerprint", "idempotency_key"}
 
 // IDL107 checks that a stored response can only be replayed to the request

@@ -106,8 +106,8 @@ func checkTTLBounds(p *DocumentPass, s *boundary.Storage) (time.Duration, bool) 
 var ttlSyntax = regexp.MustCompile(`^[0-9]+[smhdw]$`)
 
 // humanDuration writes d the way a retention is written in a policy: in
-// whole days from two days up ("7d"), else whole hours ("24h", as the spec
-// writes a day), minutes or seconds, falling back to Go's notation.
+// whole days from two days up ("7d"), else whole hours ("24h", as the
+// documentation writes a day), minutes or seconds, falling back to Go's notation.
 func humanDuration(d time.Duration) string {
 	const day = 24 * time.Hour
 	switch {

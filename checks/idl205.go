@@ -18,7 +18,7 @@ var IDL205 = &Rule{
 operation that a chain carries from a browser to an adapter must be covered
 by the adapter's http_idempotency.require_key (by method or by
 operation_key). For a policy embedded in a gateway_to_adapter edge the
-requirement is the edge's own http_idempotency (spec 2.4). Otherwise a
+requirement is the edge's own http_idempotency. Otherwise a
 request whose key was lost, or never sent, executes unguarded.
 
 Split with IDL106: the fingerprint is declared once for the whole policy, so

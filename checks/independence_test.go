@@ -13,7 +13,8 @@ import (
 	"github.com/idemlint/idemlint/fixtures"
 )
 
-// TestRulesAreIndependent holds spec 6.1 on every fixture set: turning any
+// TestRulesAreIndependent holds docs/rules.md, Rules are independent, on
+// every fixture set: turning any
 // per-document rule off never makes a cross-document finding disappear.
 // A chain rule that stayed quiet because another rule already spoke
 // would turn a disabled or suppressed rule into a blind spot.

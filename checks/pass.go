@@ -19,7 +19,8 @@ type Limits struct {
 	MinTTL map[string]time.Duration
 }
 
-// DefaultLimits returns the limits the spec states.
+// DefaultLimits returns the documented limits: IDL208's amplification and
+// IDL111's ttl per tier (docs/configuration.md, `.idemlint.json`).
 func DefaultLimits() Limits {
 	return Limits{
 		MaxRetryAmplification: 10,
@@ -46,7 +47,7 @@ func (p *DocumentPass) Report(at boundary.Pos, format string, args ...any) {
 }
 
 // Warn reports the value at `at` as a warning whatever the rule's
-// severity: the spec makes some variants of an error rule (e.g. raw_bytes
+// severity: some variants of an error rule (e.g. raw_bytes
 // under IDL106) warnings.
 func (p *DocumentPass) Warn(at boundary.Pos, format string, args ...any) {
 	p.add(newFinding(p.Rule, Warning, p.Doc.Path, p.Doc.Places, at, "", "", format, args...))
@@ -62,8 +63,8 @@ func (p *DocumentPass) Missing(in boundary.Pos, field string, format string, arg
 
 func (p *DocumentPass) add(f Finding) { *p.findings = append(*p.findings, f) }
 
-// ChainGraph is the documents of a set linked into chains (spec section
-// 5), built once per set for every rule that requires it.
+// ChainGraph is the documents of a set linked into chains
+// (docs/format.md, Chains), built once per set for every rule that requires it.
 var ChainGraph = &InputOf[*chain.Graph]{
 	Name:   "chain graph",
 	PerSet: true,

@@ -79,7 +79,7 @@ type InputRead struct {
 	Unreadable int
 }
 
-// DefaultOptions returns every rule on with the spec's limits.
+// DefaultOptions returns every rule on with the default limits.
 func DefaultOptions() Options { return Options{Limits: DefaultLimits()} }
 
 // Result is the outcome of checking boundary sets.
@@ -98,7 +98,7 @@ type Result struct {
 	// their IDL001 findings say why.
 	Unreadable int
 	// NotBoundary counts the files that are not boundary documents,
-	// skipped, not checked (spec 6.8): JSON objects with neither
+	// skipped, not checked (docs/check.md, Which files are checked): JSON objects with neither
 	// spec_version nor boundary, JSON whose top-level value is not an
 	// object, and files met in a walked directory that are not JSON and
 	// name neither marker.
@@ -361,7 +361,7 @@ func (w *worker) load(path string, r *run) loaded {
 }
 
 // notBoundaryText reports whether src, which did not parse as a boundary
-// JSON object, is no boundary document to judge (spec 6.8): valid JSON
+// JSON object, is no boundary document to judge: valid JSON
 // whose top-level value is not an object, or, in a file met while walking
 // a directory, text naming neither marker (a tsconfig.json with comments,
 // JSON5, an editor's settings). A broken boundary document always names
@@ -402,7 +402,8 @@ type run struct {
 	names *chain.NameTable
 	// walked, when set, reports whether a file was met while walking a
 	// directory rather than named: text in such a file that is not JSON
-	// is judged only when it names a boundary marker (spec 6.8).
+	// is judged only when it names a boundary marker (docs/check.md, Which
+	// files are checked).
 	walked func(path string) bool
 
 	// suppressions are the documents', overlaps the findings that share a
@@ -452,8 +453,8 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, run *run) (
 	if !opts.Disabled[IDL002.ID] {
 		findings = append(findings, schemaFindings(doc, tree, text, run.schema)...)
 	}
-	// One pass for every rule: a pass per rule was the most frequent
-	// allocation of a check.
+	// One pass serves every rule of the document, so a check allocates
+	// one per document, not one per rule.
 	pass := &DocumentPass{Doc: doc, Limits: &opts.Limits, findings: &findings}
 	for _, r := range run.rules {
 		if r.CheckDocument != nil && !opts.Disabled[r.ID] {

@@ -11,8 +11,8 @@ import (
 	"github.com/idemlint/idemlint/checks/lint"
 )
 
-// An ordinary repository holds JSON that is no boundary document: spec 6.8
-// skips it inside a walked directory, counting it, and judges what is
+// An ordinary repository holds JSON that is no boundary document: check
+// skips it (docs/check.md, Which files are checked) inside a walked directory, counting it, and judges what is
 // named on the command line.
 
 // otherJSON are files of an ordinary repository, none a boundary document.

@@ -12,7 +12,7 @@ import (
 
 // attempt is one execution of the handler by the worker holding a
 // record: it renews the lease while the handler runs and records how the
-// attempt ended (spec 6.5).
+// attempt ended (docs/engine.md, Records, leases and fencing).
 type attempt struct {
 	e     *Engine
 	id    string

@@ -1,5 +1,5 @@
 // Package reference is the reference idempotency engine: the executable
-// form of an adapter policy (spec section 4). It runs as a library
+// form of an adapter policy (docs/engine.md). It runs as a library
 // (Engine.Handle, independent of any server), as net/http middleware
 // (Engine.Middleware), and behind "idemlint serve" as a local stand-in
 // adapter in front of a Demo handler; "idemlint conform --reference"

@@ -402,7 +402,8 @@ func TestAttemptWakesWaiters(t *testing.T) {
 	}
 }
 
-// TestOneVerdictOnWhatCannotRun holds the one verdict (spec 6.2): each
+// TestOneVerdictOnWhatCannotRun holds the one verdict (docs/format.md,
+// Bounds: one verdict for a policy): each
 // missing piece the engine needs is an error finding of the rule that
 // demands it, so New refuses the policy; and configure, driven directly as
 // if that rule had been turned off, still configures without failing.

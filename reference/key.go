@@ -91,7 +91,8 @@ func (k *keyRules) matches(key string) bool {
 // both spellings of one key are the same key. A quoted value with anything
 // after the closing quote (such as parameters) is malformed. A comma in a
 // bare value is what a proxy makes of two key header fields, merging
-// them (RFC 9110, 5.3), so it is refused as two fields are (spec 6.10).
+// them (RFC 9110, 5.3), so it is refused as two fields are
+// (docs/engine.md, HTTP answers).
 //
 // The pattern, like a JSON Schema pattern, is searched for, not anchored:
 // write ^...$ to constrain the whole key.

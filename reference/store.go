@@ -53,7 +53,7 @@ type Response struct {
 }
 
 // Record is one idempotency record: exactly one logical execution attempt
-// (spec sections 4 and 6.5). Every time in it comes from the store's
+// (docs/engine.md, Records, leases and fencing). Every time in it comes from the store's
 // clock, never the caller's, so replicas with skewed clocks agree.
 type Record struct {
 	Key         string // the idempotency key, bare form
@@ -191,7 +191,8 @@ func (e *FullError) Error() string {
 func (e *FullError) Unwrap() error { return ErrFull }
 
 // NewToken returns a fresh attempt token: rand.Text's 26 base32
-// characters, 130 random bits (spec 6.5 asks for at least 128). Stores
+// characters, 130 random bits (at least 128: docs/engine.md, Records,
+// leases and fencing). Stores
 // draw one at every Create.
 func NewToken() string { return rand.Text() }
 

@@ -12,7 +12,8 @@ import (
 	"github.com/idemlint/idemlint/fixtures"
 )
 
-// verdict holds the one verdict on one document (spec 6.2): New accepts
+// verdict holds the one verdict on one document (docs/format.md, Bounds:
+// one verdict for a policy): New accepts
 // exactly the policies with no error finding of checks.CheckDocument, and
 // when it refuses, it says what the check says, with the same rule ids and
 // messages. An accepted policy's engine serves a request of each of its

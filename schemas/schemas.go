@@ -1,5 +1,5 @@
 // Package schemas holds the JSON Schemas (draft 2020-12) of boundary documents
-// (spec boundary-v1, sections 1 and 2) and validates decoded documents against
+// (docs/format.md) and validates decoded documents against
 // them, translating schema errors into one-line, user-facing violations (IDL002).
 //
 // The schemas check shape and types only: required fields, types, enums,

@@ -8,7 +8,7 @@ import (
 	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
-// AWS API Gateway (spec 8.1): an OpenAPI export with x-amazon-apigateway-*
+// AWS API Gateway (docs/as-built.md, Reading the configuration): an OpenAPI export with x-amazon-apigateway-*
 // extensions. Names are those of the API Gateway developer guide's
 // OpenAPI extensions.
 

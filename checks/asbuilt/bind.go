@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// Binding resources to hops (spec 8.4). The checks hand over what they
+// Binding resources to hops (docs/as-built.md, Binding resources to hops).
+// The checks hand over what they
 // know of a boundary edge (its "to", its as_built entries, its
 // operations) and get the as-built hop of each operation.
 

@@ -5,14 +5,15 @@ import (
 	"io"
 )
 
-// Default is what a platform does when nothing is written (spec 8.2). It
+// Default is what a platform does when nothing is written
+// (docs/as-built.md, Defaults are configuration). It
 // counts exactly like what is written, and a finding it causes names it.
 // Value is written as the platform's own setting would be, and the
 // readers parse it like a written one, so the table is the only place a
 // default lives: each platform's file declares its rows, with the
 // documentation each comes from, and Defaults (platform.go) lists them.
 type Default struct {
-	ID       string   // stable, for messages and README: "istio.retries"
+	ID       string   // stable, for messages and docs: "istio.retries"
 	Platform Platform // set from the platform declaring it (platforms)
 	// Setting is what is not written: "VirtualService http[].retries".
 	Setting string

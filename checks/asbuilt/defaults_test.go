@@ -33,7 +33,7 @@ func TestDefaults(t *testing.T) {
 		}
 	}
 	// The default CORS list lacks any idempotency key header: the reason
-	// spec 8.2 names it.
+	// the documentation names it.
 	cors := &CORS{AllowHeaders: splitList(Text{Value: NginxCORSAllowHeaders.Value})}
 	if len(cors.AllowHeaders) != 9 || cors.Allows("x-idempotency-key") || cors.Allows("idempotency-key") || !cors.Allows("content-type") {
 		t.Errorf("ingress-nginx default cors-allow-headers: %v", cors.AllowHeaders)

@@ -1,5 +1,5 @@
 // Package asbuilt reads the proxy and mesh configuration that actually
-// carries each hop of a boundary set (spec section 8) into a small model
+// carries each hop of a boundary set (docs/as-built.md) into a small model
 // free of any platform: which resource routes which requests to which
 // backend, what it retries, which request headers it drops, and what its
 // CORS answer allows.
@@ -63,7 +63,8 @@
 // Set, the only headers it Forwards (if it forwards only some), whether
 // it DropsUnderscores, and its CORS. Each value that a default can
 // provide carries an Origin: where it is written, or which Default of
-// the table in defaults.go applies (spec 8.2), so that a finding can say
+// the table in defaults.go applies (docs/as-built.md, Defaults are
+// configuration), so that a finding can say
 // "Istio retries twice by default" and cite where that comes from.
 //
 // Retries are counted and classified in one place, retry.go (8.3):

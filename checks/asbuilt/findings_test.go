@@ -7,7 +7,8 @@ import (
 )
 
 // TestFileFindings: every value written but not understood is an IDL001
-// finding at its place (spec 8.1, 6.1: nothing is skipped silently), as is
+// finding at its place (docs/rules.md, Rules are independent: nothing is
+// skipped silently), as is
 // a file that cannot be parsed; a file that parses yields nothing else.
 func TestFileFindings(t *testing.T) {
 	src := `apiVersion: networking.istio.io/v1

@@ -9,7 +9,8 @@ import (
 	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
-// Gateway API: an HTTPRoute's rules and parents, and the
+// Gateway API (docs/as-built.md, Reading the configuration): an
+// HTTPRoute's rules and parents, and the
 // Gateways and GatewayClasses that say who implements them
 // (implementation.go). Field names are those of sigs.k8s.io/gateway-api
 // apis/v1 (retry: GEP-1731).
@@ -195,7 +196,7 @@ func (f *fileRead) gatewayMatch(m *yaml.Node) Match {
 	return match
 }
 
-// gatewayFilter reads the filters that touch what spec 8 checks:
+// gatewayFilter reads the filters that touch what the as-built rules check:
 // RequestHeaderModifier (remove, set) and CORS.
 func (f *fileRead) gatewayFilter(rt *Route, filter *yaml.Node) {
 	typ, _ := f.text(f.field(filter, "type"), "filters.type")

@@ -9,10 +9,9 @@ import (
 )
 
 // HopNote says, for "idemlint graph", what the hop at index i of chain c
-// does as built (spec 8.4): for each resource that carries it, its
-// platform, the retry of the operation's method (attempts, conditions,
-// and the default that gives it, if one does) and the guarded headers it
-// drops; under mesh
+// does as built: for each resource that carries it, its platform, the
+// retry of the operation's method (attempts, conditions, and the default
+// that gives it, if one does) and the guarded headers it drops; under mesh
 // istio, the mesh's retry of a hop no resource binds. "" for a hop that
 // is not an edge or that nothing carries as built.
 func (d *Deployment) HopNote(c *chain.Chain, i int) string {

@@ -95,7 +95,7 @@ func TestHostileFiles(t *testing.T) {
 		huge,
 		write("deep.yaml", "kind: HTTPRoute\nspec: "+strings.Repeat("[", 100000)),
 		// Not a kind idemlint reads: skipped unparsed, like a broken
-		// Deployment (spec 6.8 skips unrelated JSON files alike).
+		// Deployment (check skips unrelated JSON files alike).
 		write("unrelated.yaml", "kind: Deployment\nspec: "+strings.Repeat("[", 100000)),
 		write("latin1.yaml", "kind: VirtualService\nmetadata: {name: caf\xe9}\n"),
 		write("broken.json", `{"kind": "HTTPRoute", "spec": {`),

@@ -23,7 +23,7 @@ remove, an Istio headers.request.remove, a configuration-snippet
 other headers but not the key, or ingress-nginx dropping a header whose name
 holds "_" (its default). Without the key the owner refuses the request or,
 worse, cannot tell a retry from a new request. The headers the owner reads
-tenant_id and actor_id from (scope_sources, spec 6.9) are guarded alike:
+tenant_id and actor_id from (scope_sources) are guarded alike:
 without them every tenant shares one scope.
 
 Reported at the removal (or at the integration, or at the route when a
@@ -81,7 +81,7 @@ After: remove the entry (or the filter).`,
 type guardedHeader struct{ name, why string }
 
 // guarded are the chain's key header and the headers its owner reads a
-// scope part from (spec 6.9).
+// scope part from (docs/format.md, Scope headers: tenant and actor).
 func guarded(c *chain.Chain) []guardedHeader {
 	out := []guardedHeader{{c.KeyHeader(), "the idempotency key"}}
 	if !c.Complete() {

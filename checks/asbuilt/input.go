@@ -9,7 +9,8 @@ import (
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
-// This file is what the as-built rules (spec 8.5) read: the configuration
+// This file is what the as-built rules (docs/as-built.md, Rules) read: the
+// configuration
 // read (Config, which the caller supplies) and, of the boundary sets, the hops
 // each edge operation takes as built (hops), so a change of the typed
 // model touches this file alone.
@@ -113,7 +114,8 @@ var hops = &checks.InputOf[[]edgeOp]{
 }
 
 // meshDefault is the mesh's default retry that carries the edge doc bound
-// by b, reported where the mesh is declared (spec 8.1); nil when a
+// by b, reported where the mesh is declared (docs/as-built.md, Defaults are
+// configuration); nil when a
 // resource binds the edge, or no mesh retries its hop.
 func (d *Deployment) meshDefault(doc *chain.Facts, b Binding) *Retry {
 	if len(b.Resources) > 0 || len(b.Ambiguous) > 0 || d.Mesh != IstioMesh || doc.Kind == boundary.BrowserToBFF {
@@ -123,7 +125,8 @@ func (d *Deployment) meshDefault(doc *chain.Facts, b Binding) *Retry {
 	return &r
 }
 
-// bind binds an edge document (spec 8.4): by its as_built entries when
+// bind binds an edge document (docs/as-built.md, Binding resources to
+// hops): by its as_built entries when
 // it has the member, else by its "to"; only to routes that apply to the
 // hop's traffic.
 func (d *Deployment) bind(doc *chain.Facts) Binding {
@@ -210,8 +213,9 @@ func (e edgeOp) carriers() []carrier {
 	return out
 }
 
-// FileFindings are the IDL001 findings of the as-built files (spec 8.1,
-// 6.1: nothing is skipped silently): each file that could not be read or
+// FileFindings are the IDL001 findings of the as-built files
+// (docs/as-built.md, Reading the configuration: nothing is skipped
+// silently): each file that could not be read or
 // parsed, at that file, and each value read without being understood
 // (Set.Problems), at that value.
 func (s *Set) FileFindings() []checks.Finding {

@@ -10,7 +10,7 @@ import (
 	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
-// Istio (spec 8.1): a VirtualService's hosts and http routes, and the
+// Istio (docs/as-built.md, Reading the configuration): a VirtualService's hosts and http routes, and the
 // mesh configuration's defaultHttpRetryPolicy. Field names are those of
 // istio.io/api networking/v1 VirtualService and mesh/v1alpha1 MeshConfig.
 
@@ -249,7 +249,7 @@ func (s *Set) setMesh(m *meshConfig) {
 }
 
 // IstioDefaultRetry is the retry Istio applies to a request no
-// VirtualService route configures (spec 8.2, with mesh: istio): the
+// VirtualService route configures (with mesh: istio): the
 // mesh's defaultHttpRetryPolicy when one was read, else the built-in
 // policy, its defaults attributed to at (the configuration that
 // declares the mesh).

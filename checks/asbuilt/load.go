@@ -6,7 +6,8 @@ import (
 	"github.com/idemlint/idemlint/schemas/fileset"
 )
 
-// Source says where a run's as-built configuration is (spec 8.1): the
+// Source says where a run's as-built configuration is (docs/as-built.md,
+// Reading the configuration): the
 // flags of "check", or the "as_built" section of .idemlint.json, which
 // check, graph and the language server read alike.
 type Source struct {

@@ -44,7 +44,7 @@ func (o Origin) IsDefault() bool { return o.Default != nil }
 type Resource struct {
 	Platform Platform
 	// Kind is the Kubernetes kind, or "ApiGateway" for an API Gateway
-	// export (spec 8.4: an edge's as_built entry names it so).
+	// export (an edge's as_built entry names it so).
 	Kind string
 	// Name is metadata.name, or info.title for an API Gateway export.
 	Name Text
@@ -128,7 +128,8 @@ type Route struct {
 	Matches []Match
 	// Backends are the services the route sends to: the first DNS label
 	// of an Istio destination host, an HTTPRoute backendRef, an Ingress
-	// backend service (spec 8.4 binds an edge whose "to" is one of them).
+	// backend service (an edge whose "to" is one of them binds it:
+	// docs/as-built.md, Binding resources to hops).
 	Backends []Text
 	// Retry is what the route retries, for every method unless
 	// NonIdempotent is set.
@@ -217,7 +218,8 @@ func (m Match) Holds(method, template string) bool {
 }
 
 // Select returns the route the platform itself picks for a request with
-// method to template on traffic, and the match that holds;
+// method to template on traffic (docs/as-built.md, Binding resources to
+// hops), and the match that holds;
 // false when no route of the resource carries it.
 func (res *Resource) Select(method, template string, traffic Traffic) (*Route, *Match, bool) {
 	if res.Traffic&traffic == 0 {
@@ -273,7 +275,8 @@ func (res *Resource) rank(p pathmatch.Precedence) {
 	}
 }
 
-// Retry is an effective retry policy (spec 8.3).
+// Retry is an effective retry policy (docs/as-built.md, Counting and
+// classifying retries).
 type Retry struct {
 	// Attempts are counted in all, the first included, as
 	// http_retry.max_attempts is: 1 is no retry; 0 is unlimited
@@ -339,7 +342,7 @@ func (r Retry) Retries() bool { return r.Attempts != 1 && len(r.Conditions) > 0 
 
 // ResendsAfterReceipt reports whether the retry may resend a request the
 // upstream already received and may have acted on: it has a condition
-// other than connect_error (spec 8.3).
+// other than connect_error.
 func (r Retry) ResendsAfterReceipt() bool {
 	return r.Retries() && slices.ContainsFunc(r.Conditions, func(c Condition) bool { return c.Kind != ConnectError })
 }
@@ -379,7 +382,8 @@ const (
 	Other
 )
 
-// Condition is one retry condition, mapped onto retry_on (spec 8.3).
+// Condition is one retry condition, mapped onto retry_on
+// (docs/as-built.md, Counting and classifying retries).
 type Condition struct {
 	Kind      ConditionKind
 	Low, High int // Status only: the codes retried, Low to High

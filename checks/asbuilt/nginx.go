@@ -10,7 +10,7 @@ import (
 	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
-// ingress-nginx (spec 8.1): an Ingress's paths and annotations, and the
+// ingress-nginx (docs/as-built.md, Reading the configuration): an Ingress's paths and annotations, and the
 // controller ConfigMap. Names are those of the ingress-nginx annotations
 // and ConfigMap documentation.
 
@@ -235,7 +235,7 @@ func splitList(t Text) []Text {
 var emptyHeader = regexp.MustCompile(`proxy_set_header\s+([^\s;"']+)\s+(?:""|'')\s*;`)
 
 // snippetRemoves reads a configuration-snippet for the headers it
-// removes; only those directives are read (spec 8.1).
+// removes; only those directives are read.
 func (f *fileRead) snippetRemoves(n *yaml.Node) []Header {
 	t, ok := f.text(n, "the "+annotationPrefix+"configuration-snippet annotation")
 	if !ok {

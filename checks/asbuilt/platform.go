@@ -15,7 +15,7 @@ import (
 // that list; none of them names a platform.
 
 // platforms are the platforms idemlint reads, in the order of Defaults
-// (README's table) and in which they claim a ConfigMap. To add one, write
+// (docs/as-built.md's table) and in which they claim a ConfigMap. To add one, write
 // its file (istio.go is the model) declaring its *platform value, and add
 // that value here, where it falls in that order.
 var platforms = []*platform{
@@ -101,7 +101,7 @@ func readsText(p Platform) bool {
 const listKind = "List"
 
 // What is derived from platforms, once. Defaults are every default, for
-// README and explain: by platform, then as the platform lists them.
+// docs/as-built.md and explain: by platform, then as the platform lists them.
 // kindWords are words one of which a document idemlint reads holds; a
 // ConfigMap is read only when it also holds one of configMapWords.
 // readKinds are the kinds a reader reads (document), List included.

@@ -34,8 +34,8 @@ const MaxFileSize = 8 << 20
 const maxDepth = 500
 
 // IsFile reports whether a file met while walking a directory is read
-// as an infrastructure file (spec 8.1: *.yaml, *.yml, *.json; and the
-// endings of a platform's own language, *.conf, *.cfg).
+// as an infrastructure file (*.yaml, *.yml, *.json; and the endings of a
+// platform's own language, *.conf, *.cfg).
 func IsFile(path string) bool {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml", ".json":
@@ -223,8 +223,8 @@ func (f *fileRead) read(data []byte) *FileError {
 	}
 	// Each document is parsed on its own, and one of a kind idemlint
 	// does not read is skipped unparsed (most of a platform team's
-	// manifests are Deployments and Services; spec 6.8 skips unrelated
-	// JSON files alike): triage reads the kind of a block-style document,
+	// manifests are Deployments and Services; check skips unrelated JSON
+	// files alike): triage reads the kind of a block-style document,
 	// and one it is not sure of is skipped when it names no kind read. Directives (%YAML, %TAG) apply across a document
 	// marker, so a file with any is parsed whole, as is one in UTF-16,
 	// whose bytes the split does not read.

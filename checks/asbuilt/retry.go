@@ -229,7 +229,7 @@ func nginxConditions(out Retry, next, retryNonIdempotent *setting, nonIdempotent
 			c.Kind = ConnectError
 		case w == "error", w == "timeout", w == "invalid_header":
 			// error and timeout also cover failures before sending, but
-			// once sent they resend (spec 8.3: timeout); invalid_header is
+			// once sent they resend (timeout); invalid_header is
 			// an answer that could not be read, after receipt too.
 			c.Kind = Timeout
 		case strings.HasPrefix(w, "http_"):

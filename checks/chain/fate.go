@@ -37,8 +37,8 @@ func (h Hop) lists(buf *[2]List) []List {
 }
 
 // Drops returns the lists of h that do not let header through, nil when
-// all do. An edge list that is absent drops it: the spec requires the key
-// to appear there.
+// all do. An edge list that is absent drops it: the key must appear
+// there (docs/format.md, Header allowlists).
 func (h Hop) Drops(header string) []List {
 	var lists [2]List
 	var drops []List
@@ -51,7 +51,7 @@ func (h Hop) Drops(header string) []List {
 }
 
 // Owner reports whether the hop owns the key: a policy embedded in an edge
-// always does (spec 2.4), an adapter document when its role is "owner".
+// always does (docs/format.md, Owner policy), an adapter document when its role is "owner".
 func (h Hop) Owner() bool {
 	if h.Kind != boundary.Adapter {
 		return false

@@ -1,6 +1,7 @@
 // Package chain links the documents of a boundary set into chains: the
 // paths one operation takes from a browser through the BFF and the gateway
-// to the adapter policy that owns its idempotency key (spec section 1).
+// to the adapter policy that owns its idempotency key (docs/format.md,
+// Chains).
 // It reads each document's Facts, what the cross-document stage needs of
 // it, so that the documents themselves need not stay live.
 //
@@ -517,7 +518,8 @@ func (b *builder) extend(path []Hop, last carrier) {
 		}
 		kind, at := next(hop.Kind), hop.Doc.To.Value
 		if kind == boundary.Adapter && hop.Doc.Policy != nil && hop.Doc.Policy.Service.Value == at {
-			// An embedded policy is this edge's adapter (spec 2.4); a
+			// An embedded policy is this edge's adapter (docs/format.md,
+			// Owner policy); a
 			// standalone document for the same service is not reached here.
 			path = append(path, Hop{Kind: kind, Doc: hop.Doc, Op: hop.Op})
 			continue

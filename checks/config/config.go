@@ -196,7 +196,8 @@ func Parse(path string, src []byte, rules checks.Rules) (*Config, error) {
 
 // readAsBuilt reads the "as_built" section, whose shape the schema has
 // checked: the paths relative to the file's directory, and where the
-// mesh is declared, at which a mesh default is reported (spec 8.1).
+// mesh is declared, at which a mesh default is reported
+// (docs/as-built.md, Defaults are configuration).
 func (c *Config) readAsBuilt(n *jsontree.Node, pos *jsontree.Position, report func(*jsontree.Node, string, ...any)) *asbuilt.Source {
 	src := &asbuilt.Source{Mesh: asbuilt.NoMesh}
 	if paths := n.Get("paths"); paths != nil {

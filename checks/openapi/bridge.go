@@ -8,7 +8,8 @@ import (
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
-// This file is what the OpenAPI rules (IDL301-IDL304, spec section 7) read:
+// This file is what the OpenAPI rules (IDL301-IDL304, docs/openapi.md, The
+// rules) read:
 // the description (Description) and, of the boundary sets, only what the
 // input browserEdges derives from their facts, so a change of the typed
 // model touches this file alone.

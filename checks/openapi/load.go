@@ -111,7 +111,7 @@ type Location struct {
 }
 
 // StateChanging reports whether the operation's method changes state
-// (spec section 7: POST, PUT, PATCH, DELETE).
+// (POST, PUT, PATCH, DELETE).
 func (o *Operation) StateChanging() bool {
 	switch o.Method {
 	case "POST", "PUT", "PATCH", "DELETE":

@@ -20,7 +20,8 @@ type StarterFile struct {
 	Data []byte
 }
 
-// Starter builds a starter boundary set from api (spec section 7): one
+// Starter builds a starter boundary set from api (docs/openapi.md, A
+// starter set from the description): one
 // flow of four documents per tag, named after it in lower case with one
 // "-" for each run of other characters than letters and digits
 // ("Returns & Refunds" is "returns-refunds"; an operation goes to its
@@ -249,7 +250,8 @@ func exampleContentType(o *Operation) string {
 	return ""
 }
 
-// OperationKey names an operation as spec section 7 says: its operationId
+// OperationKey names an operation as init --from-openapi documents: its
+// operationId
 // lower-cased, every character outside [a-z0-9._:-] as "-"; without one
 // (or with one that leaves no letter or digit to start with), its method
 // and path: "post.orders.orderid.refunds".

@@ -1,7 +1,8 @@
 // Package pathmatch matches the paths a proxy routes on against the path
 // templates boundary documents and OpenAPI descriptions declare
-// ("/orders/{id}"), so that the OpenAPI bridge (spec section 7) and the
-// as-built binding (section 8.4) agree on what "the same path" means.
+// ("/orders/{id}"), so that the OpenAPI bridge (docs/openapi.md, Matching
+// operations) and the as-built binding (docs/as-built.md, Binding
+// resources to hops) agree on what "the same path" means.
 //
 // A template's parameter stands for one non-empty segment. A route is
 // matched against the template itself, not against sample requests:
@@ -90,7 +91,7 @@ var samples = []string{"1", "a", "a1", "123e4567-e89b-42d3-a456-426614174000"}
 // holds whatever segment each parameter stands for ("/orders" as a
 // segment prefix carries "/orders/{id}"; the exact "/orders/42" carries
 // only one of its requests, so not the template). This is how an
-// operation is bound to the route the platform picks for it (spec 8.4).
+// operation is bound to the route the platform picks for it.
 func (m Matcher) Match(template string) bool {
 	switch m.Kind {
 	case Exact:

@@ -7,7 +7,7 @@ import (
 )
 
 // Precedence is the order in which a platform tries the path conditions
-// of its routes; the first that holds carries the request (spec 8.4).
+// of its routes; the first that holds carries the request.
 type Precedence int
 
 const (

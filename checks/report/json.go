@@ -7,7 +7,7 @@ import (
 	"github.com/idemlint/idemlint/checks"
 )
 
-// JSON is the machine format. Its shape is stable (documented in README):
+// JSON is the machine format. Its shape is stable (documented in docs/check.md, Output formats):
 //
 //	{"findings": [{"rule", "severity", "file", "line", "column", "pointer",
 //	  "message", "chain"?, "related"?}], "summary": {"files", "errors",

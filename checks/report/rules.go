@@ -16,7 +16,7 @@ var RuleFormats = []string{"json", "markdown", "text"}
 // WriteRules lists rules, sorted by id, in format (one of RuleFormats)
 // for "idemlint rules": text, an aligned table of id, severity, scope and
 // summary; json, an array of objects with id, name, severity,
-// cross_document and summary; markdown, README's rule table.
+// cross_document and summary; markdown, the rule table of docs/rules.md.
 func WriteRules(w io.Writer, rules checks.Rules, format string) error {
 	rules = rules.Sorted()
 	switch format {
@@ -53,15 +53,15 @@ func rulesJSON(w io.Writer, rules checks.Rules) error {
 	return enc.Encode(out)
 }
 
-// rulesMarkdown writes the README's rule table; ids link to the fixtures
-// relative to the repository root.
+// rulesMarkdown writes the rule table of docs/rules.md; ids link to the
+// fixtures relative to that file.
 func rulesMarkdown(w io.Writer, rules checks.Rules) error {
 	cell := strings.NewReplacer("|", `\|`)
 	var b strings.Builder
 	b.WriteString("| Rule | Severity | Scope | Requires |\n|---|---|---|---|\n")
 	for _, r := range rules {
 		// The anchor is what SARIF's helpUri points at.
-		fmt.Fprintf(&b, "| <a id=\"%s\"></a>[%s](fixtures/rules/%s/) | %s | %s | %s |\n", RuleAnchor(r.ID), r.ID, r.ID, r.Severity, r.Scope(), cell.Replace(r.Summary))
+		fmt.Fprintf(&b, "| <a id=\"%s\"></a>[%s](../fixtures/rules/%s/) | %s | %s | %s |\n", RuleAnchor(r.ID), r.ID, r.ID, r.Severity, r.Scope(), cell.Replace(r.Summary))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

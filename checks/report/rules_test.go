@@ -34,7 +34,7 @@ func TestWriteRules(t *testing.T) {
 		if !strings.HasPrefix(textLines[i+1], r.ID+"  ") {
 			t.Errorf("text line %d = %q, want %s", i+1, textLines[i+1], r.ID)
 		}
-		if want := "| <a id=\"" + RuleAnchor(r.ID) + "\"></a>[" + r.ID + "](fixtures/rules/" + r.ID + "/) | " + r.Severity.String() + " |"; !strings.HasPrefix(mdLines[i+2], want) {
+		if want := "| <a id=\"" + RuleAnchor(r.ID) + "\"></a>[" + r.ID + "](../fixtures/rules/" + r.ID + "/) | " + r.Severity.String() + " |"; !strings.HasPrefix(mdLines[i+2], want) {
 			t.Errorf("markdown line %d = %q, want it to start %q", i+2, mdLines[i+2], want)
 		}
 		if d := decoded[i]; d.ID != r.ID || d.Severity != r.Severity.String() || d.CrossDocument != r.CrossDocument() {

@@ -188,12 +188,14 @@ func sarifRuleOf(r *checks.Rule) sarifRule {
 	}
 }
 
-// RuleAnchor is the HTML id of a rule's row in README's rule table.
+// RuleAnchor is the HTML id of a rule's row in the rule table of
+// docs/rules.md.
 func RuleAnchor(id string) string { return strings.ToLower(id) }
 
-// HelpURI is where a rule is documented: its row in the README's rule
-// table, on the project page, which links on to its fixtures.
-func HelpURI(id string) string { return InformationURI + "#" + RuleAnchor(id) }
+// HelpURI is where a rule is documented: its row in the rule table of
+// docs/rules.md on the project page, which links on to its fixtures and
+// is followed by the rule's explanation.
+func HelpURI(id string) string { return InformationURI + "/blob/main/docs/rules.md#" + RuleAnchor(id) }
 
 // helpMarkdown renders a rule's Doc as Markdown: the prose stays as it is
 // (hard-wrapped lines join into paragraphs), and each run of lines indented

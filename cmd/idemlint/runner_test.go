@@ -25,8 +25,8 @@ import (
 // holding a boundary set beside the JSON every web project has (a
 // tsconfig.json and editor settings with comments, a package.json, a JSON
 // array). The composite action's steps run in order as the runner runs
-// them, with README's workflow inputs and a Go build cache that starts
-// cold; then the pre-commit hooks with README's .pre-commit-config.yaml.
+// them, with the workflow inputs of docs/integrations.md and a Go build cache that starts
+// cold; then the pre-commit hooks with its .pre-commit-config.yaml.
 // Both pass on the repository and fail once a document breaks. As root,
 // the test runs them as the user postgres or nobody; the steps that use
 // other actions (the cache, the SARIF upload) stand in as
@@ -85,11 +85,11 @@ func TestActionAndHooksAsRunner(t *testing.T) {
 	if user != nil {
 		r.chownAll()
 	}
-	readme, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	integrations, err := os.ReadFile(filepath.Join(repo, "docs", "integrations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs := readmeWorkflowInputs(t, string(readme))
+	inputs := readmeWorkflowInputs(t, string(integrations))
 
 	t.Run("action", func(t *testing.T) {
 		r.t = t
@@ -122,10 +122,10 @@ func TestActionAndHooksAsRunner(t *testing.T) {
 			t.Errorf("the job summary does not count the files:\n%s", job.summary)
 		}
 
-		// README's workflow.
+		// The workflow of docs/integrations.md.
 		job = r.runAction(inputs, map[string]string{"github.event_name": "push"})
 		if !job.passed || !regexp.MustCompile(`(?m)^4 files checked, 0 errors, 0 warnings$`).MatchString(job.log) {
-			t.Fatalf("README's workflow failed on a clean repository:\n%s", job.log)
+			t.Fatalf("the documented workflow failed on a clean repository:\n%s", job.log)
 		}
 
 		// A pull request from a fork, with a broken document: the job
@@ -153,14 +153,14 @@ func TestActionAndHooksAsRunner(t *testing.T) {
 			}
 			t.Skip("pre-commit is not installed: apt-get install pre-commit to run this test")
 		}
-		config := readmePreCommitConfig(t, string(readme), r.path("idemlint"), r.git("idemlint", "rev-parse", "HEAD"))
+		config := readmePreCommitConfig(t, string(integrations), r.path("idemlint"), r.git("idemlint", "rev-parse", "HEAD"))
 		if err := os.WriteFile(r.path("workspace", ".pre-commit-config.yaml"), []byte(config), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		r.chown(r.path("workspace", ".pre-commit-config.yaml"))
 		r.git("workspace", "add", "-A")
-		// The baseline of README's config, recorded as README's "Adopting"
-		// section says.
+		// The baseline of that config, recorded as the "Adopting" section
+		// of docs/configuration.md says.
 		out, err := r.run("workspace", nil, r.path("temp", "idemlint-bin", "idemlint"), "check", "--write-baseline", ".idemlint-baseline.json", "boundaries")
 		if err != nil {
 			t.Fatalf("idemlint check --write-baseline: %v\n%s", err, out)
@@ -179,7 +179,7 @@ func TestActionAndHooksAsRunner(t *testing.T) {
 		}
 		out, err = r.run("workspace", preCommit, "pre-commit", "run", "--all-files")
 		if err != nil || !regexp.MustCompile(`(?m)^idemlint\.+Passed$`).MatchString(out) {
-			t.Fatalf("pre-commit run with README's configuration: %v\n%s", err, out)
+			t.Fatalf("pre-commit run with the documented configuration: %v\n%s", err, out)
 		}
 		r.breakSet(t)
 		defer r.mendSet(t)
@@ -329,7 +329,7 @@ func escapeModulePath(path string) string {
 }
 
 // runnerWorkspaceFiles is the adopter's repository: a boundary set in
-// boundaries/ (README's workflow checks that directory) and the JSON of
+// boundaries/ (the documented workflow checks that directory) and the JSON of
 // an ordinary web project, which the action's default paths "." would
 // meet too.
 var runnerWorkspaceFiles = map[string]string{
@@ -664,18 +664,19 @@ func evalCondition(t *testing.T, cond string, context map[string]string) bool {
 	return true
 }
 
-// readmeWorkflowInputs returns the inputs README's workflow gives the
+// readmeWorkflowInputs returns the inputs the workflow of
+// docs/integrations.md (its text integrations) gives the
 // action, after checking that it uses this repository's action.
-func readmeWorkflowInputs(t *testing.T, readme string) map[string]string {
+func readmeWorkflowInputs(t *testing.T, integrations string) map[string]string {
 	t.Helper()
-	block := readmeYAMLBlock(t, readme, "# .github/workflows/idemlint.yml")
+	block := readmeYAMLBlock(t, integrations, "# .github/workflows/idemlint.yml")
 	var workflow struct {
 		Jobs map[string]struct {
 			Steps []compositeStep `yaml:"steps"`
 		} `yaml:"jobs"`
 	}
 	if err := yaml.Unmarshal([]byte(block), &workflow); err != nil {
-		t.Fatalf("README.md's workflow: %v", err)
+		t.Fatalf("docs/integrations.md's workflow: %v", err)
 	}
 	for _, job := range workflow.Jobs {
 		for _, step := range job.Steps {
@@ -684,15 +685,16 @@ func readmeWorkflowInputs(t *testing.T, readme string) map[string]string {
 			}
 		}
 	}
-	t.Fatal("README.md's workflow has no step that uses idemlint/idemlint/.github/actions/idemlint")
+	t.Fatal("docs/integrations.md's workflow has no step that uses idemlint/idemlint/.github/actions/idemlint")
 	return nil
 }
 
-// readmePreCommitConfig returns README's .pre-commit-config.yaml with
+// readmePreCommitConfig returns the .pre-commit-config.yaml of
+// docs/integrations.md (its text integrations) with
 // this repository's URL replaced by clone and its rev by commit.
-func readmePreCommitConfig(t *testing.T, readme, clone, commit string) string {
+func readmePreCommitConfig(t *testing.T, integrations, clone, commit string) string {
 	t.Helper()
-	block := readmeYAMLBlock(t, readme, "# .pre-commit-config.yaml")
+	block := readmeYAMLBlock(t, integrations, "# .pre-commit-config.yaml")
 	var config struct {
 		Repos []struct {
 			Repo  string           `yaml:"repo"`
@@ -701,10 +703,10 @@ func readmePreCommitConfig(t *testing.T, readme, clone, commit string) string {
 		} `yaml:"repos"`
 	}
 	if err := yaml.Unmarshal([]byte(block), &config); err != nil {
-		t.Fatalf("README.md's pre-commit configuration: %v", err)
+		t.Fatalf("docs/integrations.md's pre-commit configuration: %v", err)
 	}
 	if len(config.Repos) != 1 || config.Repos[0].Repo != "https://github.com/idemlint/idemlint" {
-		t.Fatalf("README.md's pre-commit configuration should name only https://github.com/idemlint/idemlint:\n%s", block)
+		t.Fatalf("docs/integrations.md's pre-commit configuration should name only https://github.com/idemlint/idemlint:\n%s", block)
 	}
 	config.Repos[0].Repo, config.Repos[0].Rev = clone, commit
 	out, err := yaml.Marshal(config)
@@ -714,13 +716,13 @@ func readmePreCommitConfig(t *testing.T, readme, clone, commit string) string {
 	return string(out)
 }
 
-// readmeYAMLBlock returns the README code block whose first line is
-// first.
-func readmeYAMLBlock(t *testing.T, readme, first string) string {
+// readmeYAMLBlock returns the code block of the documentation text doc
+// whose first line is first.
+func readmeYAMLBlock(t *testing.T, doc, first string) string {
 	t.Helper()
-	_, block, ok := strings.Cut(readme, "```yaml\n"+first+"\n")
+	_, block, ok := strings.Cut(doc, "```yaml\n"+first+"\n")
 	if !ok {
-		t.Fatalf("README.md has no yaml block starting %q", first)
+		t.Fatalf("docs/integrations.md has no yaml block starting %q", first)
 	}
 	block, _, _ = strings.Cut(block, "```\n")
 	return block

@@ -19,49 +19,49 @@ import (
 	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
-// walkthroughMarker precedes each README code block the walkthrough runs:
-// "<!-- walkthrough: NAME -->" on the line before the opening fence, or
-// before a table with a "command" column.
+// walkthroughMarker precedes each code block of the documentation the
+// walkthrough runs: "<!-- walkthrough: NAME -->" on the line before the
+// opening fence, or before a table with a "command" column.
 var walkthroughMarker = regexp.MustCompile(`(?m)^<!-- walkthrough: ([a-z0-9-]+) -->\n(` + "```" + `(sh)?\n|\|)`)
 
-// readmeBlocks returns README's marked code blocks by name, as a reader
-// would paste them: a "sh" block whole, a transcript block (no language)
-// only its "$ " lines, without the prompt, a table the commands of its
-// "command" column.
+// readmeBlocks returns the marked code blocks of every documentation file
+// (docFiles) by name, as a reader would paste them: a "sh" block whole, a
+// transcript block (no language) only its "$ " lines, without the prompt,
+// a table the commands of its "command" column. A name is unique across
+// the files.
 func readmeBlocks(t *testing.T) map[string]string {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	blocks := map[string]string{}
-	for _, m := range walkthroughMarker.FindAllSubmatchIndex(readme, -1) {
-		name := string(readme[m[2]:m[3]])
-		var body string
-		switch {
-		case readme[m[4]] == '|':
-			table, _, _ := strings.Cut(string(readme[m[4]:]), "\n\n")
-			body = tableCommands(t, name, table)
-		default:
-			var ok bool
-			body, _, ok = strings.Cut(string(readme[m[1]:]), "```\n")
-			if !ok {
-				t.Fatalf("README.md: the walkthrough block %q is not closed", name)
-			}
-			if m[6] < 0 {
-				var commands []string
-				for _, line := range strings.Split(body, "\n") {
-					if command, ok := strings.CutPrefix(line, "$ "); ok {
-						commands = append(commands, command)
-					}
+	for _, doc := range docFiles(t) {
+		text := doc.text
+		for _, m := range walkthroughMarker.FindAllStringSubmatchIndex(text, -1) {
+			name := text[m[2]:m[3]]
+			var body string
+			switch {
+			case text[m[4]] == '|':
+				table, _, _ := strings.Cut(text[m[4]:], "\n\n")
+				body = tableCommands(t, doc.name, name, table)
+			default:
+				var ok bool
+				body, _, ok = strings.Cut(text[m[1]:], "```\n")
+				if !ok {
+					t.Fatalf("%s: the walkthrough block %q is not closed", doc.name, name)
 				}
-				body = strings.Join(commands, "\n") + "\n"
+				if m[6] < 0 {
+					var commands []string
+					for _, line := range strings.Split(body, "\n") {
+						if command, ok := strings.CutPrefix(line, "$ "); ok {
+							commands = append(commands, command)
+						}
+					}
+					body = strings.Join(commands, "\n") + "\n"
+				}
 			}
+			if _, dup := blocks[name]; dup {
+				t.Fatalf("%s marks a walkthrough block %q, a name already taken", doc.name, name)
+			}
+			blocks[name] = body
 		}
-		if _, dup := blocks[name]; dup {
-			t.Fatalf("README.md marks two walkthrough blocks %q", name)
-		}
-		blocks[name] = body
 	}
 	return blocks
 }
@@ -74,20 +74,20 @@ var (
 )
 
 // tableCommands returns the commands of the "command" column of table,
-// one a line: its code spans that hold a space (the others name things,
-// such as a benchmark).
-func tableCommands(t *testing.T, name, table string) string {
+// the block name of the file doc, one a line: its code spans that hold a
+// space (the others name things, such as a benchmark).
+func tableCommands(t *testing.T, doc, name, table string) string {
 	t.Helper()
 	rows := strings.Split(table, "\n")
 	column := slices.IndexFunc(tableCell.FindAllString(rows[0], -1), func(c string) bool { return strings.TrimSpace(c) == "command" })
 	if column < 0 || len(rows) < 3 {
-		t.Fatalf("README.md: the walkthrough table %q has no \"command\" column", name)
+		t.Fatalf("%s: the walkthrough table %q has no \"command\" column", doc, name)
 	}
 	var commands []string
 	for _, row := range rows[2:] {
 		cells := tableCell.FindAllString(row, -1)
 		if column >= len(cells) {
-			t.Fatalf("README.md: a row of the walkthrough table %q has no command cell: %s", name, row)
+			t.Fatalf("%s: a row of the walkthrough table %q has no command cell: %s", doc, name, row)
 		}
 		for _, span := range codeSpan.FindAllStringSubmatch(cells[column], -1) {
 			if command := strings.ReplaceAll(span[1], `\|`, "|"); strings.Contains(command, " ") {
@@ -100,54 +100,51 @@ func tableCommands(t *testing.T, name, table string) string {
 
 var fencedBlock = regexp.MustCompile("(?ms)^```.*?^```$")
 
-// readmeSpans returns the code spans of README outside its code blocks,
-// in order, with a table's "\|" as "|".
+// readmeSpans returns the code spans of the documentation files outside
+// their code blocks, in order, with a table's "\|" as "|".
 func readmeSpans(t *testing.T) []string {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var spans []string
-	for _, m := range codeSpan.FindAllStringSubmatch(fencedBlock.ReplaceAllString(string(readme), ""), -1) {
-		spans = append(spans, strings.ReplaceAll(m[1], `\|`, "|"))
+	for _, doc := range docFiles(t) {
+		for _, m := range codeSpan.FindAllStringSubmatch(fencedBlock.ReplaceAllString(doc.text, ""), -1) {
+			spans = append(spans, strings.ReplaceAll(m[1], `\|`, "|"))
+		}
 	}
 	return spans
 }
 
-// commandFence opens a README code block of shell commands.
+// commandFence opens a code block of shell commands.
 var commandFence = regexp.MustCompile("^```(sh|shell|bash|console)$")
 
-// unmarkedCommandBlocks returns the line and fence of each README code
-// block of shell commands that neither the walkthrough runs nor a test
-// named on the line before it checks ("<!-- output checked by TestX -->").
+// unmarkedCommandBlocks returns the file, line and fence of each code
+// block of shell commands in the documentation that neither the
+// walkthrough runs nor a test named on the line before it checks
+// ("<!-- output checked by TestX -->").
 func unmarkedCommandBlocks(t *testing.T) []string {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var unmarked []string
-	lines := strings.Split(string(readme), "\n")
-	inBlock := false
-	for i, line := range lines {
-		if !strings.HasPrefix(line, "```") {
-			continue
-		}
-		opening := !inBlock
-		inBlock = !inBlock
-		if !opening || !commandFence.MatchString(line) {
-			continue
-		}
-		if i == 0 || !strings.HasPrefix(lines[i-1], "<!-- walkthrough: ") && !strings.HasPrefix(lines[i-1], "<!-- output checked by Test") {
-			unmarked = append(unmarked, fmt.Sprintf("%d: %s", i+1, line))
+	for _, doc := range docFiles(t) {
+		lines := strings.Split(doc.text, "\n")
+		inBlock := false
+		for i, line := range lines {
+			if !strings.HasPrefix(line, "```") {
+				continue
+			}
+			opening := !inBlock
+			inBlock = !inBlock
+			if !opening || !commandFence.MatchString(line) {
+				continue
+			}
+			if i == 0 || !strings.HasPrefix(lines[i-1], "<!-- walkthrough: ") && !strings.HasPrefix(lines[i-1], "<!-- output checked by Test") {
+				unmarked = append(unmarked, fmt.Sprintf("%s:%d: %s", doc.name, i+1, line))
+			}
 		}
 	}
 	return unmarked
 }
 
 // walkthroughScript is the shell script a scenario runs: its prelude,
-// its blocks in order as README writes them with the scenario's bounds
+// its blocks in order as the documentation writes them with the scenario's bounds
 // substituted, then its after part. Every command that fails outside a
 // condition prints "walkthrough: status N: COMMAND" to stderr, so a
 // failure in the middle of a block cannot go unseen.
@@ -157,7 +154,7 @@ func walkthroughScript(t *testing.T, blocks map[string]string, sc walkthroughSce
 	for _, name := range sc.blocks {
 		block, ok := blocks[name]
 		if !ok {
-			t.Fatalf("README.md has no block marked <!-- walkthrough: %s -->", name)
+			t.Fatalf("no documentation file has a block marked <!-- walkthrough: %s -->", name)
 		}
 		blockText = append(blockText, block)
 	}
@@ -169,20 +166,20 @@ func walkthroughScript(t *testing.T, blocks map[string]string, sc walkthroughSce
 			}
 		}
 		if !found {
-			t.Fatalf("README.md has no code span holding %q", sc.spans)
+			t.Fatalf("no documentation file has a code span holding %q", sc.spans)
 		}
 	}
 	text := strings.Join(blockText, "\n")
 	for _, b := range sc.bound {
 		if !strings.Contains(text, b[0]) {
-			t.Fatalf("README.md's blocks %q no longer hold %q, which the scenario bounds: update the scenario", sc.blocks, b[0])
+			t.Fatalf("the blocks %q no longer hold %q, which the scenario bounds: update the scenario", sc.blocks, b[0])
 		}
 		text = strings.ReplaceAll(text, b[0], b[1])
 	}
 	return strings.Join([]string{`trap 'echo "walkthrough: status $?: $BASH_COMMAND" >&2' ERR`, sc.prelude, text, sc.after}, "\n")
 }
 
-// walkthroughScenario is a reader's path through README: the blocks run
+// walkthroughScenario is a reader's path through the documentation: the blocks run
 // in one shell from a directory holding this repository's files (dir
 // below it), what the output must show and the commands that must fail.
 type walkthroughScenario struct {
@@ -193,17 +190,17 @@ type walkthroughScenario struct {
 	want   []string // regular expressions the output (stdout and stderr) must match
 	fails  []string // regular expressions, one per "walkthrough: status" line expected, in order
 	files  []string // files the blocks must leave, below dir
-	// prelude runs before the blocks: what README asks the reader to
+	// prelude runs before the blocks: what the documentation asks the reader to
 	// have (a directory D, a shell's completion directories).
 	prelude string
 	// after runs after the blocks: checks of what they did.
 	after string
-	// bound are literal substitutions {README's text, the test's} that
+	// bound are literal substitutions {the documentation's text, the test's} that
 	// keep a long block short (a smaller corpus) or stand in for a
 	// placeholder; each must occur in the blocks.
 	bound [][2]string
-	// spans are README's code spans outside code blocks that contain
-	// this text (README names some commands in its prose or tables),
+	// spans are the documentation's code spans outside code blocks that
+	// contain this text (some commands are named in prose or tables),
 	// run one a line after the blocks.
 	spans string
 	// clone runs the scenario in a copy of the repository's files
@@ -232,6 +229,11 @@ var walkthroughScenarios = []walkthroughScenario{
 			`(?m)^1 state-changing chain, 1 broken$`}},
 	{name: "init", blocks: []string{"init"},
 		want: []string{`(?m)^4 files checked, 0 errors, 0 warnings$`}},
+	{name: "first finding", blocks: []string{"first-finding"},
+		// The finding README shows, whole.
+		want: []string{`(?m)^` + regexp.QuoteMeta(`adapter-inbound-drops-key/04-adapter.json:15:30: error IDL202 orders.create: web -> checkout-bff -> edge-gw -> orders-adapter: add "x-idempotency-key", the chain's key header, to header_to_allow_inbound: this hop drops it`) + `$`,
+			`(?m)^4 files checked, 1 error, 0 warnings$`, `(?m)^IDL202 key-survives-chain: error, cross-document rule$`},
+		fails: []string{`^walkthrough: status 1: idemlint check adapter-inbound-drops-key$`}},
 	{name: "schema", blocks: []string{"schema"},
 		files: []string{"schemas-for-editors"}},
 	{name: "openapi check", blocks: []string{"openapi-check"}, dir: "sets/rules/IDL302",
@@ -314,18 +316,19 @@ url=$(sed -n 's/^listening on //p' "$D/serve.log")`,
 		files: []string{"fixtures/rules/IDL102/walkthrough-case.txtar"}},
 }
 
-// TestREADMEWalkthrough runs README's user-facing commands as a newcomer
-// would, from a directory holding this repository's files, so that they
-// cannot drift from what idemlint does. Each scenario runs in its own
-// process group, killed at the end with what it started, and has 10
-// minutes, only against a hang: builds on a loaded machine take minutes.
+// TestREADMEWalkthrough runs the commands of README.md, CONTRIBUTING.md
+// and docs/*.md (docFiles) as a newcomer would, from a directory holding
+// this repository's files, so that they cannot drift from what idemlint
+// does. Each scenario runs in its own process group, killed at the end
+// with what it started, and has 10 minutes, only against a hang: builds
+// on a loaded machine take minutes.
 func TestREADMEWalkthrough(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}
 	blocks := readmeBlocks(t)
 	for _, block := range unmarkedCommandBlocks(t) {
-		t.Errorf("README.md:%s has no <!-- walkthrough: NAME --> marker on the line before it: mark it and run it in a scenario", block)
+		t.Errorf("%s has no <!-- walkthrough: NAME --> marker on the line before it: mark it and run it in a scenario", block)
 	}
 	used := map[string]bool{}
 	for _, sc := range walkthroughScenarios {
@@ -335,7 +338,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 	}
 	for name := range blocks {
 		if !used[name] {
-			t.Errorf("README.md marks the block %q, which no scenario runs", name)
+			t.Errorf("the documentation marks the block %q, which no scenario runs", name)
 		}
 	}
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
@@ -349,7 +352,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 			}
 			var user *syscall.Credential
 			if sc.store == "postgres" {
-				// initdb refuses root, as README says: root runs the
+				// initdb refuses root, as docs/engine.md says: root runs the
 				// scenario as the user the store tests use.
 				if user, err = testserver.ServerUser(); err != nil {
 					t.Fatal(err)
@@ -431,7 +434,7 @@ func runScenario(t *testing.T, repo, script string, sc walkthroughScenario, user
 	if err != nil {
 		realGo = "go" // a go command then fails, and says so
 	}
-	// The reader's environment holds none of the variables README sets
+	// The reader's environment holds none of the variables the documentation sets
 	// for the tests, so that the walkthrough's go test sees only those.
 	var env []string
 	for _, kv := range os.Environ() {
@@ -491,7 +494,7 @@ var (
 	replicaCount  = regexp.MustCompile(`(?m)^\{"count":(\d+)\}$`)
 )
 
-// checkReplicaDemo holds the demo to what README promises: one
+// checkReplicaDemo holds the demo to what docs/engine.md promises: one
 // execution, three equal answers.
 func checkReplicaDemo(t *testing.T, output string) {
 	t.Helper()

@@ -13,7 +13,7 @@ response: a data leak.`,
 header of scope_sources), then the same key and payload from
 idemlint-probe-tenant-b. It probes the target alone, sending the header
 itself, and its note says so: whether the hops in front forward the
-header is for idemlint check to judge (spec 6.9).`,
+header is for idemlint check to judge (IDL214).`,
 	Skipped: `When the policy declares no idempotency_scope or its scope does not list
 tenant_id (tenants then share records); and, unjudgeable, when no earlier
 probe saw the target replay at all.`,
@@ -43,7 +43,7 @@ func runOtherScope(who string) func(t *trial) {
 		} else {
 			other.tenant = to
 		}
-		t.res.Note = fmt.Sprintf("this probes the target alone, with %s set: it says nothing about the hops in front of it, which must forward %s unchanged (idemlint check judges the chain, spec 6.9)", header, header)
+		t.res.Note = fmt.Sprintf("this probes the target alone, with %s set: it says nothing about the hops in front of it, which must forward %s unchanged (idemlint check judges the chain: IDL214)", header, header)
 		t.expect("2xx: a fresh execution for %s %s, never %s %s's stored answer", who, to, who, from)
 		switch resp := t.send(other); {
 		case !resp.ok():

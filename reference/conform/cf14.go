@@ -53,8 +53,9 @@ func runProblemJSON(t *trial) {
 	}
 }
 
-// problemFaults says how resp is not an RFC 9457 problem as the spec
-// wants it, "" when it is one.
+// problemFaults says how resp is not an RFC 9457 problem as CF14 wants
+// it (a JSON object whose status is the HTTP status, with title and
+// error_code), "" when it is one.
 func problemFaults(resp *response) string {
 	if resp.err != nil {
 		return resp.summary()

@@ -11,7 +11,7 @@ on them: behind a load balancer, at-most-once then holds only while
 retries happen to reach the same replica.`,
 	Sends: `A request with a fresh key to one target and its duplicate to the next,
 then --concurrency copies of another fresh request spread over every
-target. It judges executions only (spec 6.7): answers that break the
+target. It judges executions only: answers that break the
 replay or inflight policy are CF03's and CF07's concern. Without an
 effects counter (--effects-url), a 2xx with a body of its own is an
 execution and any other answer is not, which its note counts.`,
@@ -31,7 +31,8 @@ func skipOneTarget(r *Runner) string {
 
 // runReplicas demands one record across the targets: a key completed on
 // one target is not executed again by the next, and a burst spread over
-// all of them executes once. It judges executions only (spec 6.7): how
+// all of them executes once. It judges executions only (docs/probes.md,
+// How a probe judges): how
 // the answers follow the replay and inflight policies is CF03's and
 // CF07's concern. Without an effects counter, a 2xx with a body of its
 // own is an execution and any other answer is not.

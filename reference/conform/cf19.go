@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// cf19 is CF19: the browser's CORS preflight (spec 8.6).
+// cf19 is CF19: the browser's CORS preflight (docs/probes.md, The
+// browser's preflight: CF19).
 var cf19 = &Probe{
 	ID: "CF19", Checks: "CORS allows the key header", Name: "a browser's preflight from --origin",
 	Passes: "a 2xx whose Access-Control-Allow-Origin is the origin and whose Access-Control-Allow-Headers lists the key header (either may be * without credentials)",
@@ -101,7 +102,7 @@ func runPreflight(t *trial) {
 		t.res.Hint = "a browser then refuses to send the key; behind ingress-nginx, check --as-built on the Ingress (IDL405)"
 		return
 	}
-	// What else a browser needs, which spec 8.6 leaves out of the verdict.
+	// What else a browser needs, which CF19 leaves out of its verdict.
 	var also []string
 	if !allows(allowedHeaders, "content-type", true) {
 		also = append(also, "Access-Control-Allow-Headers does not list content-type")

@@ -269,8 +269,8 @@ func TestCORSOrigin(t *testing.T) {
 	}
 }
 
-// A method other than GET, HEAD and POST must be listed too: spec 8.6
-// leaves it out of the verdict, so CF19 passes with a note saying so.
+// A method other than GET, HEAD and POST must be listed too: CF19
+// leaves it out of its verdict, so CF19 passes with a note saying so.
 func TestCORSPreflightMethod(t *testing.T) {
 	t.Parallel()
 	put := func(doc map[string]any) {

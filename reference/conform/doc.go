@@ -1,5 +1,5 @@
 // Package conform proves that a running service honours the idempotency
-// policy it declares (spec sections 5 and 6.6): it sends the probes
+// policy it declares (docs/probes.md): it sends the probes
 // CF01-CF19 to one target, or to several replicas, built from an adapter
 // policy and reports each as pass, fail (with what the policy demands,
 // what came back, a hint and a diff of the JSON values) or skip (the
@@ -47,13 +47,14 @@
 // request; CF18 checks that a key completed on one replica is not
 // executed again by the next and that a burst spread over all executes
 // once. It judges executions only: answers that break the inflight or
-// replay policy are CF07's and CF03's concern (spec 6.7), and without an
+// replay policy are CF07's and CF03's concern, and without an
 // effects counter a non-2xx answer is not counted as an execution, which
 // its Note says. CF13 and CF17 note that they probe the target alone: a
 // pass says nothing about the hops in front of it, which must forward the
 // scope headers.
 //
-// CF19 (spec 8.6) sends the CORS preflight a browser on Config.Origin
+// CF19 (docs/probes.md, The browser's preflight: CF19) sends the CORS
+// preflight a browser on Config.Origin
 // sends before the operation, to the first target only: the
 // browser-facing URL. It is skipped without an origin, and in process,
 // where no proxy answers preflights.

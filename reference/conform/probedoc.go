@@ -99,8 +99,8 @@ var ProbeFormats = []string{"json", "markdown", "text"}
 
 // WriteProbes lists every probe in format (one of ProbeFormats): text, an
 // aligned table of id, what it checks and what it sends; json, an array
-// of the probes with all their documentation; markdown, README's probe
-// table.
+// of the probes with all their documentation; markdown, the probe table
+// of docs/probes.md.
 func WriteProbes(w io.Writer, format string) error {
 	switch format {
 	case "text":

@@ -9,16 +9,16 @@ import (
 )
 
 // Probe is one conform probe, documented like a lint rule (checks.Rule):
-// the rows of the tables of spec sections 5 and 6.6, each with why it
+// a row of the probe table (docs/probes.md), with why it
 // matters, what it sends, when it passes and when it is skipped.
 // "idemlint probes" lists them and "idemlint explain CF07" explains one.
 // Adding a probe is one file, cfNN.go, holding its Probe value and the
 // functions only it uses, plus its line in the table probes.
 type Probe struct {
-	ID     string `json:"id"`     // "CF07"; never renamed: the spec and every output name it
+	ID     string `json:"id"`     // "CF07"; never renamed: the docs and every output name it
 	Name   string `json:"name"`   // what it sends, in a few words: every output's probe column
 	Checks string `json:"checks"` // the policy rule or property it checks
-	Passes string `json:"passes"` // when it passes, in one line: README's probe table
+	Passes string `json:"passes"` // when it passes, in one line: the probe table of docs/probes.md
 	// Why says what goes wrong for clients when a target fails the probe.
 	Why string `json:"why"`
 	// Sends says what the probe sends, request by request.

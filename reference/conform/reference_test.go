@@ -42,7 +42,7 @@ func shippedPolicies(t *testing.T) []string {
 	return paths
 }
 
-// The reference engine is the executable form of the spec, so every probe
+// The reference engine is the executable form of a policy, so every probe
 // passes against it, or is skipped where the policy makes it
 // inapplicable.
 func TestReferencePassesShippedPolicies(t *testing.T) {

@@ -332,7 +332,7 @@ func (r *Runner) pickOperations() error {
 
 // newOperation prepares op's requests: body (nil: the example's) is the
 // object its probes extend. An example body that is not an object is
-// replaced by {} (spec 6.6), with a note saying so.
+// replaced by {}, with a note saying so.
 func (r *Runner) newOperation(op operation, body *jsontree.Node) *operation {
 	o := op
 	o.header = http.Header{}
@@ -675,7 +675,8 @@ func (t *trial) newRequest(op *operation, key string, body *jsontree.Node) *requ
 }
 
 // again returns a copy of r for another target than r's, when there are
-// several: a duplicate must reach another replica (spec 6.6).
+// several: a duplicate must reach another replica (docs/probes.md,
+// Replicas).
 func (t *trial) again(r *request) *request {
 	dup := *r
 	dup.target = (r.target + 1) % len(t.bases)

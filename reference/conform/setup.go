@@ -18,7 +18,8 @@ import (
 // the policy is probed as written, its lint findings are notes and only a
 // document that cannot be read as a policy is refused; inProcess
 // (--reference), the reference engine configured from it is the target,
-// and it refuses what the engine refuses (spec 6.7). setOptions is how
+// and it refuses what the engine refuses (docs/probes.md, How a probe
+// judges). setOptions is how
 // a boundary set directory is read (see PolicyFile).
 func (c *Config) UsePolicy(path string, inProcess bool, setOptions SetOptions) error {
 	path, err := PolicyFile(path, c.Operation, setOptions)

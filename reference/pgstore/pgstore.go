@@ -190,14 +190,11 @@ func (s *Store) Create(ctx context.Context, id string, rec reference.Record, lea
 	}
 }
 
-// CreateFirst implements reference.CreateFirstStore. A new key then
-// costs the INSERT and the UPDATE of Finish, without a SELECT before;
-// a duplicate costs the INSERT that meets the live row (and locks it
-// for the statement) and the SELECT of it, where a Get alone served.
-// Through serve (PostgreSQL 15, BenchmarkRedisPeers' loads, three runs
-// each in turn with a Get first): unique keys 129-153 us of database CPU
-// per request against 174-189, and 25-50 us less of serve's; duplicates
-// (each key 8 times at once) 97-117 against 96-113.
+// CreateFirst implements reference.CreateFirstStore: a new key costs the
+// INSERT and Finish's UPDATE with no SELECT before them, and a duplicate
+// the INSERT that meets the live row and the SELECT of it, which is less
+// in all than a Get before every Create (docs/performance.md, PostgreSQL:
+// create first).
 func (s *Store) CreateFirst() bool { return true }
 
 // connectionLost reports whether err broke the connection rather than

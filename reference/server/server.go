@@ -36,7 +36,8 @@ const (
 	// DefaultIdleTimeout closes a keep-alive connection idle this long;
 	// before that, Listener closes it if its slot is needed.
 	DefaultIdleTimeout = 60 * time.Second
-	// DefaultMaxHeaderBytes: keys are at most 8192 characters (spec 6.2);
+	// DefaultMaxHeaderBytes: keys are at most 8192 characters
+	// (docs/format.md, Bounds: one verdict for a policy);
 	// 64 KiB leaves room for any sane request and refuses header floods.
 	DefaultMaxHeaderBytes = 64 << 10
 	// DefaultMaxConnections is how many connections are open at once.

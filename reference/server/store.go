@@ -118,22 +118,17 @@ func Sweep(ctx context.Context, s ExpirySweeper, every time.Duration, logger *sl
 	}
 }
 
-// MemoryStoreGCPercent is the GOGC CollectForMemoryStore sets. With the
-// memory store the heap is mostly records kept for ttl, and at the
-// default of 100 it grows to twice them before a collection; 50 keeps the
-// peak at one and a half times for about a quarter more CPU (1,000,000
-// keys at max_records 100,000: peak RSS 393-400 MB at 100, 298-303 MB at
-// 50).
+// MemoryStoreGCPercent is the GOGC CollectForMemoryStore sets: the heap is
+// then mostly records kept for their ttl, and 50 lets it peak at one and
+// a half times them rather than the default's twice, for a little more CPU
+// (docs/performance.md, serve's collector).
 const MemoryStoreGCPercent = 50
 
 // ExternalStoreGCPercent is the GOGC serve runs with when its records
-// live in Redis or PostgreSQL. Its heap then holds the demo's resources
-// (at most reference.DemoKeepsBytes, about 16 MB under load) and what the
-// requests in flight hold; at the default of 100 the collector ran every
-// thousand 1 KB requests, each cycle costing some 8 ms of CPU on a busy
-// machine, 8 us a request. At 300 it runs a third as often, for a heap
-// of about 65 MB at its peak instead of 34 MB (30,000 unique keys on
-// Redis, GODEBUG=gctrace=1).
+// live in Redis or PostgreSQL: the heap then holds only the demo's
+// resources and the requests in flight, so collecting a third as often as
+// the default saves CPU for a heap a few tens of MB larger
+// (docs/performance.md, serve's collector).
 const ExternalStoreGCPercent = 300
 
 // CollectForMemoryStore sets the collector to MemoryStoreGCPercent

@@ -279,8 +279,9 @@ func (d *decoder) intern(s string) string {
 // Strings holds one copy of every string the documents decoded with it
 // (DecodeShared) hold beyond the vocabulary: the component ids, operation
 // keys, paths and header names that the documents of a set repeat from
-// hop to hop: the facts of 50,000 generated documents kept 18 MB of copies
-// of them, and 4 MB with one table. The standard library's unique package
+// hop to hop, so that a set's facts keep one copy of each however many
+// documents repeat it (docs/performance.md, One copy of each string). The
+// standard library's unique package
 // keeps a string only while a Handle to it lives, and documents hold
 // strings, not handles. A Strings is safe for concurrent use; drop it once
 // the documents are decoded.
@@ -670,7 +671,8 @@ func (d *decoder) suppressions(root *jsontree.Node, top Pos) *Suppressions {
 // ttlUnits are the units of a retention duration by their letter.
 var ttlUnits = [256]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
 
-// MaxTTL is the longest retention a policy may declare (spec 6.2).
+// MaxTTL is the longest retention a policy may declare (docs/format.md,
+// Bounds: one verdict for a policy).
 const MaxTTL = 3650 * 24 * time.Hour
 
 // ParseTTL parses a retention duration: an integer and one of the units s,

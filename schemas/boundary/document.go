@@ -1,5 +1,5 @@
-// Package boundary is the typed model of a boundary document (spec section
-// 2), decoded once from a jsontree and read by every consumer: the lint
+// Package boundary is the typed model of a boundary document
+// (docs/format.md, Top-level fields), decoded once from a jsontree and read by every consumer: the lint
 // rules, the chain graph, the reference engine and conform.
 //
 // Every value carries its presence, validity and place (see Field), so a
@@ -64,12 +64,14 @@ type Document struct {
 	HeaderAllowInbound  StringList
 	HeaderAllowOutbound StringList
 	// SetsHeaders are the headers an edge's sending side adds on its
-	// outbound side (spec 6.9): where a scope header may start.
+	// outbound side (docs/format.md, Scope headers: tenant and actor): where
+	// a scope header may start.
 	SetsHeaders StringList
 
 	Idempotency HTTPIdempotency
 	Retry       HTTPRetry
-	// AsBuilt is the as_built array of an edge (spec 8.4): the resources
+	// AsBuilt is the as_built array of an edge (docs/as-built.md, Binding
+	// resources to hops): the resources
 	// that realise the hop. Entries that are not objects are left out.
 	AsBuilt AsBuiltRefs
 
@@ -274,7 +276,7 @@ type RetryTrigger struct {
 	Quoted bool   // written as a string, "500" rather than 500
 }
 
-// Policy is the adapter's owner policy (spec 2.4).
+// Policy is the adapter's owner policy (docs/format.md, Owner policy).
 type Policy struct {
 	Field         // the object holding the policy fields
 	Embedded bool // inside a gateway_to_adapter document
