@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/idemlint/idemlint/fixtures"
+	"github.com/idemlint/idemlint/reference/storetest/testserver"
 )
 
 // TestInitFromOpenAPIPassesCheck holds "init --from-openapi" to its promise
@@ -128,16 +128,8 @@ func TestInitFromStripeShapedServesForms(t *testing.T) {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Idempotency-Key", key)
 		req.Header.Set("X-Tenant-Id", "tenant-a")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, resp.Header.Get("Idempotent-Replayed"), string(b)
+		r := testserver.Do(t, req)
+		return r.Status, r.Header.Get("Idempotent-Replayed"), r.Body
 	}
 	created, _, first := post("charge-1", "amount=2000&currency=usd&metadata%5Border_id%5D=6735")
 	if created >= 300 {

@@ -29,6 +29,13 @@ func Send(t testing.TB, method, url, key, body string) Reply {
 		req.Header.Set("X-Idempotency-Key", key)
 	}
 	req.Header.Set("X-Tenant-Id", "tenant-a")
+	return Do(t, req)
+}
+
+// Do sends req as it is and reads the whole answer, for a request Send
+// cannot make (another key header, a form body).
+func Do(t testing.TB, req *http.Request) Reply {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
