@@ -247,6 +247,12 @@ func (f *fileRead) read(data []byte) *FileError {
 			continue
 		}
 		f.lineOffset = offset
+		if node, ok := parseSimple(doc); ok {
+			if err := f.load(node); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := f.parseDocuments(doc); err != nil {
 			return err
 		}
@@ -270,11 +276,19 @@ func (f *fileRead) parseDocuments(data []byte) *FileError {
 		if err != nil {
 			return f.parseError(err)
 		}
-		f.document(&doc, 0)
-		if f.exceeded {
-			return &FileError{At: f.pos(&doc), Err: errors.New("the YAML aliases of this document expand to more nodes than the file could hold; idemlint does not read alias bombs")}
+		if err := f.load(&doc); err != nil {
+			return err
 		}
 	}
+}
+
+// load reads one parsed document, within the file's budget.
+func (f *fileRead) load(doc *yaml.Node) *FileError {
+	f.document(doc, 0)
+	if f.exceeded {
+		return &FileError{At: f.pos(doc), Err: errors.New("the YAML aliases of this document expand to more nodes than the file could hold; idemlint does not read alias bombs")}
+	}
+	return nil
 }
 
 // documents splits a YAML stream at its document markers, "---" and

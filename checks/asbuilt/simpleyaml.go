@@ -1,0 +1,402 @@
+package asbuilt
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// The routing documents of rendered manifests are small and written in
+// the plainest YAML: block mappings and sequences, plain or quoted
+// words, short flow collections on one line. The YAML library spends
+// tens of microseconds on each (a scanner, a parser and a composer, each
+// allocating), which made their parse most of what --as-built costs.
+// parseSimple builds the same nodes for that plain subset directly, and
+// says when a document is outside it (anchors, tags, block scalars,
+// multi-line values, escapes, tabs, non-ASCII text, JSON written over
+// several lines, anything it is not sure of): the library parses those,
+// errors included. FuzzSimpleYAML holds it to the library.
+
+// maxSimpleDepth bounds the nesting parseSimple follows; deeper
+// documents (rare, and bounded by maxDepth) go to the library.
+const maxSimpleDepth = 64
+
+// simpleLine is a line of content: not blank, not a comment.
+type simpleLine struct {
+	text   []byte // from the first character of content
+	num    int    // 1-based, in the document
+	indent int    // the column of text, 0-based
+}
+
+type simpleParser struct {
+	lines []simpleLine
+	i     int
+	depth int
+}
+
+// parseSimple returns the document node of doc, one YAML document (as
+// documents splits a stream), as the YAML library composes and resolves
+// it but for comments; false when doc is not in the plain subset.
+func parseSimple(doc []byte) (*yaml.Node, bool) {
+	p := simpleParser{lines: make([]simpleLine, 0, bytes.Count(doc, []byte("\n"))+1)}
+	marker := 0 // the line of a "---" starting the document
+	num := 0
+	for line := range bytes.Lines(doc) {
+		num++
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		for _, c := range line {
+			if c < ' ' || c > '~' {
+				return nil, false // tabs, other line breaks, control and non-ASCII characters
+			}
+		}
+		if num == 1 && (marker3(line, "---") || marker3(line, "...")) {
+			if line[0] == '.' || !isComment(bytes.TrimLeft(line[3:], " ")) {
+				return nil, false
+			}
+			marker = 1
+			continue
+		}
+		text := bytes.TrimLeft(line, " ")
+		switch {
+		case isComment(text):
+			continue
+		case marker3(line, "---") || marker3(line, "..."):
+			return nil, false
+		}
+		p.lines = append(p.lines, simpleLine{text: text, num: num, indent: len(line) - len(text)})
+	}
+	if len(p.lines) == 0 {
+		return nil, false
+	}
+	root, ok := p.block(p.lines[0].indent)
+	if !ok || p.i != len(p.lines) {
+		return nil, false
+	}
+	d := &yaml.Node{Kind: yaml.DocumentNode, Line: root.Line, Column: root.Column, Content: []*yaml.Node{root}}
+	if marker > 0 {
+		d.Line, d.Column = marker, 1
+	}
+	return d, true
+}
+
+// marker3 reports whether line is the document marker m, perhaps
+// followed by a blank and more.
+func marker3(line []byte, m string) bool {
+	return bytes.HasPrefix(line, []byte(m)) && (len(line) == 3 || line[3] == ' ')
+}
+
+// isComment reports whether text, a line from its first non-blank, holds
+// no content.
+func isComment(text []byte) bool { return len(text) == 0 || text[0] == '#' }
+
+// block parses the block node whose first line is the current one, at
+// column indent.
+func (p *simpleParser) block(indent int) (*yaml.Node, bool) {
+	if p.depth++; p.depth > maxSimpleDepth {
+		return nil, false
+	}
+	defer func() { p.depth-- }()
+	if isItem(p.lines[p.i].text) {
+		return p.sequence(indent)
+	}
+	return p.mapping(indent)
+}
+
+// isItem reports whether text starts an item of a block sequence.
+func isItem(text []byte) bool { return text[0] == '-' && (len(text) == 1 || text[1] == ' ') }
+
+// mapping parses a block mapping at column indent.
+func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
+	l := p.lines[p.i]
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: l.num, Column: indent + 1}
+	for p.i < len(p.lines) && p.lines[p.i].indent == indent && !isItem(p.lines[p.i].text) {
+		l := p.lines[p.i]
+		key, n, ok := p.scalar(l, 0, false)
+		if !ok || n >= len(l.text) || l.text[n] != ':' || n+1 < len(l.text) && l.text[n+1] != ' ' {
+			return nil, false
+		}
+		rest := skipSpaces(l.text, n+1)
+		var value *yaml.Node
+		if rest == len(l.text) || l.text[rest] == '#' {
+			p.i++
+			next := p.i < len(p.lines)
+			switch {
+			case next && p.lines[p.i].indent > indent:
+				value, ok = p.block(p.lines[p.i].indent)
+			case next && p.lines[p.i].indent == indent && isItem(p.lines[p.i].text):
+				value, ok = p.block(indent)
+			default:
+				value, ok = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: l.num, Column: l.indent + n + 2}, true
+			}
+		} else {
+			value, ok = p.inline(l, rest)
+		}
+		if !ok {
+			return nil, false
+		}
+		m.Content = append(m.Content, key, value)
+	}
+	return m, true
+}
+
+// sequence parses a block sequence at column indent.
+func (p *simpleParser) sequence(indent int) (*yaml.Node, bool) {
+	l := p.lines[p.i]
+	s := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: l.num, Column: indent + 1}
+	for p.i < len(p.lines) && p.lines[p.i].indent == indent && isItem(p.lines[p.i].text) {
+		l := p.lines[p.i]
+		start := skipSpaces(l.text, 1)
+		var item *yaml.Node
+		var ok bool
+		switch {
+		case start == len(l.text) || l.text[start] == '#':
+			p.i++
+			if p.i < len(p.lines) && p.lines[p.i].indent > indent {
+				item, ok = p.block(p.lines[p.i].indent)
+			} else {
+				item, ok = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: l.num, Column: indent + 2}, true
+			}
+		default:
+			// The item's content starts a node at its own column: a
+			// mapping whose further keys are the lines at that column.
+			inner := simpleLine{text: l.text[start:], num: l.num, indent: l.indent + start}
+			if isItem(inner.text) {
+				return nil, false // "- - x"
+			}
+			if _, n, isKey := p.scalar(inner, 0, false); isKey && n < len(inner.text) && inner.text[n] == ':' && (n+1 == len(inner.text) || inner.text[n+1] == ' ') {
+				p.lines[p.i] = inner
+				item, ok = p.block(inner.indent)
+			} else {
+				item, ok = p.inline(inner, 0)
+			}
+		}
+		if !ok {
+			return nil, false
+		}
+		s.Content = append(s.Content, item)
+	}
+	return s, true
+}
+
+// inline parses the value that ends line l from its byte at, and moves
+// to the next line, which may not continue the value.
+func (p *simpleParser) inline(l simpleLine, at int) (*yaml.Node, bool) {
+	var n *yaml.Node
+	var end int
+	var ok bool
+	switch l.text[at] {
+	case '[', '{':
+		n, end, ok = p.flow(l, at)
+	default:
+		n, end, ok = p.scalar(l, at, false)
+	}
+	if !ok {
+		return nil, false
+	}
+	if rest := skipSpaces(l.text, end); rest < len(l.text) && (l.text[rest] != '#' || rest == end) {
+		return nil, false
+	}
+	p.i++
+	if p.i < len(p.lines) && p.lines[p.i].indent > l.indent {
+		return nil, false // a value continued on the next line
+	}
+	return n, true
+}
+
+// flow parses a flow sequence or mapping written on one line, from its
+// bracket at l.text[at]; end is the byte after its closing bracket.
+func (p *simpleParser) flow(l simpleLine, at int) (n *yaml.Node, end int, ok bool) {
+	if p.depth++; p.depth > maxSimpleDepth {
+		return nil, 0, false
+	}
+	defer func() { p.depth-- }()
+	open := l.text[at]
+	n = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: l.num, Column: l.indent + at + 1}
+	closing := byte(']')
+	if open == '{' {
+		n.Kind, n.Tag, closing = yaml.MappingNode, "!!map", '}'
+	}
+	i := skipSpaces(l.text, at+1)
+	if i < len(l.text) && l.text[i] == closing {
+		return n, i + 1, true
+	}
+	for {
+		if i >= len(l.text) {
+			return nil, 0, false
+		}
+		if open == '{' {
+			var key *yaml.Node
+			key, i, ok = p.scalar(l, i, true)
+			if !ok || i+1 >= len(l.text) || l.text[i] != ':' || l.text[i+1] != ' ' {
+				return nil, 0, false
+			}
+			i = skipSpaces(l.text, i+1)
+			n.Content = append(n.Content, key)
+		}
+		var item *yaml.Node
+		switch {
+		case i >= len(l.text):
+			return nil, 0, false
+		case l.text[i] == '[' || l.text[i] == '{':
+			item, i, ok = p.flow(l, i)
+		default:
+			item, i, ok = p.scalar(l, i, true)
+		}
+		if !ok {
+			return nil, 0, false
+		}
+		n.Content = append(n.Content, item)
+		i = skipSpaces(l.text, i)
+		switch {
+		case i < len(l.text) && l.text[i] == closing:
+			return n, i + 1, true
+		case i < len(l.text) && l.text[i] == ',':
+			i = skipSpaces(l.text, i+1)
+			if i < len(l.text) && (l.text[i] == ']' || l.text[i] == '}') {
+				return nil, 0, false // a trailing comma
+			}
+		default:
+			return nil, 0, false
+		}
+	}
+}
+
+// scalar parses a plain or quoted scalar from l.text[at]; end is the
+// byte after it. A plain scalar ends at ": " or a ':' ending the line
+// (a key), at " #", at the end of the line, and in a flow collection at
+// ',', ']' or '}'; one holding ':' in a flow collection is not read
+// here.
+func (p *simpleParser) scalar(l simpleLine, at int, inFlow bool) (n *yaml.Node, end int, ok bool) {
+	text := l.text
+	n = &yaml.Node{Kind: yaml.ScalarNode, Line: l.num, Column: l.indent + at + 1}
+	switch c := text[at]; {
+	case c == '"':
+		close := bytes.IndexByte(text[at+1:], '"')
+		if close < 0 || bytes.IndexByte(text[at+1:at+1+close], '\\') >= 0 {
+			return nil, 0, false // escapes, or a value on several lines
+		}
+		n.Style, n.Tag, n.Value = yaml.DoubleQuotedStyle, "!!str", string(text[at+1:at+1+close])
+		return n, at + close + 2, true
+	case c == '\'':
+		var v []byte
+		i := at + 1
+		for {
+			close := bytes.IndexByte(text[i:], '\'')
+			if close < 0 {
+				return nil, 0, false
+			}
+			v = append(v, text[i:i+close]...)
+			i += close + 1
+			if i < len(text) && text[i] == '\'' {
+				v = append(v, '\'')
+				i++
+				continue
+			}
+			break
+		}
+		n.Style, n.Tag, n.Value = yaml.SingleQuotedStyle, "!!str", string(v)
+		return n, i, true
+	case !plainStart(text, at):
+		return nil, 0, false
+	}
+	end = at
+	for end < len(text) {
+		c := text[end]
+		if c == ':' && (end+1 == len(text) || text[end+1] == ' ') || c == '#' && text[end-1] == ' ' {
+			break
+		}
+		if inFlow && (c == ',' || c == ']' || c == '}' || c == '[' || c == '{' || c == ':') {
+			if c == ':' || c == '[' || c == '{' {
+				return nil, 0, false
+			}
+			break
+		}
+		end++
+	}
+	value := bytes.TrimRight(text[at:end], " ")
+	tag, ok := resolvePlain(value)
+	if !ok {
+		return nil, 0, false
+	}
+	n.Tag, n.Value = tag, string(value)
+	return n, at + len(value), true
+}
+
+// plainStart reports whether text[at] may start a plain scalar here:
+// not an indicator (a '-' only before a character that is not a blank).
+func plainStart(text []byte, at int) bool {
+	c := text[at]
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	case c == '-':
+		return at+1 < len(text) && text[at+1] != ' '
+	}
+	return strings.IndexByte("/._$^(+=~", c) >= 0
+}
+
+func skipSpaces(text []byte, i int) int {
+	for i < len(text) && text[i] == ' ' {
+		i++
+	}
+	return i
+}
+
+// The YAML library's resolution of a plain scalar's tag (its
+// resolver.go): the words it knows, then by the first character,
+// timestamps, integers and floats.
+var (
+	resolvedWords = map[string]string{
+		"true": "!!bool", "True": "!!bool", "TRUE": "!!bool",
+		"false": "!!bool", "False": "!!bool", "FALSE": "!!bool",
+		"~": "!!null", "null": "!!null", "Null": "!!null", "NULL": "!!null",
+		".nan": "!!float", ".NaN": "!!float", ".NAN": "!!float",
+		".inf": "!!float", ".Inf": "!!float", ".INF": "!!float",
+		"+.inf": "!!float", "+.Inf": "!!float", "+.INF": "!!float",
+		"-.inf": "!!float", "-.Inf": "!!float", "-.INF": "!!float",
+		"-0": "!!float", "-0.0": "!!float",
+	}
+	yamlStyleFloat = regexp.MustCompile(`^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$`)
+)
+
+// resolvePlain returns the tag the YAML library gives the plain scalar
+// v; false when it may be a timestamp, which is left to the library.
+func resolvePlain(v []byte) (string, bool) {
+	if len(v) == 0 {
+		return "", false
+	}
+	c := v[0]
+	if tag, ok := resolvedWords[string(v)]; ok {
+		return tag, true
+	}
+	switch {
+	case c == '.':
+		if _, err := strconv.ParseFloat(string(v), 64); err == nil {
+			return "!!float", true
+		}
+	case c == '+' || c == '-' || '0' <= c && c <= '9':
+		digits := 0
+		for digits < len(v) && '0' <= v[digits] && v[digits] <= '9' {
+			digits++
+		}
+		if digits == 4 && len(v) > 4 && v[4] == '-' {
+			return "", false // perhaps a timestamp
+		}
+		plain := strings.ReplaceAll(string(v), "_", "")
+		if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
+			return "!!int", true
+		}
+		if _, err := strconv.ParseUint(strings.TrimPrefix(plain, "+"), 0, 64); err == nil {
+			return "!!int", true
+		}
+		if yamlStyleFloat.MatchString(plain) {
+			if _, err := strconv.ParseFloat(plain, 64); err == nil {
+				return "!!float", true
+			}
+		}
+	}
+	return "!!str", true
+}
