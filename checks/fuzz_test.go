@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/internal/chain"
 	"testing"
 
 	"github.com/idemlint/idemlint/fixtures"

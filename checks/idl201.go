@@ -3,14 +3,14 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/internal/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL201 follows every state-changing operation of a browser edge to an
 // adapter policy. The chain graph records where each path stops; this rule
 // says so at the last document the path reached.
-var IDL201 = &Rule{
+var idl201 = &Rule{
 	ID:       "IDL201",
 	Name:     "chain-complete",
 	Severity: Error,

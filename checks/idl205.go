@@ -3,13 +3,13 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/internal/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL205 checks that the adapter requires the key for every state-changing
 // operation that reaches it from a browser.
-var IDL205 = &Rule{
+var idl205 = &Rule{
 	ID:       "IDL205",
 	Name:     "owner-requires-key",
 	Severity: Error,

@@ -5,13 +5,13 @@ import (
 	"math"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/internal/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL208 bounds how many times retries along a chain can multiply one
 // request.
-var IDL208 = &Rule{
+var idl208 = &Rule{
 	ID:       "IDL208",
 	Name:     "retry-amplification",
 	Severity: Warning,

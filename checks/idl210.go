@@ -3,12 +3,12 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/internal/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL210 warns about documents no chain reaches.
-var IDL210 = &Rule{
+var idl210 = &Rule{
 	ID:       "IDL210",
 	Name:     "orphan-document",
 	Severity: Warning,
@@ -49,7 +49,7 @@ it.`,
 			}
 			f := p.Report(d, d.KindField.Pos, "", "%s", msg+note)
 			if t := causes[d]; t != nil {
-				p.CausedBy(f, IDL201, t.doc, t.at)
+				p.CausedBy(f, idl201, t.doc, t.at)
 			}
 			for _, dup := range graph.Duplicates {
 				if dup.Doc == d {

@@ -2,13 +2,13 @@ package checks
 
 import (
 	"fmt"
-	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/internal/chain"
 
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
 // IDL211 reports a hop defined twice for one operation.
-var IDL211 = &Rule{
+var idl211 = &Rule{
 	ID:       "IDL211",
 	Name:     "one-document-per-hop",
 	Severity: Error,

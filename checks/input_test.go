@@ -3,7 +3,7 @@ package checks
 import (
 	"errors"
 	"fmt"
-	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/internal/chain"
 	"slices"
 	"strings"
 	"testing"

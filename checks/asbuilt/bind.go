@@ -1,7 +1,7 @@
 package asbuilt
 
 import (
-	"github.com/idemlint/idemlint/checks/pathmatch"
+	"github.com/idemlint/idemlint/checks/internal/pathmatch"
 
 	"slices"
 	"strings"

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/chain"
+	"github.com/idemlint/idemlint/checks/internal/chain"
 )
 
 // HopNote says, for "idemlint graph", what the hop at index i of chain c

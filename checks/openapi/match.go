@@ -3,7 +3,7 @@ package openapi
 import (
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/pathmatch"
+	"github.com/idemlint/idemlint/checks/internal/pathmatch"
 )
 
 // Find returns the operations of the description that a browser request
