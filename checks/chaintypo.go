@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/idemlint/idemlint/checks/internal/chain"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 	"github.com/idemlint/idemlint/schemas/suggest"
 )

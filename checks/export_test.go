@@ -1,6 +1,6 @@
 package checks
 
-import "github.com/idemlint/idemlint/checks/internal/chain"
+import "github.com/idemlint/idemlint/checks/chain"
 
 // CheckSet runs the cross-document rules over one set of documents, given
 // their facts (chain.FactsOf), for the tests and benchmarks that hold the

@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/idemlint/idemlint/checks/internal/chain"
+	"github.com/idemlint/idemlint/checks/chain"
 	"testing"
 
 	"github.com/idemlint/idemlint/fixtures"

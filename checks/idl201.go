@@ -3,7 +3,7 @@ package checks
 import (
 	"fmt"
 
-	"github.com/idemlint/idemlint/checks/internal/chain"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 

@@ -3,7 +3,7 @@ package checks
 import (
 	"errors"
 	"fmt"
-	"github.com/idemlint/idemlint/checks/internal/chain"
+	"github.com/idemlint/idemlint/checks/chain"
 	"slices"
 	"strings"
 	"testing"

@@ -5,7 +5,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/idemlint/idemlint/checks/internal/pathmatch"
+	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
 // AWS API Gateway (docs/as-built.md, Reading the configuration): an OpenAPI export with x-amazon-apigateway-*

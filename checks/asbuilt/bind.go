@@ -1,7 +1,7 @@
 package asbuilt
 
 import (
-	"github.com/idemlint/idemlint/checks/internal/pathmatch"
+	"github.com/idemlint/idemlint/checks/pathmatch"
 
 	"slices"
 	"strings"

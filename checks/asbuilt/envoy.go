@@ -7,7 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/idemlint/idemlint/checks/internal/pathmatch"
+	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
 // Envoy: a bootstrap (static_resources), a RouteConfiguration document,

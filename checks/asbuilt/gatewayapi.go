@@ -6,7 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/idemlint/idemlint/checks/internal/pathmatch"
+	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
 // Gateway API (docs/as-built.md, Reading the configuration): an

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/internal/chain"
+	"github.com/idemlint/idemlint/checks/chain"
 )
 
 // IDL403 catches a proxy that resends writes no hop before it has made

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/internal/chain"
+	"github.com/idemlint/idemlint/checks/chain"
 )
 
 // IDL404 catches a proxy that drops the key, or a header the owner reads

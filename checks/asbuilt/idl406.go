@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/internal/chain"
+	"github.com/idemlint/idemlint/checks/chain"
 )
 
 // IDL406 recomputes the chain's timing rules with what the proxies do.

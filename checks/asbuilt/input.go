@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/internal/chain"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemlint/idemlint/checks/internal/pathmatch"
+	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
 // Pos is a place in an infrastructure file.

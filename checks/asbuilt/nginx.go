@@ -7,7 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v4"
 
-	"github.com/idemlint/idemlint/checks/internal/pathmatch"
+	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
 // ingress-nginx (docs/as-built.md, Reading the configuration): an Ingress's paths and annotations, and the

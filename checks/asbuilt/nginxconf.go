@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/idemlint/idemlint/checks/internal/pathmatch"
+	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
 // NGINX: an nginx.conf and the files it includes. Each server block's

@@ -20,9 +20,9 @@ import (
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/asbuilt"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/config"
 	"github.com/idemlint/idemlint/checks/internal/baseline"
-	"github.com/idemlint/idemlint/checks/internal/chain"
 	"github.com/idemlint/idemlint/checks/internal/changed"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"

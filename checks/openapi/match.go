@@ -3,7 +3,7 @@ package openapi
 import (
 	"strings"
 
-	"github.com/idemlint/idemlint/checks/internal/pathmatch"
+	"github.com/idemlint/idemlint/checks/pathmatch"
 )
 
 // Find returns the operations of the description that a browser request

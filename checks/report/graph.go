@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/idemlint/idemlint/checks/internal/chain"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 

@@ -216,7 +216,7 @@ func (t table) at(p Pos) wide {
 // Places resolve the Pos values of one document to where they were
 // written. A document holds its own (Document.Place and the rest come from
 // here); a value derived from it, such as the facts the cross-document
-// rules read (checks/internal/chain), keeps them to point into the document once
+// rules read (checks/chain), keeps them to point into the document once
 // the document itself is gone.
 type Places struct {
 	places []place // indexed by Pos; places[0] is unused
@@ -336,7 +336,7 @@ func (d Places) Has(pointer string) bool {
 // arrays holding them (their pointers go through them), numbered anew in
 // order, and rewrites each *pos to its number there. A value derived from
 // the document, such as the facts the cross-document rules read
-// (checks/internal/chain), keeps them instead of the places of every value it left
+// (checks/chain), keeps them instead of the places of every value it left
 // behind. pos must hold every Pos the derived value holds, once, in memory
 // of its own: rewriting a list it shares with the document would move the
 // document's values. Has answers, after the cut, only for the values kept.

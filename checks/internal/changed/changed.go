@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/idemlint/idemlint/checks"
-	"github.com/idemlint/idemlint/checks/internal/chain"
+	"github.com/idemlint/idemlint/checks/chain"
 )
 
 // Set is the files changed since a revision, by resolved absolute path.

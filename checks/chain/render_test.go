@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/idemlint/idemlint/checks/internal/chain"
+	"github.com/idemlint/idemlint/checks/chain"
 	"github.com/idemlint/idemlint/checks/report"
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
