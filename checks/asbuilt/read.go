@@ -350,6 +350,9 @@ func blank(doc []byte) bool {
 // invalidUTF8 returns the offset of the first byte of data that is not
 // part of a UTF-8 character.
 func invalidUTF8(data []byte) (int, bool) {
+	if utf8.Valid(data) {
+		return 0, false // the usual case, in a faster loop
+	}
 	for i := 0; i < len(data); {
 		r, size := utf8.DecodeRune(data[i:])
 		if r == utf8.RuneError && size == 1 {

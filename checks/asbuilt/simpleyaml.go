@@ -27,14 +27,28 @@ const maxSimpleDepth = 64
 // simpleLine is a line of content: not blank, not a comment.
 type simpleLine struct {
 	text   []byte // from the first character of content
+	offset int    // of text in the document
 	num    int    // 1-based, in the document
 	indent int    // the column of text, 0-based
 }
 
 type simpleParser struct {
+	// src is the document: the values are its substrings, one copy.
+	src   string
 	lines []simpleLine
 	i     int
 	depth int
+	// slab holds the nodes, allocated a few dozen at a time.
+	slab []yaml.Node
+}
+
+// node returns a new node holding n.
+func (p *simpleParser) node(n yaml.Node) *yaml.Node {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]yaml.Node, 0, 16)
+	}
+	p.slab = append(p.slab, n)
+	return &p.slab[len(p.slab)-1]
 }
 
 // parseSimple returns the document node of doc, one YAML document (as
@@ -43,13 +57,24 @@ type simpleParser struct {
 func parseSimple(doc []byte) (*yaml.Node, bool) {
 	p := simpleParser{lines: make([]simpleLine, 0, bytes.Count(doc, []byte("\n"))+1)}
 	marker := 0 // the line of a "---" starting the document
-	num := 0
+	num, offset := 0, 0
+	// nodes bounds the nodes of the document: a key and its value for
+	// each ':', an item for each '-' and ',', a collection for each
+	// bracket, and the document and its root.
+	nodes := 2
 	for line := range bytes.Lines(doc) {
 		num++
+		start := offset
+		offset += len(line)
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		for _, c := range line {
-			if c < ' ' || c > '~' {
+			switch {
+			case c < ' ' || c > '~':
 				return nil, false // tabs, other line breaks, control and non-ASCII characters
+			case c == ':':
+				nodes += 2
+			case c == '-' || c == ',' || c == '[' || c == '{':
+				nodes++
 			}
 		}
 		if num == 1 && (marker3(line, "---") || marker3(line, "...")) {
@@ -66,16 +91,19 @@ func parseSimple(doc []byte) (*yaml.Node, bool) {
 		case marker3(line, "---") || marker3(line, "..."):
 			return nil, false
 		}
-		p.lines = append(p.lines, simpleLine{text: text, num: num, indent: len(line) - len(text)})
+		indent := len(line) - len(text)
+		p.lines = append(p.lines, simpleLine{text: text, offset: start + indent, num: num, indent: indent})
 	}
 	if len(p.lines) == 0 {
 		return nil, false
 	}
+	p.src = string(doc)
+	p.slab = make([]yaml.Node, 0, nodes)
 	root, ok := p.block(p.lines[0].indent)
 	if !ok || p.i != len(p.lines) {
 		return nil, false
 	}
-	d := &yaml.Node{Kind: yaml.DocumentNode, Line: root.Line, Column: root.Column, Content: []*yaml.Node{root}}
+	d := p.node(yaml.Node{Kind: yaml.DocumentNode, Line: root.Line, Column: root.Column, Content: []*yaml.Node{root}})
 	if marker > 0 {
 		d.Line, d.Column = marker, 1
 	}
@@ -111,7 +139,7 @@ func isItem(text []byte) bool { return text[0] == '-' && (len(text) == 1 || text
 // mapping parses a block mapping at column indent.
 func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
 	l := p.lines[p.i]
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: l.num, Column: indent + 1}
+	m := p.node(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: l.num, Column: indent + 1})
 	for p.i < len(p.lines) && p.lines[p.i].indent == indent && !isItem(p.lines[p.i].text) {
 		l := p.lines[p.i]
 		key, n, ok := p.scalar(l, 0, false)
@@ -129,7 +157,7 @@ func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
 			case next && p.lines[p.i].indent == indent && isItem(p.lines[p.i].text):
 				value, ok = p.block(indent)
 			default:
-				value, ok = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: l.num, Column: l.indent + n + 2}, true
+				value, ok = p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: l.num, Column: l.indent + n + 2}), true
 			}
 		} else {
 			value, ok = p.inline(l, rest)
@@ -145,7 +173,7 @@ func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
 // sequence parses a block sequence at column indent.
 func (p *simpleParser) sequence(indent int) (*yaml.Node, bool) {
 	l := p.lines[p.i]
-	s := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: l.num, Column: indent + 1}
+	s := p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: l.num, Column: indent + 1})
 	for p.i < len(p.lines) && p.lines[p.i].indent == indent && isItem(p.lines[p.i].text) {
 		l := p.lines[p.i]
 		start := skipSpaces(l.text, 1)
@@ -157,12 +185,12 @@ func (p *simpleParser) sequence(indent int) (*yaml.Node, bool) {
 			if p.i < len(p.lines) && p.lines[p.i].indent > indent {
 				item, ok = p.block(p.lines[p.i].indent)
 			} else {
-				item, ok = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: l.num, Column: indent + 2}, true
+				item, ok = p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: l.num, Column: indent + 2}), true
 			}
 		default:
 			// The item's content starts a node at its own column: a
 			// mapping whose further keys are the lines at that column.
-			inner := simpleLine{text: l.text[start:], num: l.num, indent: l.indent + start}
+			inner := simpleLine{text: l.text[start:], offset: l.offset + start, num: l.num, indent: l.indent + start}
 			if isItem(inner.text) {
 				return nil, false // "- - x"
 			}
@@ -214,7 +242,7 @@ func (p *simpleParser) flow(l simpleLine, at int) (n *yaml.Node, end int, ok boo
 	}
 	defer func() { p.depth-- }()
 	open := l.text[at]
-	n = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: l.num, Column: l.indent + at + 1}
+	n = p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: l.num, Column: l.indent + at + 1})
 	closing := byte(']')
 	if open == '{' {
 		n.Kind, n.Tag, closing = yaml.MappingNode, "!!map", '}'
@@ -271,33 +299,37 @@ func (p *simpleParser) flow(l simpleLine, at int) (n *yaml.Node, end int, ok boo
 // here.
 func (p *simpleParser) scalar(l simpleLine, at int, inFlow bool) (n *yaml.Node, end int, ok bool) {
 	text := l.text
-	n = &yaml.Node{Kind: yaml.ScalarNode, Line: l.num, Column: l.indent + at + 1}
+	n = p.node(yaml.Node{Kind: yaml.ScalarNode, Line: l.num, Column: l.indent + at + 1})
+	value := func(from, to int) string { return p.src[l.offset+from : l.offset+to] }
 	switch c := text[at]; {
 	case c == '"':
 		close := bytes.IndexByte(text[at+1:], '"')
 		if close < 0 || bytes.IndexByte(text[at+1:at+1+close], '\\') >= 0 {
 			return nil, 0, false // escapes, or a value on several lines
 		}
-		n.Style, n.Tag, n.Value = yaml.DoubleQuotedStyle, "!!str", string(text[at+1:at+1+close])
+		n.Style, n.Tag, n.Value = yaml.DoubleQuotedStyle, "!!str", value(at+1, at+1+close)
 		return n, at + close + 2, true
 	case c == '\'':
-		var v []byte
+		// "''" is a quote: the value is a substring unless it holds one.
+		escaped := false
 		i := at + 1
 		for {
 			close := bytes.IndexByte(text[i:], '\'')
 			if close < 0 {
 				return nil, 0, false
 			}
-			v = append(v, text[i:i+close]...)
 			i += close + 1
 			if i < len(text) && text[i] == '\'' {
-				v = append(v, '\'')
+				escaped = true
 				i++
 				continue
 			}
 			break
 		}
-		n.Style, n.Tag, n.Value = yaml.SingleQuotedStyle, "!!str", string(v)
+		n.Style, n.Tag, n.Value = yaml.SingleQuotedStyle, "!!str", value(at+1, i-1)
+		if escaped {
+			n.Value = strings.ReplaceAll(n.Value, "''", "'")
+		}
 		return n, i, true
 	case !plainStart(text, at):
 		return nil, 0, false
@@ -316,13 +348,14 @@ func (p *simpleParser) scalar(l simpleLine, at int, inFlow bool) (n *yaml.Node, 
 		}
 		end++
 	}
-	value := bytes.TrimRight(text[at:end], " ")
-	tag, ok := resolvePlain(value)
-	if !ok {
+	for end > at && text[end-1] == ' ' {
+		end--
+	}
+	n.Value = value(at, end)
+	if n.Tag, ok = resolvePlain(n.Value); !ok {
 		return nil, 0, false
 	}
-	n.Tag, n.Value = tag, string(value)
-	return n, at + len(value), true
+	return n, end, true
 }
 
 // plainStart reports whether text[at] may start a plain scalar here:
@@ -364,17 +397,17 @@ var (
 
 // resolvePlain returns the tag the YAML library gives the plain scalar
 // v; false when it may be a timestamp, which is left to the library.
-func resolvePlain(v []byte) (string, bool) {
+func resolvePlain(v string) (string, bool) {
 	if len(v) == 0 {
 		return "", false
 	}
 	c := v[0]
-	if tag, ok := resolvedWords[string(v)]; ok {
+	if tag, ok := resolvedWords[v]; ok {
 		return tag, true
 	}
 	switch {
 	case c == '.':
-		if _, err := strconv.ParseFloat(string(v), 64); err == nil {
+		if _, err := strconv.ParseFloat(v, 64); err == nil {
 			return "!!float", true
 		}
 	case c == '+' || c == '-' || '0' <= c && c <= '9':
@@ -385,7 +418,7 @@ func resolvePlain(v []byte) (string, bool) {
 		if digits == 4 && len(v) > 4 && v[4] == '-' {
 			return "", false // perhaps a timestamp
 		}
-		plain := strings.ReplaceAll(string(v), "_", "")
+		plain := strings.ReplaceAll(v, "_", "")
 		if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
 			return "!!int", true
 		}

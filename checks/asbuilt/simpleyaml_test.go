@@ -79,7 +79,7 @@ var simpleCases = []struct {
 	{"a:\n  - x\n  -   y: 1\n      z: 2\n", true},
 	{"a: [ a , b ]\nb: [a,b]\nc: {a: 1,b: 2}\nd: {}\ne: []\nf: {x: []}\n", true},
 	{"\n\n  a: 1\n  b: 2\n", true},
-	{"a: 'it''s'\n", true},
+	{"a: 'it''s'\nb: 'x''''y''z'\nc: ''\nd: \"\"\n", true},
 	{"a: x # c\n   # d\nb: y\n", true},
 	{"a: 0.0.0.0\nb: 2s\nc: -0\nd: 1_000\ne: 0x1F\nf: 089\ng: 1e3\nh: .5\ni: +1\nj: -.inf\nk: .nan\nl: True\nm: yes\nn: 128Mi\no: -x\n", true},
 	{"a: b c, d[0] {e}\n", true},
