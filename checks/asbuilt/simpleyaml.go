@@ -32,20 +32,31 @@ type simpleLine struct {
 	indent int    // the column of text, 0-based
 }
 
+// simpleParser reads a document a line at a time: a hostile document
+// costs no more than the nodes it builds before it fails.
 type simpleParser struct {
+	doc []byte
 	// src is the document: the values are its substrings, one copy.
-	src   string
-	lines []simpleLine
-	i     int
-	depth int
-	// slab holds the nodes, allocated a few dozen at a time.
+	src string
+	// next is the offset of the first line not read, num the lines read.
+	next, num int
+	// cur is the current line of content, when more; outside is set
+	// once a line outside the subset is met.
+	cur           simpleLine
+	more, outside bool
+	marker        int // the line of a "---" starting the document
+	depth         int
+	// slab holds the nodes, allocated many at a time.
 	slab []yaml.Node
 }
+
+// maxSlab bounds the nodes allocated at once.
+const maxSlab = 256
 
 // node returns a new node holding n.
 func (p *simpleParser) node(n yaml.Node) *yaml.Node {
 	if len(p.slab) == cap(p.slab) {
-		p.slab = make([]yaml.Node, 0, 16)
+		p.slab = make([]yaml.Node, 0, 64)
 	}
 	p.slab = append(p.slab, n)
 	return &p.slab[len(p.slab)-1]
@@ -55,33 +66,53 @@ func (p *simpleParser) node(n yaml.Node) *yaml.Node {
 // documents splits a stream), as the YAML library composes and resolves
 // it but for comments; false when doc is not in the plain subset.
 func parseSimple(doc []byte) (*yaml.Node, bool) {
-	p := simpleParser{lines: make([]simpleLine, 0, bytes.Count(doc, []byte("\n"))+1)}
-	marker := 0 // the line of a "---" starting the document
-	num, offset := 0, 0
-	// nodes bounds the nodes of the document: a key and its value for
-	// each ':', an item for each '-' and ',', a collection for each
-	// bracket, and the document and its root.
-	nodes := 2
-	for line := range bytes.Lines(doc) {
-		num++
-		start := offset
-		offset += len(line)
-		line = bytes.TrimSuffix(line, []byte("\n"))
+	p := simpleParser{doc: doc, src: string(doc)}
+	// About the document's nodes: a key and a value for each ':', an item
+	// for each ','.
+	colons, commas := bytes.Count(doc, []byte(":")), bytes.Count(doc, []byte(","))
+	p.slab = make([]yaml.Node, 0, min(2*colons+commas+2, maxSlab))
+	if p.advance(); !p.more {
+		return nil, false
+	}
+	root, ok := p.block(p.cur.indent)
+	if !ok || p.more || p.outside {
+		return nil, false
+	}
+	d := p.node(yaml.Node{Kind: yaml.DocumentNode, Line: root.Line, Column: root.Column, Content: []*yaml.Node{root}})
+	if p.marker > 0 {
+		d.Line, d.Column = p.marker, 1
+	}
+	return d, true
+}
+
+// advance moves to the next line of content; none (more false) at the
+// end of the document or at a line outside the subset.
+func (p *simpleParser) advance() {
+	p.more = false
+	for !p.outside && p.next < len(p.doc) {
+		start := p.next
+		end := bytes.IndexByte(p.doc[start:], '\n')
+		if end < 0 {
+			p.next = len(p.doc)
+			end = len(p.doc)
+		} else {
+			end += start
+			p.next = end + 1
+		}
+		line := p.doc[start:end]
+		p.num++
 		for _, c := range line {
-			switch {
-			case c < ' ' || c > '~':
-				return nil, false // tabs, other line breaks, control and non-ASCII characters
-			case c == ':':
-				nodes += 2
-			case c == '-' || c == ',' || c == '[' || c == '{':
-				nodes++
+			if c < ' ' || c > '~' {
+				p.outside = true // tabs, other line breaks, control and non-ASCII characters
+				return
 			}
 		}
-		if num == 1 && (marker3(line, "---") || marker3(line, "...")) {
+		if p.num == 1 && (marker3(line, "---") || marker3(line, "...")) {
 			if line[0] == '.' || !isComment(bytes.TrimLeft(line[3:], " ")) {
-				return nil, false
+				p.outside = true
+				return
 			}
-			marker = 1
+			p.marker = 1
 			continue
 		}
 		text := bytes.TrimLeft(line, " ")
@@ -89,25 +120,13 @@ func parseSimple(doc []byte) (*yaml.Node, bool) {
 		case isComment(text):
 			continue
 		case marker3(line, "---") || marker3(line, "..."):
-			return nil, false
+			p.outside = true
+			return
 		}
 		indent := len(line) - len(text)
-		p.lines = append(p.lines, simpleLine{text: text, offset: start + indent, num: num, indent: indent})
+		p.cur, p.more = simpleLine{text: text, offset: start + indent, num: p.num, indent: indent}, true
+		return
 	}
-	if len(p.lines) == 0 {
-		return nil, false
-	}
-	p.src = string(doc)
-	p.slab = make([]yaml.Node, 0, nodes)
-	root, ok := p.block(p.lines[0].indent)
-	if !ok || p.i != len(p.lines) {
-		return nil, false
-	}
-	d := p.node(yaml.Node{Kind: yaml.DocumentNode, Line: root.Line, Column: root.Column, Content: []*yaml.Node{root}})
-	if marker > 0 {
-		d.Line, d.Column = marker, 1
-	}
-	return d, true
 }
 
 // marker3 reports whether line is the document marker m, perhaps
@@ -127,7 +146,7 @@ func (p *simpleParser) block(indent int) (*yaml.Node, bool) {
 		return nil, false
 	}
 	defer func() { p.depth-- }()
-	if isItem(p.lines[p.i].text) {
+	if isItem(p.cur.text) {
 		return p.sequence(indent)
 	}
 	return p.mapping(indent)
@@ -138,10 +157,10 @@ func isItem(text []byte) bool { return text[0] == '-' && (len(text) == 1 || text
 
 // mapping parses a block mapping at column indent.
 func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
-	l := p.lines[p.i]
+	l := p.cur
 	m := p.node(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: l.num, Column: indent + 1})
-	for p.i < len(p.lines) && p.lines[p.i].indent == indent && !isItem(p.lines[p.i].text) {
-		l := p.lines[p.i]
+	for p.more && p.cur.indent == indent && !isItem(p.cur.text) {
+		l := p.cur
 		key, n, ok := p.scalar(l, 0, false)
 		if !ok || n >= len(l.text) || l.text[n] != ':' || n+1 < len(l.text) && l.text[n+1] != ' ' {
 			return nil, false
@@ -149,12 +168,11 @@ func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
 		rest := skipSpaces(l.text, n+1)
 		var value *yaml.Node
 		if rest == len(l.text) || l.text[rest] == '#' {
-			p.i++
-			next := p.i < len(p.lines)
+			p.advance()
 			switch {
-			case next && p.lines[p.i].indent > indent:
-				value, ok = p.block(p.lines[p.i].indent)
-			case next && p.lines[p.i].indent == indent && isItem(p.lines[p.i].text):
+			case p.more && p.cur.indent > indent:
+				value, ok = p.block(p.cur.indent)
+			case p.more && p.cur.indent == indent && isItem(p.cur.text):
 				value, ok = p.block(indent)
 			default:
 				value, ok = p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: l.num, Column: l.indent + n + 2}), true
@@ -172,18 +190,18 @@ func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
 
 // sequence parses a block sequence at column indent.
 func (p *simpleParser) sequence(indent int) (*yaml.Node, bool) {
-	l := p.lines[p.i]
+	l := p.cur
 	s := p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: l.num, Column: indent + 1})
-	for p.i < len(p.lines) && p.lines[p.i].indent == indent && isItem(p.lines[p.i].text) {
-		l := p.lines[p.i]
+	for p.more && p.cur.indent == indent && isItem(p.cur.text) {
+		l := p.cur
 		start := skipSpaces(l.text, 1)
 		var item *yaml.Node
 		var ok bool
 		switch {
 		case start == len(l.text) || l.text[start] == '#':
-			p.i++
-			if p.i < len(p.lines) && p.lines[p.i].indent > indent {
-				item, ok = p.block(p.lines[p.i].indent)
+			p.advance()
+			if p.more && p.cur.indent > indent {
+				item, ok = p.block(p.cur.indent)
 			} else {
 				item, ok = p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: l.num, Column: indent + 2}), true
 			}
@@ -195,7 +213,7 @@ func (p *simpleParser) sequence(indent int) (*yaml.Node, bool) {
 				return nil, false // "- - x"
 			}
 			if _, n, isKey := p.scalar(inner, 0, false); isKey && n < len(inner.text) && inner.text[n] == ':' && (n+1 == len(inner.text) || inner.text[n+1] == ' ') {
-				p.lines[p.i] = inner
+				p.cur = inner
 				item, ok = p.block(inner.indent)
 			} else {
 				item, ok = p.inline(inner, 0)
@@ -227,8 +245,8 @@ func (p *simpleParser) inline(l simpleLine, at int) (*yaml.Node, bool) {
 	if rest := skipSpaces(l.text, end); rest < len(l.text) && (l.text[rest] != '#' || rest == end) {
 		return nil, false
 	}
-	p.i++
-	if p.i < len(p.lines) && p.lines[p.i].indent > l.indent {
+	p.advance()
+	if p.more && p.cur.indent > l.indent {
 		return nil, false // a value continued on the next line
 	}
 	return n, true
