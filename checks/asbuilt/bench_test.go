@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/idemlint/idemlint/checks"
 
@@ -192,16 +193,12 @@ func BenchmarkRead1000(b *testing.B) {
 // ./fixtures/gen -flows 2500 -out DIR: 10,000 documents), beside the
 // floor that check is held to (corpus.Floor). "+istio" adds the mesh,
 // whose default retry then carries every hop no manifest binds: a finding
-// on most edges of the corpus, the worst case for the rules. Compare the
-// sub-benchmarks' cpu-ns/op.
+// on most edges of the corpus, the worst case for the rules.
+// "+nginx+haproxy" and "+kong+envoy" read the proxies' own files instead
+// (writeProxyConfigs, writeDeclarative). Compare the sub-benchmarks'
+// cpu-ns/op; on a loaded machine, BenchmarkAsBuiltCostAlternating.
 func BenchmarkAsBuiltCost(b *testing.B) {
-	dir := os.Getenv("IDEMLINT_BENCH_CORPUS")
-	if dir == "" {
-		b.Skip("IDEMLINT_BENCH_CORPUS names no corpus (go run ./fixtures/gen -flows 2500 -out DIR)")
-	}
-	paths, _ := writeManifests(b)
-	// Given as a platform team gives them: their directory.
-	manifests := filepath.Dir(paths[0])
+	dir, variants := costVariants(b)
 	b.Run("floor", func(b *testing.B) {
 		defer corpus.ReportCPU(b)()
 		for b.Loop() {
@@ -210,32 +207,107 @@ func BenchmarkAsBuiltCost(b *testing.B) {
 			}
 		}
 	})
-	check := func(b *testing.B, asBuilt *Source) {
-		defer corpus.ReportCPU(b)()
-		for b.Loop() {
-			opts := checks.DefaultOptions()
-			// The rules and the JSON Schema stage, as idemlint runs.
-			opts.Rules = slices.Concat(checks.Core, Rules)
-			opts.Schema = func() checks.SchemaStage { return schemas.NewValidator() }
-			if asBuilt != nil {
-				d, err := Open(*asBuilt, io.Discard)
-				if err != nil {
-					b.Fatal(err)
-				}
-				opts.Inputs = append(opts.Inputs, Config.Supply(d))
+	for _, v := range variants {
+		b.Run(v.name, func(b *testing.B) {
+			defer corpus.ReportCPU(b)()
+			for b.Loop() {
+				b.ReportMetric(float64(checkWith(b, dir, v.asBuilt)), "findings")
 			}
-			res, err := checks.CheckPaths([]string{dir}, opts)
-			if err != nil {
-				b.Fatal(err)
+		})
+	}
+}
+
+// BenchmarkAsBuiltCostAlternating runs the variants of BenchmarkAsBuiltCost
+// in turn within each iteration (the order rotating), so that the load of
+// a busy machine, which changes by the second, weighs on all alike, and
+// reports each variant's CPU time over the check's alone: the median over
+// iterations (x-check-cpu; x-check-wall for wall time).
+func BenchmarkAsBuiltCostAlternating(b *testing.B) {
+	dir, variants := costVariants(b)
+	checkWith(b, dir, nil) // what a first run alone pays
+	cpuRatios := make([][]float64, len(variants))
+	wallRatios := make([][]float64, len(variants))
+	round := 0
+	for b.Loop() {
+		cpu := make([]time.Duration, len(variants))
+		wall := make([]time.Duration, len(variants))
+		for k := range variants {
+			i := (k + round) % len(variants)
+			startCPU, ok := corpus.ProcessCPU()
+			if !ok {
+				b.Skip("the process's CPU time is not measured here")
 			}
-			b.ReportMetric(float64(len(res.Findings)), "findings")
+			start := time.Now()
+			checkWith(b, dir, variants[i].asBuilt)
+			wall[i] = time.Since(start)
+			endCPU, _ := corpus.ProcessCPU()
+			cpu[i] = endCPU - startCPU
+		}
+		round++
+		for i := range variants {
+			cpuRatios[i] = append(cpuRatios[i], float64(cpu[i])/float64(cpu[0]))
+			wallRatios[i] = append(wallRatios[i], float64(wall[i])/float64(wall[0]))
 		}
 	}
-	b.Run("check", func(b *testing.B) { check(b, nil) })
-	b.Run("check+as-built", func(b *testing.B) { check(b, &Source{Paths: []string{manifests}, Mesh: NoMesh}) })
-	b.Run("check+as-built+istio", func(b *testing.B) { check(b, &Source{Paths: []string{manifests}, Mesh: IstioMesh}) })
-	proxies := writeProxyConfigs(b)
-	b.Run("check+nginx+haproxy", func(b *testing.B) { check(b, &Source{Paths: []string{proxies}, Mesh: NoMesh}) })
+	median := func(xs []float64) float64 {
+		slices.Sort(xs)
+		if n := len(xs); n%2 == 0 {
+			return (xs[n/2-1] + xs[n/2]) / 2
+		}
+		return xs[len(xs)/2]
+	}
+	for i, v := range variants[1:] {
+		b.ReportMetric(median(cpuRatios[i+1]), v.name+"-x-check-cpu")
+		b.ReportMetric(median(wallRatios[i+1]), v.name+"-x-check-wall")
+	}
+}
+
+// costVariant is a check with as-built configuration (none for the
+// check alone).
+type costVariant struct {
+	name    string
+	asBuilt *Source
+}
+
+// costVariants returns the corpus IDEMLINT_BENCH_CORPUS names and the
+// checks BenchmarkAsBuiltCost compares, the check alone first.
+func costVariants(b *testing.B) (string, []costVariant) {
+	dir := os.Getenv("IDEMLINT_BENCH_CORPUS")
+	if dir == "" {
+		b.Skip("IDEMLINT_BENCH_CORPUS names no corpus (go run ./fixtures/gen -flows 2500 -out DIR)")
+	}
+	paths, _ := writeManifests(b)
+	// Given as a platform team gives them: their directory.
+	manifests := filepath.Dir(paths[0])
+	declared, _ := writeDeclarative(b)
+	return dir, []costVariant{
+		{"check", nil},
+		{"check+as-built", &Source{Paths: []string{manifests}, Mesh: NoMesh}},
+		{"check+as-built+istio", &Source{Paths: []string{manifests}, Mesh: IstioMesh}},
+		{"check+nginx+haproxy", &Source{Paths: []string{writeProxyConfigs(b)}, Mesh: NoMesh}},
+		{"check+kong+envoy", &Source{Paths: []string{filepath.Dir(declared[0])}, Mesh: NoMesh}},
+	}
+}
+
+// checkWith checks dir as idemlint does, with the as-built configuration
+// asBuilt names (none when nil), and returns the findings.
+func checkWith(b *testing.B, dir string, asBuilt *Source) int {
+	opts := checks.DefaultOptions()
+	// The rules and the JSON Schema stage, as idemlint runs.
+	opts.Rules = slices.Concat(checks.Core, Rules)
+	opts.Schema = func() checks.SchemaStage { return schemas.NewValidator() }
+	if asBuilt != nil {
+		d, err := Open(*asBuilt, io.Discard)
+		if err != nil {
+			b.Fatal(err)
+		}
+		opts.Inputs = append(opts.Inputs, Config.Supply(d))
+	}
+	res, err := checks.CheckPaths([]string{dir}, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return len(res.Findings)
 }
 
 // writeProxyConfigs writes 1,000 proxy configuration files into a
@@ -306,8 +378,12 @@ func BenchmarkReadProxies1000(b *testing.B) {
 	}
 }
 
-// declarative are files of proxies configured outside Kubernetes, one
-// service each: a Kong configuration as decK dumps it, an Envoy bootstrap.
+// declarative are files of one service each, for proxies configured
+// outside Kubernetes (a Kong configuration as decK dumps it, an Envoy
+// bootstrap) and for Envoy Gateway (an HTTPRoute and the
+// BackendTrafficPolicy that retries it), with the resources each holds.
+var declarativeResources = []int{1, 1, 2}
+
 var declarative = []string{`_format_version: "3.0"
 plugins:
 - config: {credentials: true, headers: [content-type, x-idempotency-key], origins: ["https://svc%[1]d.example.com"]}
@@ -364,14 +440,49 @@ services:
       endpoints:
       - lb_endpoints:
         - endpoint: {address: {socket_address: {address: svc%[1]d.team%[2]d.svc.cluster.local, port_value: 8080}}}
+`, `# Source: svc%[1]d/templates/httproute.yaml
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: svc%[1]d
+  namespace: team%[2]d
+spec:
+  parentRefs:
+  - name: public
+    namespace: gateways
+  rules:
+  - matches:
+    - path:
+        type: PathPrefix
+        value: /api/svc%[1]d
+    backendRefs:
+    - name: svc%[1]d
+      port: 80
+---
+# Source: svc%[1]d/templates/backendtrafficpolicy.yaml
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata:
+  name: svc%[1]d
+  namespace: team%[2]d
+spec:
+  targetRefs:
+  - group: gateway.networking.k8s.io
+    kind: HTTPRoute
+    name: svc%[1]d
+  retry:
+    numRetries: 2
+    retryOn:
+      triggers: [connect-failure, retriable-status-codes]
+      httpStatusCodes: [503]
+    perRetry:
+      timeout: 2s
 `}
 
-// BenchmarkReadDeclarative1000 reads 1,000 Kong and Envoy files, half
-// each: compare with BenchmarkRead1000, the Kubernetes side.
-func BenchmarkReadDeclarative1000(b *testing.B) {
+// writeDeclarative writes 1,000 files of declarative in turn into a
+// directory, and returns their paths and total size.
+func writeDeclarative(b *testing.B) (paths []string, size int64) {
 	dir := b.TempDir()
-	var paths []string
-	var size int64
 	for i := range 1000 {
 		p := filepath.Join(dir, fmt.Sprintf("svc%04d.yaml", i))
 		data := fmt.Sprintf(declarative[i%len(declarative)], i, i%20)
@@ -381,11 +492,23 @@ func BenchmarkReadDeclarative1000(b *testing.B) {
 		paths = append(paths, p)
 		size += int64(len(data))
 	}
+	return paths, size
+}
+
+// BenchmarkReadDeclarative1000 reads the 1,000 Kong, Envoy and Envoy
+// Gateway files of writeDeclarative: compare with BenchmarkRead1000, the
+// Kubernetes side.
+func BenchmarkReadDeclarative1000(b *testing.B) {
+	paths, size := writeDeclarative(b)
+	resources := 0
+	for i := range paths {
+		resources += declarativeResources[i%len(declarative)]
+	}
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
 		s := Read(paths)
-		if read, _ := s.Counts(); read != 1000 || len(s.Errors)+len(s.Problems) > 0 {
+		if read, _ := s.Counts(); read != resources || len(s.Errors)+len(s.Problems) > 0 {
 			b.Fatalf("read %d, errors %v, problems %v", read, s.Errors, s.Problems)
 		}
 	}
