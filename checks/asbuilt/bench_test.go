@@ -196,7 +196,7 @@ func BenchmarkRead1000(b *testing.B) {
 // on most edges of the corpus, the worst case for the rules.
 // "+nginx+haproxy" and "+kong+envoy" read the proxies' own files instead
 // (writeProxyConfigs, writeDeclarative). Compare the sub-benchmarks'
-// cpu-ns/op; on a loaded machine, BenchmarkAsBuiltCostAlternating.
+// cpu-ns/op; on a loaded machine, BenchmarkAsBuiltOverCheck.
 func BenchmarkAsBuiltCost(b *testing.B) {
 	dir, variants := costVariants(b)
 	b.Run("floor", func(b *testing.B) {
@@ -217,12 +217,12 @@ func BenchmarkAsBuiltCost(b *testing.B) {
 	}
 }
 
-// BenchmarkAsBuiltCostAlternating runs the variants of BenchmarkAsBuiltCost
+// BenchmarkAsBuiltOverCheck runs the variants of BenchmarkAsBuiltCost
 // in turn within each iteration (the order rotating), so that the load of
 // a busy machine, which changes by the second, weighs on all alike, and
 // reports each variant's CPU time over the check's alone: the median over
 // iterations (x-check-cpu; x-check-wall for wall time).
-func BenchmarkAsBuiltCostAlternating(b *testing.B) {
+func BenchmarkAsBuiltOverCheck(b *testing.B) {
 	dir, variants := costVariants(b)
 	checkWith(b, dir, nil) // what a first run alone pays
 	cpuRatios := make([][]float64, len(variants))

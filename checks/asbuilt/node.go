@@ -1,9 +1,7 @@
 package asbuilt
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -251,27 +249,46 @@ func fingerprint(n *yaml.Node) uint64 {
 			}
 			anchored[n] = 0 // an anchor inside itself
 		}
-		h := fnv.New64a()
-		var buf [9]byte
-		buf[0] = byte(n.Kind)
+		// FNV-1a, written out: the library's hash.Hash costs an
+		// allocation a node, and a string written to it another.
+		h := fnvOffset
+		h = fnvByte(h, byte(n.Kind))
 		if n.Kind == yaml.ScalarNode {
-			h.Write(buf[:1])
-			h.Write([]byte(n.ShortTag()))
-			binary.LittleEndian.PutUint64(buf[1:], uint64(len(n.Value)))
-			h.Write(buf[1:])
-			h.Write([]byte(n.Value))
-		} else {
-			h.Write(buf[:1])
+			h = fnvString(h, n.ShortTag())
+			h = fnvUint64(h, uint64(len(n.Value)))
+			h = fnvString(h, n.Value)
 		}
 		for _, c := range n.Content {
-			binary.LittleEndian.PutUint64(buf[1:], hash(c))
-			h.Write(buf[1:])
+			h = fnvUint64(h, hash(c))
 		}
-		sum := h.Sum64()
 		if n.Anchor != "" {
-			anchored[n] = sum
+			anchored[n] = h
 		}
-		return sum
+		return h
 	}
 	return hash(n)
+}
+
+// FNV-1a (hash/fnv's 64-bit variant) over bytes, strings and
+// little-endian integers.
+const (
+	fnvOffset uint64 = 14695981039346656037
+	fnvPrime  uint64 = 1099511628211
+)
+
+func fnvByte(h uint64, b byte) uint64 { return (h ^ uint64(b)) * fnvPrime }
+
+func fnvString(h uint64, s string) uint64 {
+	for i := range len(s) {
+		h = fnvByte(h, s[i])
+	}
+	return h
+}
+
+func fnvUint64(h, v uint64) uint64 {
+	for range 8 {
+		h = fnvByte(h, byte(v))
+		v >>= 8
+	}
+	return h
 }
