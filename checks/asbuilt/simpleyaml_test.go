@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -169,4 +170,40 @@ func FuzzSimpleYAML(f *testing.F) {
 		f.Add([]byte(fmt.Sprintf(declarative[i], i, i)))
 	}
 	f.Fuzz(checkSimple)
+}
+
+// TestParseSimpleIsBounded: on a hostile document parseSimple allocates
+// no more than the library does (beside a copy of the document), and
+// deep nesting goes to the library.
+func TestParseSimpleIsBounded(t *testing.T) {
+	allocated := func(parse func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		parse()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	for name, doc := range map[string]string{
+		"colons": "kind: HTTPRoute\nx: " + strings.Repeat(":", 1<<17) + "\n",
+		"blanks": "kind: HTTPRoute\n" + strings.Repeat("\n", 1<<17) + "x: [\n",
+		"commas": "kind: HTTPRoute\nx: [" + strings.Repeat("a,", 1<<16) + "\n",
+		"wide":   "kind: HTTPRoute\nx: [" + strings.Repeat("a,", 1<<16) + "a]\n",
+		"nesting": "kind: HTTPRoute\n" + func() string {
+			var b strings.Builder
+			for i := range 1000 {
+				b.WriteString(strings.Repeat(" ", i) + "a:\n")
+			}
+			return b.String()
+		}(),
+	} {
+		var read bool
+		simple := allocated(func() { _, read = parseSimple([]byte(doc)) })
+		library := allocated(func() { libraryDocument([]byte(doc)) })
+		if read != (name == "wide") {
+			t.Errorf("%s: read %v", name, read)
+		}
+		if simple > library+2*uint64(len(doc))+1<<16 {
+			t.Errorf("%s: %d bytes allocated for a document of %d, the library %d", name, simple, len(doc), library)
+		}
+	}
 }
