@@ -280,16 +280,22 @@ spec:
 func TestNginxDefaultsLive(t *testing.T) {
 	program := liveProgram(t, "nginx")
 	for _, tc := range nginxLiveCases {
-		for _, reset := range []bool{false, true} {
-			name := tc.name + "/stall"
-			if reset {
-				name = tc.name + "/reset"
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				runNginxCase(t, program, tc, reset)
-			})
+		eachUpstream(t, tc.name, func(t *testing.T, reset bool) { runNginxCase(t, program, tc, reset) })
+	}
+}
+
+// eachUpstream runs the case name in parallel subtests, once in front of
+// upstreams that stall and once in front of upstreams that reset.
+func eachUpstream(t *testing.T, name string, run func(t *testing.T, reset bool)) {
+	for _, reset := range []bool{false, true} {
+		sub := name + "/stall"
+		if reset {
+			sub = name + "/reset"
 		}
+		t.Run(sub, func(t *testing.T) {
+			t.Parallel()
+			run(t, reset)
+		})
 	}
 }
 
@@ -344,6 +350,15 @@ http {
 	if tc.ingress != "" {
 		model = Parse("ingress.yaml", []byte(tc.ingress))
 	}
+	proveLive(t, model, addr, upstreams)
+}
+
+// proveLive sends each method once through the proxy at addr and holds
+// the receipts of its upstreams to what model, the proxy's configuration
+// read as idemlint reads it, predicts of the route that carries
+// /api/orders.
+func proveLive(t *testing.T, model *Set, addr string, upstreams []*counter) {
+	t.Helper()
 	if len(model.Errors) > 0 || len(model.Problems) > 0 || len(model.Resources) != 1 {
 		t.Fatalf("the model: errors %v, problems %v, %d resources", model.Errors, model.Problems, len(model.Resources))
 	}
@@ -356,12 +371,6 @@ http {
 		wg.Go(func() { send(t, addr, m) })
 	}
 	wg.Wait()
-	checkReceipts(t, upstreams, rt)
-}
-
-// checkReceipts holds the receipts of upstreams to the model's route rt.
-func checkReceipts(t *testing.T, upstreams []*counter, rt *Route) {
-	t.Helper()
 	for _, m := range liveMethods {
 		got := 0
 		for _, c := range upstreams {
@@ -393,18 +402,16 @@ var haproxyLiveCases = []struct{ name, backend string }{
 func TestHAProxyDefaultsLive(t *testing.T) {
 	program := liveProgram(t, "haproxy")
 	for _, tc := range haproxyLiveCases {
-		for _, reset := range []bool{false, true} {
-			name := tc.name + "/stall"
-			if reset {
-				name = tc.name + "/reset"
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				dir := t.TempDir()
-				upstream := newCounter(t, reset)
-				path := filepath.Join(dir, "haproxy.cfg")
-				addr := runProxy(t, func(addr string) (*exec.Cmd, string) {
-					cfg := fmt.Sprintf(`global
+		eachUpstream(t, tc.name, func(t *testing.T, reset bool) { runHAProxyCase(t, program, tc.backend, reset) })
+	}
+}
+
+func runHAProxyCase(t *testing.T, program, backend string, reset bool) {
+	dir := t.TempDir()
+	upstream := newCounter(t, reset)
+	path := filepath.Join(dir, "haproxy.cfg")
+	addr := runProxy(t, func(addr string) (*exec.Cmd, string) {
+		cfg := fmt.Sprintf(`global
     maxconn 64
     pidfile %s/haproxy.pid
 
@@ -421,27 +428,11 @@ frontend shop
 backend app
     %s
     server s1 %s
-`, dir, addr, tc.backend, upstream.addr())
-					if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return exec.Command(program, "-db", "-f", path), filepath.Join(dir, "no log")
-				})
-				model := Read([]string{path})
-				if len(model.Errors) > 0 || len(model.Problems) > 0 || len(model.Resources) != 1 {
-					t.Fatalf("the model: errors %v, problems %v, %d resources", model.Errors, model.Problems, len(model.Resources))
-				}
-				rt, _, ok := model.Resources[0].Select("POST", "/api/orders", AnyTraffic)
-				if !ok {
-					t.Fatal("the model carries no /api/orders")
-				}
-				var wg sync.WaitGroup
-				for _, m := range liveMethods {
-					wg.Go(func() { send(t, addr, m) })
-				}
-				wg.Wait()
-				checkReceipts(t, []*counter{upstream}, rt)
-			})
+`, dir, addr, backend, upstream.addr())
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
 		}
-	}
+		return exec.Command(program, "-db", "-f", path), filepath.Join(dir, "no log")
+	})
+	proveLive(t, Read([]string{path}), addr, []*counter{upstream})
 }
