@@ -247,6 +247,16 @@ var nginxLiveCases = []nginxLiveCase{
 	{name: "tries", location: "proxy_next_upstream_tries 2;", servers: 3},
 	{name: "one server", servers: 1},
 	{name: "underscores on", server: "underscores_in_headers on;", servers: 2},
+	// nginx picks the location nested in the "^~" prefix, and does not
+	// try the server's expression (which resends POST) after it.
+	{name: "nested under ^~", server: `location ^~ /api/ {
+            proxy_pass http://app;
+            location /api/orders { proxy_pass http://app; }
+        }
+        location ~ orders$ {
+            proxy_pass http://app;
+            proxy_next_upstream error timeout non_idempotent;
+        }`, servers: 2},
 	// ingress-nginx's defaults are nginx directives of its template:
 	// proxy_next_upstream error timeout, tries 3, no non_idempotent, no
 	// underscores; its upstream is the Service's endpoints (three here).
