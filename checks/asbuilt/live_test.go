@@ -401,25 +401,53 @@ func proveLive(t *testing.T, model *Set, addr string, upstreams []*counter) {
 	}
 }
 
-// haproxyLiveCases are backend directives in front of one counting
-// server (HAProxy retries on the same server without redispatch).
-var haproxyLiveCases = []struct{ name, backend string }{
-	{"defaults", ""},
-	{"retry-on all-retryable-errors", "retry-on all-retryable-errors"},
-	{"disable-l7-retry if METH_POST", "retry-on all-retryable-errors\n    http-request disable-l7-retry if METH_POST"},
+// haproxyLiveCase is a backend in front of one counting server (HAProxy
+// retries on the same server without redispatch).
+type haproxyLiveCase struct {
+	name string
+	// defaults are sections after the first, anonymous defaults
+	// section; from is the one the backend names, when it names one.
+	defaults, from string
+	backend        string // the backend's directives
+}
+
+var haproxyLiveCases = []haproxyLiveCase{
+	{name: "defaults"},
+	{name: "retry-on all-retryable-errors", backend: "retry-on all-retryable-errors"},
+	{name: "disable-l7-retry if METH_POST", backend: "retry-on all-retryable-errors\n    http-request disable-l7-retry if METH_POST"},
+	// The backend takes the named defaults section it names, not the
+	// last one before it.
+	{name: "backend from named defaults", from: "l7", defaults: `defaults l7
+    mode http
+    timeout connect 1s
+    timeout client 2m
+    timeout server 1s
+    retry-on all-retryable-errors
+
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 2m
+    timeout server 1s
+    retry-on conn-failure
+`},
 }
 
 func TestHAProxyDefaultsLive(t *testing.T) {
 	program := liveProgram(t, "haproxy")
 	for _, tc := range haproxyLiveCases {
-		eachUpstream(t, tc.name, func(t *testing.T, reset bool) { runHAProxyCase(t, program, tc.backend, reset) })
+		eachUpstream(t, tc.name, func(t *testing.T, reset bool) { runHAProxyCase(t, program, tc, reset) })
 	}
 }
 
-func runHAProxyCase(t *testing.T, program, backend string, reset bool) {
+func runHAProxyCase(t *testing.T, program string, tc haproxyLiveCase, reset bool) {
 	dir := t.TempDir()
 	upstream := newCounter(t, reset)
 	path := filepath.Join(dir, "haproxy.cfg")
+	from := ""
+	if tc.from != "" {
+		from = " from " + tc.from
+	}
 	addr := runProxy(t, func(addr string) (*exec.Cmd, string) {
 		cfg := fmt.Sprintf(`global
     maxconn 64
@@ -431,14 +459,15 @@ defaults
     timeout client 2m
     timeout server 1s
 
+%s
 frontend shop
     bind %s
     default_backend app
 
-backend app
+backend app%s
     %s
     server s1 %s
-`, dir, addr, backend, upstream.addr())
+`, dir, tc.defaults, addr, from, tc.backend, upstream.addr())
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
