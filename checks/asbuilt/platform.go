@@ -194,19 +194,16 @@ func (p *platform) check() error {
 }
 
 // kindWord returns the word every document of kind that a reader reads
-// holds (kindReader.word); nil when it reads the kind whatever it holds.
-func kindWord(kind []byte) []byte {
+// holds (kindReader.word); "" when it reads the kind whatever it holds.
+func kindWord(kind []byte) string {
 	for _, p := range platforms {
 		for _, k := range p.kinds {
 			if k.kind == string(kind) {
-				if k.word == "" {
-					return nil
-				}
-				return []byte(k.word)
+				return k.word
 			}
 		}
 	}
-	return nil
+	return ""
 }
 
 // kindReaderOf returns the reader of a resource of kind and API group.

@@ -121,7 +121,7 @@ func triage(doc []byte) (verdict, []byte) {
 			return skipIt, kind
 		}
 	}
-	if w := kindWord(kind); w != nil && !bytes.Contains(doc, w) && bytes.IndexByte(doc, '\\') < 0 {
+	if w := kindWord(kind); w != "" && !bytes.Contains(doc, []byte(w)) && bytes.IndexByte(doc, '\\') < 0 {
 		return skipIt, kind // read only when it holds the word, as a ConfigMap
 	}
 	// The kinds read are parsed whatever their apiVersion: one of
