@@ -30,19 +30,19 @@ const HAProxyBackendKind = "HAProxyBackend"
 var haproxy = &platform{
 	name:     HAProxy,
 	text:     &textReader{exts: []string{".cfg"}, is: isHAProxy, read: (*fileRead).haproxy},
-	defaults: []*Default{HAProxyRetries, HAProxyRetryOn},
+	defaults: []*Default{haproxyRetries, haproxyRetryOn},
 }
 
 // The defaults it relies on.
 var (
-	HAProxyRetries = &Default{
+	haproxyRetries = &Default{
 		ID:      "haproxy.retries",
 		Setting: "retries",
 		Value:   "3",
 		Source:  "HAProxy configuration manual, retries: 3 retries (4 attempts in all)",
 		Live:    true,
 	}
-	HAProxyRetryOn = &Default{
+	haproxyRetryOn = &Default{
 		ID:      "haproxy.retry-on",
 		Setting: "retry-on",
 		Value:   "conn-failure",
@@ -277,11 +277,11 @@ func (f *fileRead) haproxyBackend(s *haSection, fronts []haLine) {
 			rt.Removed = append(rt.Removed, Header{Name: l.words[2], At: l.at, Field: "http-request del-header"})
 		}
 	}
-	retries := defaulted(HAProxyRetries, s.at)
+	retries := defaulted(haproxyRetries, s.at)
 	if l := haSetting(s, "retries"); l != nil && len(l.words) > 1 {
 		retries = &setting{Value: l.words[1], From: Origin{At: l.at}}
 	}
-	retryOn := defaulted(HAProxyRetryOn, s.at)
+	retryOn := defaulted(haproxyRetryOn, s.at)
 	if l := haSetting(s, "retry-on"); l != nil {
 		retryOn = &setting{Value: strings.Join(l.words[1:], " "), From: Origin{At: l.at}}
 	}
@@ -370,7 +370,7 @@ func haproxyRetry(retries, retryOn, perTry *setting, l7Off bool, l7OffAt Pos) (R
 	n, err := strconv.Atoi(retries.Value)
 	if err != nil || n < 0 {
 		problems = append(problems, Problem{At: retries.From.At, Message: "retries is " + strconv.Quote(retries.Value) + ", not a whole number"})
-		n, _ = strconv.Atoi(HAProxyRetries.Value)
+		n, _ = strconv.Atoi(haproxyRetries.Value)
 	}
 	out := Retry{Attempts: 1 + n, AttemptsKnown: true, AttemptsFrom: retries.From}
 	for _, w := range strings.Fields(retryOn.Value) {

@@ -211,9 +211,9 @@ func istioRule(s *Set, rt *Route) {
 	}
 	attempts := g.attempts
 	if attempts == nil {
-		attempts = defaulted(IstioGatewayRetryAttempts, g.at)
+		attempts = defaulted(istioGatewayRetryAttempts, g.at)
 	}
-	rt.Retry, _ = envoyRetryWith(attempts, defaulted(IstioGatewayRetryOn, g.at), codeSettings(g.codes), g.perTrySetting())
+	rt.Retry, _ = envoyRetryWith(attempts, defaulted(istioGatewayRetryOn, g.at), codeSettings(g.codes), g.perTrySetting())
 }
 
 // envoyGatewayRule: Envoy Gateway makes no retry without a stanza, and
@@ -228,7 +228,7 @@ func envoyGatewayRule(s *Set, rt *Route) {
 	pol := s.envoyGatewayPolicy(rt.Resource)
 	underscores := pol.underscores
 	if underscores == nil {
-		underscores = defaulted(EnvoyGatewayUnderscores, rt.Resource.At)
+		underscores = defaulted(envoyGatewayUnderscores, rt.Resource.At)
 	}
 	if underscores.Value != "Allow" {
 		rt.DropsUnderscores = &underscores.From
@@ -242,18 +242,18 @@ func envoyGatewayRule(s *Set, rt *Route) {
 			rt.Retry, _ = envoyGatewayPolicyRetry(pol.retry)
 			return
 		}
-		rt.Retry = noRetry(EnvoyGatewayNoRetry, g.rule)
+		rt.Retry = noRetry(envoyGatewayNoRetry, g.rule)
 		return
 	}
 	attempts := g.attempts
 	if attempts == nil {
-		attempts = defaulted(EnvoyGatewayRetries, g.at)
+		attempts = defaulted(envoyGatewayRetries, g.at)
 	}
 	codes := codeSettings(g.codes)
 	if len(codes) == 0 {
-		codes = []*setting{defaulted(EnvoyGatewayRetriableStatusCodes, g.at)}
+		codes = []*setting{defaulted(envoyGatewayRetriableStatusCodes, g.at)}
 	}
-	rt.Retry, _ = envoyRetryWith(attempts, defaulted(EnvoyGatewayRetryOn, g.at), codes, g.perTrySetting())
+	rt.Retry, _ = envoyRetryWith(attempts, defaulted(envoyGatewayRetryOn, g.at), codes, g.perTrySetting())
 }
 
 // kongRule: Kong retries through its service's retries whether or not a
@@ -265,7 +265,7 @@ func envoyGatewayRule(s *Set, rt *Route) {
 // rule), else Kong's default.
 func kongRule(s *Set, rt *Route) {
 	g := rt.gateway
-	tries := defaulted(KongRetries, g.rule)
+	tries := defaulted(kongRetries, g.rule)
 	for _, ref := range g.services {
 		if svc := s.object(ref.Kind, ref.Namespace, ref.Name); svc != nil && svc.kongRetries != nil {
 			tries = svc.kongRetries
@@ -278,10 +278,10 @@ func kongRule(s *Set, rt *Route) {
 	// Kong's retries are retries; nginx counts attempts in all.
 	n, err := strconv.Atoi(tries.Value)
 	if err != nil || n < 0 {
-		n, _ = strconv.Atoi(KongRetries.Value)
+		n, _ = strconv.Atoi(kongRetries.Value)
 	}
 	inAll := &setting{Value: strconv.Itoa(n + 1), From: tries.From}
-	next := defaulted(KongRetryOn, g.rule)
+	next := defaulted(kongRetryOn, g.rule)
 	rt.Retry, _ = nginxRetry(next, inAll, nil, false)
 	post, _ := nginxRetry(next, inAll, nil, true)
 	rt.NonIdempotent = &post

@@ -26,53 +26,53 @@ const NginxUpstreamKind = "NginxUpstream"
 var nginx = &platform{
 	name: NGINX,
 	text: &textReader{exts: []string{".conf"}, is: isNginx, read: (*fileRead).nginxConf},
-	defaults: []*Default{NginxConfNextUpstream, NginxConfNextUpstreamTries, NginxConfHostServers,
-		NginxConfNonIdempotent, NginxConfReadTimeout, NginxConfUnderscores, NginxConfIgnoreInvalidHeaders},
+	defaults: []*Default{nginxConfNextUpstream, nginxConfNextUpstreamTries, nginxConfHostServers,
+		nginxConfNonIdempotent, nginxConfReadTimeout, nginxConfUnderscores, nginxConfIgnoreInvalidHeaders},
 }
 
 // The defaults it relies on.
 var (
-	NginxConfNextUpstream = &Default{
+	nginxConfNextUpstream = &Default{
 		ID:      "nginx.proxy_next_upstream",
 		Setting: "proxy_next_upstream",
 		Value:   "error timeout",
 		Source:  "nginx docs, ngx_http_proxy_module.html#proxy_next_upstream",
 		Live:    true,
 	}
-	NginxConfNextUpstreamTries = &Default{
+	nginxConfNextUpstreamTries = &Default{
 		ID:      "nginx.proxy_next_upstream_tries",
 		Setting: "proxy_next_upstream_tries",
 		Value:   "0",
 		Source:  "nginx docs, ngx_http_proxy_module.html#proxy_next_upstream_tries: 0, no limit but the upstream's servers",
 		Live:    true,
 	}
-	NginxConfHostServers = &Default{
+	nginxConfHostServers = &Default{
 		ID:      "nginx.upstream-servers",
 		Setting: "the servers of a proxy_pass host without an upstream block",
 		Value:   "1",
 		Source:  "nginx src/http/ngx_http_upstream.c ngx_http_upstream_next: a request is passed to the next server of the upstream; a host name is one",
 	}
-	NginxConfNonIdempotent = &Default{
+	nginxConfNonIdempotent = &Default{
 		ID:      "nginx.non_idempotent",
 		Setting: "proxy_next_upstream non_idempotent",
 		Value:   "false",
 		Source:  "nginx src/http/ngx_http_upstream.c ngx_http_upstream_next: POST, LOCK and PATCH are not passed to the next server once sent",
 		Live:    true,
 	}
-	NginxConfReadTimeout = &Default{
+	nginxConfReadTimeout = &Default{
 		ID:      "nginx.proxy_read_timeout",
 		Setting: "proxy_read_timeout",
 		Value:   "60s",
 		Source:  "nginx docs, ngx_http_proxy_module.html#proxy_read_timeout",
 	}
-	NginxConfUnderscores = &Default{
+	nginxConfUnderscores = &Default{
 		ID:      "nginx.underscores_in_headers",
 		Setting: "underscores_in_headers",
 		Value:   "off",
 		Source:  "nginx docs, ngx_http_core_module.html#underscores_in_headers: a header name with \"_\" is invalid, and dropped",
 		Live:    true,
 	}
-	NginxConfIgnoreInvalidHeaders = &Default{
+	nginxConfIgnoreInvalidHeaders = &Default{
 		ID:      "nginx.ignore_invalid_headers",
 		Setting: "ignore_invalid_headers",
 		Value:   "on",
@@ -383,12 +383,12 @@ func (f *fileRead) nginxRoute(rt *Route, loc *ngxLocation, s *ngxServer, up *ngx
 	lv, at := loc.level, loc.d.at
 	next, tries := lv.next, lv.tries
 	if next == nil {
-		next = defaulted(NginxConfNextUpstream, at)
+		next = defaulted(nginxConfNextUpstream, at)
 	}
 	if tries == nil {
-		tries = defaulted(NginxConfNextUpstreamTries, at)
+		tries = defaulted(nginxConfNextUpstreamTries, at)
 	}
-	servers := defaulted(NginxConfHostServers, loc.pass.at)
+	servers := defaulted(nginxConfHostServers, loc.pass.at)
 	if up != nil {
 		n := 0
 		for _, d := range up.block {
@@ -398,7 +398,7 @@ func (f *fileRead) nginxRoute(rt *Route, loc *ngxLocation, s *ngxServer, up *ngx
 		}
 		servers = &setting{Value: strconv.Itoa(n), From: Origin{At: up.at}}
 	}
-	nonIdempotent := defaulted(NginxConfNonIdempotent, at)
+	nonIdempotent := defaulted(nginxConfNonIdempotent, at)
 	var problems []Problem
 	rt.Retry, problems = nginxConfRetry(next, tries, servers, nonIdempotent, false)
 	post, _ := nginxConfRetry(next, tries, servers, nonIdempotent, true)
@@ -406,7 +406,7 @@ func (f *fileRead) nginxRoute(rt *Route, loc *ngxLocation, s *ngxServer, up *ngx
 	f.problems = append(f.problems, problems...)
 	timeout := lv.readTimeout
 	if timeout == nil {
-		timeout = defaulted(NginxConfReadTimeout, at)
+		timeout = defaulted(nginxConfReadTimeout, at)
 	}
 	if d, ok := ngxDuration(timeout.Value); ok {
 		for _, r := range []*Retry{&rt.Retry, rt.NonIdempotent} {
@@ -431,10 +431,10 @@ func (f *fileRead) nginxRoute(rt *Route, loc *ngxLocation, s *ngxServer, up *ngx
 	}
 	underscores, ignoreInvalid := lv.underscores, lv.ignoreInvalid
 	if underscores == nil {
-		underscores = defaulted(NginxConfUnderscores, s.d.at)
+		underscores = defaulted(nginxConfUnderscores, s.d.at)
 	}
 	if ignoreInvalid == nil {
-		ignoreInvalid = defaulted(NginxConfIgnoreInvalidHeaders, s.d.at)
+		ignoreInvalid = defaulted(nginxConfIgnoreInvalidHeaders, s.d.at)
 	}
 	if underscores.Value != "on" && ignoreInvalid.Value != "off" {
 		rt.DropsUnderscores = &underscores.From
