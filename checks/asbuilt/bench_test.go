@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -221,7 +222,9 @@ func BenchmarkAsBuiltCost(b *testing.B) {
 // in turn within each iteration (the order rotating), so that the load of
 // a busy machine, which changes by the second, weighs on all alike, and
 // reports each variant's CPU time over the check's alone: the median over
-// iterations (x-check-cpu; x-check-wall for wall time).
+// iterations (x-check-cpu; x-check-wall for wall time). Each run starts
+// from a collected heap, as a process does, not paying for the garbage
+// of the run before it.
 func BenchmarkAsBuiltOverCheck(b *testing.B) {
 	dir, variants := costVariants(b)
 	checkWith(b, dir, nil) // what a first run alone pays
@@ -233,6 +236,7 @@ func BenchmarkAsBuiltOverCheck(b *testing.B) {
 		wall := make([]time.Duration, len(variants))
 		for k := range variants {
 			i := (k + round) % len(variants)
+			runtime.GC()
 			startCPU, ok := corpus.ProcessCPU()
 			if !ok {
 				b.Skip("the process's CPU time is not measured here")
