@@ -56,7 +56,7 @@ const maxSlab = 256
 // node returns a new node holding n.
 func (p *simpleParser) node(n yaml.Node) *yaml.Node {
 	if len(p.slab) == cap(p.slab) {
-		p.slab = make([]yaml.Node, 0, 64)
+		p.slab = make([]yaml.Node, 0, 16)
 	}
 	p.slab = append(p.slab, n)
 	return &p.slab[len(p.slab)-1]
@@ -68,9 +68,9 @@ func (p *simpleParser) node(n yaml.Node) *yaml.Node {
 func parseSimple(doc []byte) (*yaml.Node, bool) {
 	p := simpleParser{doc: doc, src: string(doc)}
 	// About the document's nodes: a key and a value for each ':', an item
-	// for each ','.
-	colons, commas := bytes.Count(doc, []byte(":")), bytes.Count(doc, []byte(","))
-	p.slab = make([]yaml.Node, 0, min(2*colons+commas+2, maxSlab))
+	// for each ',' and "- ", the first of a flow sequence, the document.
+	nodes := 2*bytes.Count(doc, []byte(":")) + bytes.Count(doc, []byte(",")) + bytes.Count(doc, []byte("- ")) + bytes.Count(doc, []byte("[")) + 2
+	p.slab = make([]yaml.Node, 0, min(nodes, maxSlab))
 	if p.advance(); !p.more {
 		return nil, false
 	}
@@ -212,7 +212,7 @@ func (p *simpleParser) sequence(indent int) (*yaml.Node, bool) {
 			if isItem(inner.text) {
 				return nil, false // "- - x"
 			}
-			if _, n, isKey := p.scalar(inner, 0, false); isKey && n < len(inner.text) && inner.text[n] == ':' && (n+1 == len(inner.text) || inner.text[n+1] == ' ') {
+			if _, n, isKey := p.scan(inner, 0, false); isKey && n < len(inner.text) && inner.text[n] == ':' && (n+1 == len(inner.text) || inner.text[n+1] == ' ') {
 				p.cur = inner
 				item, ok = p.block(inner.indent)
 			} else {
@@ -315,15 +315,24 @@ func (p *simpleParser) flow(l simpleLine, at int) (n *yaml.Node, end int, ok boo
 // (a key), at " #", at the end of the line, and in a flow collection at
 // ',', ']' or '}'; one holding ':' in a flow collection is not read
 // here.
-func (p *simpleParser) scalar(l simpleLine, at int, inFlow bool) (n *yaml.Node, end int, ok bool) {
+func (p *simpleParser) scalar(l simpleLine, at int, inFlow bool) (*yaml.Node, int, bool) {
+	n, end, ok := p.scan(l, at, inFlow)
+	if !ok {
+		return nil, 0, false
+	}
+	return p.node(n), end, true
+}
+
+// scan reads what scalar does, without allocating its node.
+func (p *simpleParser) scan(l simpleLine, at int, inFlow bool) (n yaml.Node, end int, ok bool) {
 	text := l.text
-	n = p.node(yaml.Node{Kind: yaml.ScalarNode, Line: l.num, Column: l.indent + at + 1})
+	n = yaml.Node{Kind: yaml.ScalarNode, Line: l.num, Column: l.indent + at + 1}
 	value := func(from, to int) string { return p.src[l.offset+from : l.offset+to] }
 	switch c := text[at]; {
 	case c == '"':
 		close := bytes.IndexByte(text[at+1:], '"')
 		if close < 0 || bytes.IndexByte(text[at+1:at+1+close], '\\') >= 0 {
-			return nil, 0, false // escapes, or a value on several lines
+			return n, 0, false // escapes, or a value on several lines
 		}
 		n.Style, n.Tag, n.Value = yaml.DoubleQuotedStyle, "!!str", value(at+1, at+1+close)
 		return n, at + close + 2, true
@@ -334,7 +343,7 @@ func (p *simpleParser) scalar(l simpleLine, at int, inFlow bool) (n *yaml.Node, 
 		for {
 			close := bytes.IndexByte(text[i:], '\'')
 			if close < 0 {
-				return nil, 0, false
+				return n, 0, false
 			}
 			i += close + 1
 			if i < len(text) && text[i] == '\'' {
@@ -350,7 +359,7 @@ func (p *simpleParser) scalar(l simpleLine, at int, inFlow bool) (n *yaml.Node, 
 		}
 		return n, i, true
 	case !plainStart(text, at):
-		return nil, 0, false
+		return n, 0, false
 	}
 	end = at
 	for end < len(text) {
@@ -360,7 +369,7 @@ func (p *simpleParser) scalar(l simpleLine, at int, inFlow bool) (n *yaml.Node, 
 		}
 		if inFlow && (c == ',' || c == ']' || c == '}' || c == '[' || c == '{' || c == ':') {
 			if c == ':' || c == '[' || c == '{' {
-				return nil, 0, false
+				return n, 0, false
 			}
 			break
 		}
@@ -371,7 +380,7 @@ func (p *simpleParser) scalar(l simpleLine, at int, inFlow bool) (n *yaml.Node, 
 	}
 	n.Value = value(at, end)
 	if n.Tag, ok = resolvePlain(n.Value); !ok {
-		return nil, 0, false
+		return n, 0, false
 	}
 	return n, end, true
 }
