@@ -44,7 +44,15 @@ func triage(doc []byte) (verdict, []byte) {
 	// would go on in the indented lines below it.
 	continued := false
 	first := true
+	// Without a '\r', a line indented by a space below content that does
+	// not continue kind or apiVersion is the value of the key above (or
+	// a blank or a comment): most lines of a large document (a
+	// CustomResourceDefinition's schema) pass here untrimmed.
+	noCR := bytes.IndexByte(doc, '\r') < 0
 	for line := range bytes.Lines(doc) {
+		if noCR && content && !continued && line[0] == ' ' {
+			continue
+		}
 		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
 		if bytes.IndexByte(line, '\r') >= 0 {
 			return parseIt, kind // a line break too
