@@ -227,8 +227,10 @@ func (f *fileRead) read(data []byte) *FileError {
 	// files alike): triage reads the kind of a block-style document,
 	// and one it is not sure of is skipped when it names no kind read. Directives (%YAML, %TAG) apply across a document
 	// marker, so a file with any is parsed whole, as is one in UTF-16,
-	// whose bytes the split does not read.
-	if utf16 || bytes.HasPrefix(data, []byte("%")) || bytes.Contains(data, []byte("\n%")) {
+	// whose bytes the split does not read (a byte scan rules directives
+	// out in most files before the slower search for a line's).
+	directives := bytes.IndexByte(data, '%') >= 0 && (bytes.HasPrefix(data, []byte("%")) || bytes.Contains(data, []byte("\n%")))
+	if utf16 || directives {
 		return f.parseDocuments(data)
 	}
 	for offset, doc := range documents(data) {
