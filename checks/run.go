@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/idemlint/idemlint/checks/chain"
@@ -133,14 +133,9 @@ func Check(paths []string, opts Options) (*Result, error) {
 	return newRun(&opts).checkPaths(paths)
 }
 
-// checkPaths collects the files under paths and checks them.
+// checkPaths collects the files under paths and checks them, reading
+// each file as the walk meets it.
 func (r *run) checkPaths(paths []string) (*Result, error) {
-	files, skipped, err := fileset.Collect(paths, r.opts.Files.Options)
-	if err != nil {
-		return nil, err
-	}
-	files = slices.DeleteFunc(files, r.ignored)
-	skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return r.ignored(s.Path) })
 	// Collect cleans the files it returns; a named directory is never
 	// one of them.
 	named := make(map[string]bool, len(paths))
@@ -148,6 +143,21 @@ func (r *run) checkPaths(paths []string) (*Result, error) {
 		named[filepath.Clean(p)] = true
 	}
 	r.walked = func(path string) bool { return !named[path] }
+	var skipped []fileset.Skipped
+	var err error
+	files := r.loadEach(func(load func(path string)) {
+		_, skipped, err = fileset.CollectEach(paths, r.opts.Files.Options, func(path string) {
+			if !r.ignored(path) {
+				load(path)
+			}
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The walk meets the files in its own order; a run's are sorted.
+	slices.SortFunc(files, func(a, b loadedFile) int { return strings.Compare(a.path, b.path) })
+	skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return r.ignored(s.Path) })
 	return r.checkFiles(files, skipped), nil
 }
 
@@ -189,17 +199,29 @@ func saying(findings []Finding, fs fileSuppressions) *said {
 	return &said{findings: findings, suppressions: fs}
 }
 
+// loadedFile is a file of a run and what it kept.
+type loadedFile struct {
+	path string
+	loaded
+}
+
 // CheckFiles checks files: each is read and taken through the
 // per-document stages by a pool of GOMAXPROCS workers, then the
 // cross-document rules run once per set over its documents.
-func CheckFiles(files []string, opts Options) *Result { return newRun(&opts).checkFiles(files, nil) }
+func CheckFiles(files []string, opts Options) *Result {
+	r := newRun(&opts)
+	return r.checkFiles(r.loadEach(func(load func(path string)) {
+		for _, f := range files {
+			load(f)
+		}
+	}), nil)
+}
 
-// checkFiles is CheckFiles for a collection in which the skipped paths
-// could not be read at all.
-func (r *run) checkFiles(files []string, skipped []fileset.Skipped) *Result {
-	loaded := r.loadEach(files)
+// checkFiles checks the files loaded, in which the skipped paths could
+// not be read at all.
+func (r *run) checkFiles(files []loadedFile, skipped []fileset.Skipped) *Result {
 	r.waitForInputs()
-	res, lost := r.tally(files, skipped, loaded)
+	res, lost := r.tally(files, skipped)
 	unreadable := r.groupSets(res, lost)
 	if !r.decodeOnly {
 		var found []Finding
@@ -210,30 +232,48 @@ func (r *run) checkFiles(files []string, skipped []fileset.Skipped) *Result {
 	return res
 }
 
-// loadEach takes every file through the per-document stages on a pool of
-// GOMAXPROCS workers, and returns what each kept, in the order of files.
-func (r *run) loadEach(files []string) []loaded {
-	results := make([]loaded, len(files))
+// loadEach takes every file that feed gives to its load through the
+// per-document stages, on a pool of GOMAXPROCS workers that start on the
+// first file while feed goes on, and returns what each kept, in the order
+// given.
+func (r *run) loadEach(feed func(load func(path string))) []loadedFile {
 	r.strings, r.names = new(boundary.Strings), new(chain.NameTable)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var w worker
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(files) {
-					return
-				}
-				results[i] = w.load(files[i], r)
-			}
-		}()
+	type job struct {
+		i    int
+		path string
 	}
+	type done struct {
+		i int
+		loadedFile
+	}
+	// The buffer lets the walk run ahead of the workers instead of
+	// handing each file over in turn.
+	jobs := make(chan job, 1024)
+	kept := make([][]done, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for k := range kept {
+		wg.Go(func() {
+			var w worker
+			for j := range jobs {
+				kept[k] = append(kept[k], done{j.i, loadedFile{j.path, w.load(j.path, r)}})
+			}
+		})
+	}
+	n := 0
+	feed(func(path string) {
+		jobs <- job{n, path}
+		n++
+	})
+	close(jobs)
 	wg.Wait()
 	r.strings = nil // the facts hold the strings, the table is done
-	return results
+	files := make([]loadedFile, n)
+	for _, ds := range kept {
+		for _, d := range ds {
+			files[d.i] = d.loadedFile
+		}
+	}
+	return files
 }
 
 // waitForInputs waits for the supplied inputs still being read while the
@@ -253,21 +293,21 @@ func (r *run) waitForInputs() {
 // findings and suppressions, the facts of the boundary documents and the
 // counts of the others; and, by set name, how many files of each set could
 // not be read, since each may be a missing hop of its own set.
-func (r *run) tally(files []string, skipped []fileset.Skipped, loaded []loaded) (*Result, map[string]int) {
+func (r *run) tally(files []loadedFile, skipped []fileset.Skipped) (*Result, map[string]int) {
 	res := &Result{Files: len(files) + len(skipped), Unreadable: len(skipped) + r.inputUnreadable}
 	lost := map[string]int{}
 	for _, s := range skipped {
 		res.Findings = append(res.Findings, unreadable(s.Path, s.Err))
 		lost[r.setOf(s.Path)]++
 	}
-	for i, l := range loaded {
+	for _, l := range files {
 		if l.said != nil {
 			res.Findings = append(res.Findings, l.said.findings...)
 		}
 		switch {
 		case l.unreadable:
 			res.Unreadable++
-			lost[r.setOf(files[i])]++
+			lost[r.setOf(l.path)]++
 		case l.notBoundary:
 			res.NotBoundary++
 		case l.facts != nil:
