@@ -12,7 +12,7 @@ import (
 	"github.com/idemlint/idemlint/checks/chain"
 )
 
-// Check reads each file as the walk meets it, and the walk meets "a/"
+// CheckPaths reads each file as the walk meets it, and the walk meets "a/"
 // before "a-b/", which sorts first: the run's documents and findings are
 // still in the order of their paths, as if the files had been given
 // sorted.
@@ -38,7 +38,7 @@ func TestCheckKeepsPathOrderWhateverTheWalkOrder(t *testing.T) {
 	}
 	slices.Sort(sorted)
 
-	res, err := Check([]string{dir}, DefaultOptions())
+	res, err := CheckPaths([]string{dir}, DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func (sup *suppressions) apply(findings []Finding, skips func(rule string) bool)
 			out = append(out, f)
 		}
 	}
-	if skips(IDL003.ID) {
+	if skips(idl003.ID) {
 		return out
 	}
 	// A set whose documents all carry a stale suppression has as many
@@ -117,7 +117,7 @@ func readSuppressions(p *DocumentPass, rules Rules) []*suppression {
 	for i := range field.Entries {
 		e := &field.Entries[i]
 		if rule, ok := readEntry(p, rules, e, first); ok {
-			at := newFinding(IDL003, Warning, p.Doc.Path, p.Doc.Places, e.Pos, "", "", "")
+			at := newFinding(idl003, Warning, p.Doc.Path, p.Doc.Places, e.Pos, "", "", "")
 			out = append(out, &suppression{at: at, rule: rule})
 		}
 	}
@@ -152,7 +152,7 @@ func readEntry(p *DocumentPass, rules Rules, e *boundary.SuppressionEntry, first
 		case !known || r.ID != rule:
 			p.Report(n.Pos, "unknown rule %q; %s", rule, rules.Hint(rule))
 			ok = false
-		case rule == IDL001.ID || rule == IDL003.ID:
+		case rule == IDL001.ID || rule == idl003.ID:
 			p.Report(n.Pos, "%s cannot be suppressed; fix what it reports instead", rule)
 			ok = false
 		case seen:
