@@ -235,47 +235,91 @@ func (r *run) checkFiles(files []loadedFile, skipped []fileset.Skipped) *Result 
 }
 
 // loadEach takes every file that feed gives to its load through the
-// per-document stages, on a pool of GOMAXPROCS workers that start on the
-// first file while feed goes on, and returns what each kept, in the order
-// given.
+// per-document stages on a pool of GOMAXPROCS workers, and returns what
+// each kept, in the order given. The workers start on the first file
+// while feed goes on, one fewer than there are cores: feed walking a
+// directory keeps a core busy, and more threads than cores would switch
+// between them at a cost in every file's decoding. The last starts once
+// feed is done.
 func (r *run) loadEach(feed func(load func(path string))) []loadedFile {
 	r.strings, r.names = new(boundary.Strings), new(chain.NameTable)
-	type job struct {
-		i    int
-		path string
-	}
 	type done struct {
 		i int
 		loadedFile
 	}
-	// The buffer lets the walk run ahead of the workers instead of
-	// handing each file over in turn.
-	jobs := make(chan job, 1024)
+	var q fileQueue
+	q.more.L = &q.mu
 	kept := make([][]done, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for k := range kept {
+	start := func(k int) {
 		wg.Go(func() {
 			var w worker
-			for j := range jobs {
-				kept[k] = append(kept[k], done{j.i, loadedFile{j.path, w.load(j.path, r)}})
+			for {
+				i, path, ok := q.take()
+				if !ok {
+					return
+				}
+				kept[k] = append(kept[k], done{i, loadedFile{path, w.load(path, r)}})
 			}
 		})
 	}
-	n := 0
-	feed(func(path string) {
-		jobs <- job{n, path}
-		n++
-	})
-	close(jobs)
+	for k := range len(kept) - 1 {
+		start(k)
+	}
+	feed(q.put)
+	q.close()
+	start(len(kept) - 1)
 	wg.Wait()
 	r.strings = nil // the facts hold the strings, the table is done
-	files := make([]loadedFile, n)
+	files := make([]loadedFile, len(q.paths))
 	for _, ds := range kept {
 		for _, d := range ds {
 			files[d.i] = d.loadedFile
 		}
 	}
 	return files
+}
+
+// fileQueue hands the files a walk meets to the workers, in order. The
+// walk never waits for them: a bounded channel would hold it up, and its
+// core would idle, whenever the workers fell behind.
+type fileQueue struct {
+	mu     sync.Mutex
+	more   sync.Cond // on mu: a file was put, or the queue closed
+	paths  []string
+	next   int // the index of the next file to take
+	closed bool
+}
+
+// put adds the file at path.
+func (q *fileQueue) put(path string) {
+	q.mu.Lock()
+	q.paths = append(q.paths, path)
+	q.mu.Unlock()
+	q.more.Signal()
+}
+
+// close says no file will be put any more.
+func (q *fileQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.more.Broadcast()
+}
+
+// take returns the next file and its index, waiting for one to be put;
+// false once the queue is closed and every file taken.
+func (q *fileQueue) take() (int, string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.next == len(q.paths) && !q.closed {
+		q.more.Wait()
+	}
+	if q.next == len(q.paths) {
+		return 0, "", false
+	}
+	q.next++
+	return q.next - 1, q.paths[q.next-1], true
 }
 
 // waitForInputs waits for the supplied inputs still being read while the
