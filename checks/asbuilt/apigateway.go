@@ -19,12 +19,12 @@ const APIGateway Platform = "api-gateway"
 var apiGateway = &platform{
 	name:     APIGateway,
 	export:   &exportReader{keys: []string{"openapi", "swagger"}, is: isAPIGatewayExport, read: (*fileRead).apiGateway},
-	defaults: []*Default{APIGatewayHTTPIntegration},
+	defaults: []*Default{apiGatewayHTTPIntegration},
 }
 
 // The defaults it relies on.
 var (
-	APIGatewayHTTPIntegration = &Default{
+	apiGatewayHTTPIntegration = &Default{
 		ID:      "api-gateway.http-integration-headers",
 		Setting: "x-amazon-apigateway-integration requestParameters (type http)",
 		Value:   "only the headers mapped as integration.request.header.NAME are forwarded",
@@ -113,7 +113,7 @@ func (f *fileRead) integration(rt *Route, n *yaml.Node) {
 	if !strings.EqualFold(typ.Value, "http") {
 		return
 	}
-	rt.Forwards = &Forwarding{From: defaulted(APIGatewayHTTPIntegration, f.pos(n)).From}
+	rt.Forwards = &Forwarding{From: defaulted(apiGatewayHTTPIntegration, f.pos(n)).From}
 	keys, values := f.pairs(f.field(n, "requestParameters"), "requestParameters")
 	for i, k := range keys {
 		name, ok := strings.CutPrefix(k.Value, "integration.request.header.")

@@ -99,7 +99,7 @@ func TestBind(t *testing.T) {
 func TestIstioDefaultRetry(t *testing.T) {
 	at := Pos{File: ".idemlint.json", Line: 3, Column: 13}
 	r := Parse("none.yaml", nil).IstioDefaultRetry(at)
-	if r.Attempts != 3 || r.AttemptsFrom.Default != IstioRetries || r.AttemptsFrom.At != at {
+	if r.Attempts != 3 || r.AttemptsFrom.Default != istioRetries || r.AttemptsFrom.At != at {
 		t.Errorf("built-in: %+v", r)
 	}
 	mesh := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio, namespace: istio-system}\ndata:\n  mesh: |\n    defaultHttpRetryPolicy:\n      attempts: 0\n"

@@ -20,13 +20,13 @@ func TestDefaults(t *testing.T) {
 		d    *Default
 		want string
 	}{
-		{IstioRetries, "2"},
-		{IstioRetriableStatusCodes, "503"},
-		{NginxProxyNextUpstream, "error timeout"},
-		{NginxProxyNextUpstreamTries, "3"},
-		{NginxRetryNonIdempotent, "false"},
-		{NginxUnderscoresInHeaders, "false"},
-		{NginxCORSAllowCredentials, "true"},
+		{istioRetries, "2"},
+		{istioRetriableStatusCodes, "503"},
+		{nginxProxyNextUpstream, "error timeout"},
+		{nginxProxyNextUpstreamTries, "3"},
+		{nginxRetryNonIdempotent, "false"},
+		{nginxUnderscoresInHeaders, "false"},
+		{nginxCORSAllowCredentials, "true"},
 	} {
 		if tt.d.Value != tt.want {
 			t.Errorf("%s = %q, want %q", tt.d.ID, tt.d.Value, tt.want)
@@ -34,11 +34,11 @@ func TestDefaults(t *testing.T) {
 	}
 	// The default CORS list lacks any idempotency key header: the reason
 	// the documentation names it.
-	cors := &CORS{AllowHeaders: splitList(Text{Value: NginxCORSAllowHeaders.Value})}
+	cors := &CORS{AllowHeaders: splitList(Text{Value: nginxCORSAllowHeaders.Value})}
 	if len(cors.AllowHeaders) != 9 || cors.Allows("x-idempotency-key") || cors.Allows("idempotency-key") || !cors.Allows("content-type") {
 		t.Errorf("ingress-nginx default cors-allow-headers: %v", cors.AllowHeaders)
 	}
-	if _, err := strconv.ParseBool(NginxCORSAllowCredentials.Value); err != nil {
+	if _, err := strconv.ParseBool(nginxCORSAllowCredentials.Value); err != nil {
 		t.Error(err)
 	}
 }
@@ -47,7 +47,7 @@ func TestDefaults(t *testing.T) {
 // name says its setting, value and source.
 func TestExplainDefault(t *testing.T) {
 	d, ok := LookupDefault("istio.retries")
-	if !ok || d != IstioRetries {
+	if !ok || d != istioRetries {
 		t.Fatalf("LookupDefault(istio.retries) = %v, %v", d, ok)
 	}
 	var b strings.Builder

@@ -26,30 +26,30 @@ const envoyKind = "EnvoyRouteConfiguration"
 var envoy = &platform{
 	name:     Envoy,
 	export:   &exportReader{keys: []string{"static_resources", "virtual_hosts", "configs"}, is: isEnvoyConfig, read: (*fileRead).envoy},
-	defaults: []*Default{EnvoyNoRetry, EnvoyNumRetries, EnvoyUnderscores, EnvoyCORSAllowHeaders},
+	defaults: []*Default{envoyNoRetry, envoyNumRetries, envoyUnderscores, envoyCORSAllowHeaders},
 }
 
 // The defaults it relies on.
 var (
-	EnvoyNoRetry = &Default{
+	envoyNoRetry = &Default{
 		ID:      "envoy.retry-policy",
 		Setting: "route retry_policy (none on the route or its virtual host)",
 		Value:   "no retry",
 		Source:  "envoyproxy/envoy source/common/router/config_impl.cc: a route without a retry policy gets an empty one, retry_on none",
 	}
-	EnvoyNumRetries = &Default{
+	envoyNumRetries = &Default{
 		ID:      "envoy.num-retries",
 		Setting: "retry_policy.num_retries",
 		Value:   "1",
 		Source:  "envoyproxy/envoy api/envoy/config/route/v3/route_components.proto RetryPolicy.num_retries (defaults to 1), source/common/router/config_impl.h",
 	}
-	EnvoyUnderscores = &Default{
+	envoyUnderscores = &Default{
 		ID:      "envoy.headers-with-underscores-action",
 		Setting: "HttpConnectionManager common_http_protocol_options.headers_with_underscores_action",
 		Value:   "ALLOW",
 		Source:  "envoyproxy/envoy api/envoy/config/core/v3/protocol.proto HttpProtocolOptions.headers_with_underscores_action",
 	}
-	EnvoyCORSAllowHeaders = &Default{
+	envoyCORSAllowHeaders = &Default{
 		ID:      "envoy.cors-allow-headers",
 		Setting: "cors policy allow_headers",
 		Value:   "none: no Access-Control-Allow-Headers is answered",
@@ -248,7 +248,7 @@ func (f *fileRead) envoyRouteConfig(rc *yaml.Node, m *envoyManager, clusters map
 	}
 	underscores := m.underscores
 	if underscores == nil {
-		underscores = defaulted(EnvoyUnderscores, f.pos(f.visit(rc)))
+		underscores = defaulted(envoyUnderscores, f.pos(f.visit(rc)))
 	}
 	var drops *Origin
 	switch underscores.Value {
@@ -455,7 +455,7 @@ func (f *fileRead) envoyCORS(n *yaml.Node) *CORS {
 	if t, ok := f.text(f.field(c, "allow_headers"), "cors.allow_headers"); ok {
 		cors.AllowHeaders, cors.AllowHeadersFrom = splitList(t), Origin{At: t.At}
 	} else {
-		cors.AllowHeadersFrom = defaulted(EnvoyCORSAllowHeaders, cors.At).From
+		cors.AllowHeadersFrom = defaulted(envoyCORSAllowHeaders, cors.At).From
 	}
 	if v, at, ok := f.boolean(f.field(c, "allow_credentials"), "cors.allow_credentials"); ok {
 		cors.Credentials, cors.CredentialsFrom = v, Origin{At: at}

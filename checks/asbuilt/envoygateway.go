@@ -29,14 +29,14 @@ var envoyGateway = &platform{
 		{kind: "ClientTrafficPolicy", groups: []string{envoyGatewayGroup}, read: (*fileRead).envoyGatewayPolicy},
 		{kind: "SecurityPolicy", groups: []string{envoyGatewayGroup}, read: (*fileRead).envoyGatewayPolicy},
 	},
-	defaults: []*Default{EnvoyGatewayUnderscores},
+	defaults: []*Default{envoyGatewayUnderscores},
 }
 
 // The defaults it relies on; its retry's are those of an HTTPRoute's
 // retry under Envoy Gateway (gatewayapi.go), which a policy's retry
 // shares (internal/xds/translator/route.go buildRetryPolicy).
 var (
-	EnvoyGatewayUnderscores = &Default{
+	envoyGatewayUnderscores = &Default{
 		ID:      "envoy-gateway.with-underscores-action",
 		Setting: "ClientTrafficPolicy spec.headers.withUnderscoresAction",
 		Value:   "RejectRequest",
@@ -157,7 +157,7 @@ func (s *Set) envoyGatewayPolicy(res *Resource) envoyGatewayEffective {
 func envoyGatewayPolicyRetry(r *envoyGatewayRetry) (Retry, []Problem) {
 	attempts := r.numRetries
 	if attempts == nil {
-		attempts = defaulted(EnvoyGatewayRetries, r.at)
+		attempts = defaulted(envoyGatewayRetries, r.at)
 	}
 	retries, err := strconv.Atoi(attempts.Value)
 	if err != nil || retries < 0 {
@@ -165,8 +165,8 @@ func envoyGatewayPolicyRetry(r *envoyGatewayRetry) (Retry, []Problem) {
 			[]Problem{{At: attempts.From.At, Message: "retry.numRetries is " + strconv.Quote(attempts.Value) + ", not a whole number"}}
 	}
 	out := Retry{Attempts: 1 + retries, AttemptsKnown: true, AttemptsFrom: attempts.From}
-	retryOn := defaulted(EnvoyGatewayRetryOn, r.at)
-	codes := []*setting{defaulted(EnvoyGatewayRetriableStatusCodes, r.at)}
+	retryOn := defaulted(envoyGatewayRetryOn, r.at)
+	codes := []*setting{defaulted(envoyGatewayRetriableStatusCodes, r.at)}
 	if r.retryOn != nil {
 		codes = codeSettings(r.codes)
 		if len(r.triggers) > 0 {

@@ -26,26 +26,26 @@ var gatewayAPI = &platform{
 		{kind: "Gateway", groups: []string{gatewayGroup}, read: (*fileRead).gateway},
 		{kind: "GatewayClass", groups: []string{gatewayGroup}, read: (*fileRead).gatewayClass},
 	},
-	defaults: []*Default{GatewayNoRetry, GatewayRetryConnectionErrors, GatewayRetryAttempts,
-		IstioGatewayRetryOn, IstioGatewayRetryAttempts,
-		EnvoyGatewayNoRetry, EnvoyGatewayRetries, EnvoyGatewayRetryOn, EnvoyGatewayRetriableStatusCodes},
+	defaults: []*Default{gatewayNoRetry, gatewayRetryConnectionErrors, gatewayRetryAttempts,
+		istioGatewayRetryOn, istioGatewayRetryAttempts,
+		envoyGatewayNoRetry, envoyGatewayRetries, envoyGatewayRetryOn, envoyGatewayRetriableStatusCodes},
 }
 
 // The defaults it relies on.
 var (
-	GatewayNoRetry = &Default{
+	gatewayNoRetry = &Default{
 		ID:      "gateway-api.no-retry",
 		Setting: "HTTPRoute rules[].retry",
 		Value:   "no retry",
 		Source:  "Gateway API HTTPRouteRule.retry (GEP-1731): retries are configured by the retry stanza",
 	}
-	GatewayRetryConnectionErrors = &Default{
+	gatewayRetryConnectionErrors = &Default{
 		ID:      "gateway-api.retry-connection-errors",
 		Setting: "HTTPRoute rules[].retry (conditions besides codes)",
 		Value:   "connection errors (connect_error)",
 		Source:  "Gateway API HTTPRouteRetry (GEP-1731): implementations MUST retry on connection errors if a retry stanza is configured",
 	}
-	GatewayRetryAttempts = &Default{
+	gatewayRetryAttempts = &Default{
 		ID:      "gateway-api.retry-attempts",
 		Setting: "HTTPRoute rules[].retry.attempts",
 		Value:   "implementation-specific",
@@ -56,37 +56,37 @@ var (
 // The defaults of the implementations (implementation.go): what each
 // does with a rule without a retry stanza, and with one.
 var (
-	IstioGatewayRetryOn = &Default{
+	istioGatewayRetryOn = &Default{
 		ID:      "gateway-api.istio.retry-on",
 		Setting: "HTTPRoute rules[].retry under Istio (conditions besides codes)",
 		Value:   "connect-failure,refused-stream,unavailable,cancelled",
 		Source:  "istio/istio pilot/pkg/config/kube/gateway/conversion.go: a retry stanza becomes retries with this retryOn plus its codes",
 	}
-	IstioGatewayRetryAttempts = &Default{
+	istioGatewayRetryAttempts = &Default{
 		ID:      "gateway-api.istio.retry-attempts",
 		Setting: "HTTPRoute rules[].retry.attempts under Istio",
 		Value:   "2",
 		Source:  "istio/istio pilot/pkg/config/kube/gateway/conversion.go: Attempts ptr.OrDefault(r.Retry.Attempts, 2)",
 	}
-	EnvoyGatewayNoRetry = &Default{
+	envoyGatewayNoRetry = &Default{
 		ID:      "gateway-api.envoy-gateway.no-retry",
 		Setting: "HTTPRoute rules[].retry under Envoy Gateway (no BackendTrafficPolicy retry)",
 		Value:   "no retry",
 		Source:  "envoyproxy/gateway internal/gatewayapi/route.go processRouteRetry: no retry stanza, no retry policy",
 	}
-	EnvoyGatewayRetries = &Default{
+	envoyGatewayRetries = &Default{
 		ID:      "gateway-api.envoy-gateway.retries",
 		Setting: "HTTPRoute rules[].retry.attempts under Envoy Gateway",
 		Value:   "2",
 		Source:  "envoyproxy/gateway internal/xds/translator/route.go: retryDefaultNumRetries",
 	}
-	EnvoyGatewayRetryOn = &Default{
+	envoyGatewayRetryOn = &Default{
 		ID:      "gateway-api.envoy-gateway.retry-on",
 		Setting: "HTTPRoute rules[].retry under Envoy Gateway (conditions)",
 		Value:   "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes",
 		Source:  "envoyproxy/gateway internal/xds/translator/route.go: retryDefaultRetryOn",
 	}
-	EnvoyGatewayRetriableStatusCodes = &Default{
+	envoyGatewayRetriableStatusCodes = &Default{
 		ID:      "gateway-api.envoy-gateway.retriable-status-codes",
 		Setting: "HTTPRoute rules[].retry.codes under Envoy Gateway",
 		Value:   "503",
@@ -151,9 +151,15 @@ func (f *fileRead) httpRoute(root *yaml.Node) {
 			all, _ := pathmatch.New(pathmatch.SegmentPrefix, "/")
 			rt.Matches = []Match{{Path: &all, At: rt.At}}
 		}
+		var services []Ref
 		for _, b := range f.items(f.field(rule, "backendRefs"), "backendRefs") {
 			if name, ok := f.text(f.field(b, "name"), "backendRefs.name"); ok {
 				rt.Backends = append(rt.Backends, name)
+				kind, _ := f.text(f.field(b, "kind"), "backendRefs.kind")
+				ns, _ := f.text(f.field(b, "namespace"), "backendRefs.namespace")
+				if kind.Value == "" || kind.Value == "Service" {
+					services = append(services, Ref{Kind: "Service", Name: name.Value, Namespace: cmp.Or(ns.Value, res.Namespace)})
+				}
 			}
 			for _, filter := range f.items(f.field(b, "filters"), "backendRefs.filters") {
 				f.gatewayFilter(rt, filter) // a backend's own filters
@@ -163,6 +169,7 @@ func (f *fileRead) httpRoute(root *yaml.Node) {
 			f.gatewayFilter(rt, filter)
 		}
 		rt.gateway = f.ruleRetry(rt, rule)
+		rt.gateway.services = services
 		res.Routes = append(res.Routes, rt)
 	}
 	res.rank(pathmatch.GatewayAPI)

@@ -9,7 +9,7 @@ import (
 
 // IDL401 catches a proxy that resends a write the boundary set says is
 // sent once.
-var IDL401 = &checks.Rule{
+var idl401 = &checks.Rule{
 	ID:       "IDL401",
 	Name:     "as-built-resends-write",
 	Severity: checks.Error,

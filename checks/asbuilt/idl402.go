@@ -9,7 +9,7 @@ import (
 
 // IDL402 catches a proxy that retries more than the edge that declares the
 // retry says.
-var IDL402 = &checks.Rule{
+var idl402 = &checks.Rule{
 	ID:       "IDL402",
 	Name:     "as-built-retry-broader",
 	Severity: checks.Error,

@@ -9,7 +9,7 @@ import (
 
 // IDL403 catches a proxy that resends writes no hop before it has made
 // carry a key.
-var IDL403 = &checks.Rule{
+var idl403 = &checks.Rule{
 	ID:       "IDL403",
 	Name:     "as-built-resends-keyless",
 	Severity: checks.Error,

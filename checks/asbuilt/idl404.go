@@ -10,7 +10,7 @@ import (
 
 // IDL404 catches a proxy that drops the key, or a header the owner reads
 // the tenant or actor from, between two hops that both allow it.
-var IDL404 = &checks.Rule{
+var idl404 = &checks.Rule{
 	ID:       "IDL404",
 	Name:     "as-built-drops-key",
 	Severity: checks.Error,

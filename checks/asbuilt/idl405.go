@@ -6,7 +6,7 @@ import (
 )
 
 // IDL405 catches a CORS answer that makes the browser leave the key out.
-var IDL405 = &checks.Rule{
+var idl405 = &checks.Rule{
 	ID:       "IDL405",
 	Name:     "as-built-cors-allows-key",
 	Severity: checks.Error,

@@ -9,7 +9,7 @@ import (
 )
 
 // IDL406 recomputes the chain's timing rules with what the proxies do.
-var IDL406 = &checks.Rule{
+var idl406 = &checks.Rule{
 	ID:       "IDL406",
 	Name:     "as-built-timing",
 	Severity: checks.Warning,

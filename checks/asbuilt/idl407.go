@@ -10,7 +10,7 @@ import (
 // IDL407 catches a binding between the boundary set and the deployment
 // that does not hold: the other as-built rules then judge the wrong
 // resources, or none.
-var IDL407 = &checks.Rule{
+var idl407 = &checks.Rule{
 	ID:       "IDL407",
 	Name:     "as-built-binding",
 	Severity: checks.Warning,

@@ -185,6 +185,9 @@ type ruleRetry struct {
 	attempts *setting // retries, nil when not written
 	codes    []Text
 	perTry   *timed // timeouts.backendRequest
+	// services are the Kubernetes Services of the rule's backendRefs,
+	// whose annotations an implementation may read (Kong's retries).
+	services []Ref
 }
 
 // perTrySetting is the rule's backendRequest timeout, the per-try
@@ -208,9 +211,9 @@ func istioRule(s *Set, rt *Route) {
 	}
 	attempts := g.attempts
 	if attempts == nil {
-		attempts = defaulted(IstioGatewayRetryAttempts, g.at)
+		attempts = defaulted(istioGatewayRetryAttempts, g.at)
 	}
-	rt.Retry, _ = envoyRetryWith(attempts, defaulted(IstioGatewayRetryOn, g.at), codeSettings(g.codes), g.perTrySetting())
+	rt.Retry, _ = envoyRetryWith(attempts, defaulted(istioGatewayRetryOn, g.at), codeSettings(g.codes), g.perTrySetting())
 }
 
 // envoyGatewayRule: Envoy Gateway makes no retry without a stanza, and
@@ -225,7 +228,7 @@ func envoyGatewayRule(s *Set, rt *Route) {
 	pol := s.envoyGatewayPolicy(rt.Resource)
 	underscores := pol.underscores
 	if underscores == nil {
-		underscores = defaulted(EnvoyGatewayUnderscores, rt.Resource.At)
+		underscores = defaulted(envoyGatewayUnderscores, rt.Resource.At)
 	}
 	if underscores.Value != "Allow" {
 		rt.DropsUnderscores = &underscores.From
@@ -239,37 +242,46 @@ func envoyGatewayRule(s *Set, rt *Route) {
 			rt.Retry, _ = envoyGatewayPolicyRetry(pol.retry)
 			return
 		}
-		rt.Retry = noRetry(EnvoyGatewayNoRetry, g.rule)
+		rt.Retry = noRetry(envoyGatewayNoRetry, g.rule)
 		return
 	}
 	attempts := g.attempts
 	if attempts == nil {
-		attempts = defaulted(EnvoyGatewayRetries, g.at)
+		attempts = defaulted(envoyGatewayRetries, g.at)
 	}
 	codes := codeSettings(g.codes)
 	if len(codes) == 0 {
-		codes = []*setting{defaulted(EnvoyGatewayRetriableStatusCodes, g.at)}
+		codes = []*setting{defaulted(envoyGatewayRetriableStatusCodes, g.at)}
 	}
-	rt.Retry, _ = envoyRetryWith(attempts, defaulted(EnvoyGatewayRetryOn, g.at), codes, g.perTrySetting())
+	rt.Retry, _ = envoyRetryWith(attempts, defaulted(envoyGatewayRetryOn, g.at), codes, g.perTrySetting())
 }
 
 // kongRule: Kong retries through its service's retries whether or not a
 // stanza is written (the stanza's attempts, when written, replace them),
 // on nginx's error and timeout, POST, LOCK and PATCH only before they
-// were sent.
-func kongRule(_ *Set, rt *Route) {
+// were sent. The service's retries are the backend Service's
+// konghq.com/retries annotation when that Service is read (the first
+// backend's that has it: the controller makes one Kong service of the
+// rule), else Kong's default.
+func kongRule(s *Set, rt *Route) {
 	g := rt.gateway
-	tries := defaulted(KongRetries, g.rule)
+	tries := defaulted(kongRetries, g.rule)
+	for _, ref := range g.services {
+		if svc := s.object(ref.Kind, ref.Namespace, ref.Name); svc != nil && svc.kongRetries != nil {
+			tries = svc.kongRetries
+			break
+		}
+	}
 	if g.present && g.attempts != nil {
 		tries = g.attempts
 	}
 	// Kong's retries are retries; nginx counts attempts in all.
 	n, err := strconv.Atoi(tries.Value)
 	if err != nil || n < 0 {
-		n, _ = strconv.Atoi(KongRetries.Value)
+		n, _ = strconv.Atoi(kongRetries.Value)
 	}
 	inAll := &setting{Value: strconv.Itoa(n + 1), From: tries.From}
-	next := defaulted(KongRetryOn, g.rule)
+	next := defaulted(kongRetryOn, g.rule)
 	rt.Retry, _ = nginxRetry(next, inAll, nil, false)
 	post, _ := nginxRetry(next, inAll, nil, true)
 	rt.NonIdempotent = &post

@@ -29,24 +29,24 @@ var istio = &platform{
 		},
 		read: (*fileRead).meshConfigMap,
 	},
-	defaults: []*Default{IstioRetries, IstioRetryOn, IstioRetriableStatusCodes},
+	defaults: []*Default{istioRetries, istioRetryOn, istioRetriableStatusCodes},
 }
 
 // The defaults it relies on.
 var (
-	IstioRetries = &Default{
+	istioRetries = &Default{
 		ID:      "istio.retries",
 		Setting: "VirtualService http[].retries.attempts (no retries written, no mesh defaultHttpRetryPolicy)",
 		Value:   "2",
 		Source:  "istio/istio pilot/pkg/networking/core/route/retry/retry.go, defaultPolicy: NumRetries 2",
 	}
-	IstioRetryOn = &Default{
+	istioRetryOn = &Default{
 		ID:      "istio.retry-on",
 		Setting: "VirtualService http[].retries.retryOn",
 		Value:   "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes",
 		Source:  "istio/istio pilot/pkg/networking/core/route/retry/retry.go, defaultPolicy: RetryOn",
 	}
-	IstioRetriableStatusCodes = &Default{
+	istioRetriableStatusCodes = &Default{
 		ID:      "istio.retriable-status-codes",
 		Setting: "retriable status codes (no status code in retryOn)",
 		Value:   "503",

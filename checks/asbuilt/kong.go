@@ -24,38 +24,47 @@ const kongKind = "KongService"
 
 // kong is the platform as platforms lists it.
 var kong = &platform{
-	name:     Kong,
-	export:   &exportReader{keys: []string{"_format_version"}, is: isKongConfig, read: (*fileRead).kong},
-	defaults: []*Default{KongRetries, KongRetryOn, KongRetryNonIdempotent, KongReadTimeout, KongCORSHeaders},
+	name:   Kong,
+	export: &exportReader{keys: []string{"_format_version"}, is: isKongConfig, read: (*fileRead).kong},
+	kinds: []kindReader{
+		{kind: "Service", groups: []string{"v1"}, word: kongRetriesAnnotation, read: (*fileRead).kongBackendService},
+	},
+	defaults: []*Default{kongRetries, kongRetryOn, kongRetryNonIdempotent, kongReadTimeout, kongCORSHeaders},
 }
+
+// kongRetriesAnnotation, on the Kubernetes Service an HTTPRoute under
+// Kong sends to, sets the retries of the Kong service Kong's ingress
+// controller makes of it (Kong/kubernetes-ingress-controller
+// internal/annotations: konghq.com/retries).
+const kongRetriesAnnotation = "konghq.com/retries"
 
 // The defaults it relies on.
 var (
-	KongRetries = &Default{
+	kongRetries = &Default{
 		ID:      "kong.retries",
 		Setting: "services[].retries",
 		Value:   "5",
 		Source:  "Kong/kong kong/db/schema/entities/services.lua: retries default 5, granted even with one target",
 	}
-	KongRetryOn = &Default{
+	kongRetryOn = &Default{
 		ID:      "kong.retry-on",
 		Setting: "the conditions of a service's retries",
 		Value:   "error timeout",
 		Source:  "Kong/kong kong/templates/nginx_kong.lua writes no proxy_next_upstream, so nginx's default of src/http/ngx_http_upstream.c applies",
 	}
-	KongRetryNonIdempotent = &Default{
+	kongRetryNonIdempotent = &Default{
 		ID:      "kong.retry-non-idempotent",
 		Setting: "proxy_next_upstream non_idempotent",
 		Value:   "false",
 		Source:  "nginx src/http/ngx_http_upstream.c ngx_http_upstream_next: POST, LOCK and PATCH are not passed to the next try once sent; Kong's template does not change it",
 	}
-	KongReadTimeout = &Default{
+	kongReadTimeout = &Default{
 		ID:      "kong.read-timeout",
 		Setting: "services[].read_timeout (milliseconds, each try)",
 		Value:   "60000",
 		Source:  "Kong/kong kong/db/schema/entities/services.lua: read_timeout default 60000",
 	}
-	KongCORSHeaders = &Default{
+	kongCORSHeaders = &Default{
 		ID:      "kong.cors-headers",
 		Setting: "cors plugin config.headers",
 		Value:   "the headers the preflight asks for (Access-Control-Request-Headers) are allowed",
@@ -249,7 +258,7 @@ func (f *fileRead) kongService(s *yaml.Node, at Pos) (backend Text, retry Retry,
 	label, _, _ := strings.Cut(host.Value, ".")
 	backend = Text{Value: label, At: host.At}
 
-	retries := defaulted(KongRetries, at)
+	retries := defaulted(kongRetries, at)
 	if t, ok := f.text(f.field(s, "retries"), "services.retries"); ok {
 		if n, err := strconv.Atoi(t.Value); err != nil || n < 0 {
 			problems = append(problems, Problem{At: t.At, Message: "services.retries is " + strconv.Quote(t.Value) + ", not a whole number"})
@@ -259,11 +268,11 @@ func (f *fileRead) kongService(s *yaml.Node, at Pos) (backend Text, retry Retry,
 	}
 	n, _ := strconv.Atoi(retries.Value)
 	tries := &setting{Value: strconv.Itoa(n + 1), From: retries.From}
-	next, unsafe := defaulted(KongRetryOn, at), defaulted(KongRetryNonIdempotent, at)
+	next, unsafe := defaulted(kongRetryOn, at), defaulted(kongRetryNonIdempotent, at)
 	retry, _ = nginxRetry(next, tries, unsafe, false)
 	post, _ := nginxRetry(next, tries, unsafe, true)
 
-	timeout := defaulted(KongReadTimeout, at)
+	timeout := defaulted(kongReadTimeout, at)
 	if t, ok := f.text(f.field(s, "read_timeout"), "services.read_timeout"); ok {
 		if ms, err := strconv.Atoi(t.Value); err != nil || ms <= 0 {
 			problems = append(problems, Problem{At: t.At, Message: "services.read_timeout is " + strconv.Quote(t.Value) + ", not a positive number of milliseconds"})
@@ -330,10 +339,32 @@ func (f *fileRead) kongCORS(p *yaml.Node) *CORS {
 		c.AllowHeadersFrom = Origin{At: f.pos(f.visit(h))}
 	}
 	if len(c.AllowHeaders) == 0 {
-		c.Echo, c.AllowHeadersFrom = true, defaulted(KongCORSHeaders, c.At).From
+		c.Echo, c.AllowHeadersFrom = true, defaulted(kongCORSHeaders, c.At).From
 	}
 	if v, at, ok := f.boolean(f.field(config, "credentials"), "cors config.credentials"); ok {
 		c.Credentials, c.CredentialsFrom = v, Origin{At: at}
 	}
 	return c
+}
+
+// kongBackendService reads a Kubernetes Service's konghq.com/retries
+// annotation, which an HTTPRoute under Kong that sends to the Service
+// retries by (kongRule). A Service without it says nothing to Kong's
+// retries and is skipped like any other.
+func (f *fileRead) kongBackendService(root *yaml.Node) {
+	annotation := f.path(root, "metadata", "annotations", kongRetriesAnnotation)
+	if annotation == nil {
+		f.skip([]byte("Service"))
+		return
+	}
+	res := f.resource(Kong, "Service", root)
+	t, ok := f.text(annotation, kongRetriesAnnotation)
+	if !ok {
+		return
+	}
+	if n, err := strconv.Atoi(t.Value); err != nil || n < 0 {
+		f.problems = append(f.problems, Problem{At: t.At, Message: kongRetriesAnnotation + " is " + strconv.Quote(t.Value) + ", not a whole number"})
+		return
+	}
+	res.kongRetries = written(t)
 }

@@ -28,45 +28,45 @@ var ingressNginx = &platform{
 		},
 		read: (*fileRead).nginxConfigMap,
 	},
-	defaults: []*Default{NginxProxyNextUpstream, NginxProxyNextUpstreamTries, NginxRetryNonIdempotent, NginxCORSAllowHeaders, NginxCORSAllowCredentials, NginxUnderscoresInHeaders},
+	defaults: []*Default{nginxProxyNextUpstream, nginxProxyNextUpstreamTries, nginxRetryNonIdempotent, nginxCORSAllowHeaders, nginxCORSAllowCredentials, nginxUnderscoresInHeaders},
 }
 
 // The defaults it relies on.
 var (
-	NginxProxyNextUpstream = &Default{
+	nginxProxyNextUpstream = &Default{
 		ID:      "ingress-nginx.proxy-next-upstream",
 		Setting: "proxy-next-upstream",
 		Value:   "error timeout",
 		Source:  "ingress-nginx docs, user-guide/nginx-configuration/configmap.md#proxy-next-upstream",
 		Live:    true, // nginx decides it: proven with the directives of the template
 	}
-	NginxProxyNextUpstreamTries = &Default{
+	nginxProxyNextUpstreamTries = &Default{
 		ID:      "ingress-nginx.proxy-next-upstream-tries",
 		Setting: "proxy-next-upstream-tries",
 		Value:   "3",
 		Source:  "ingress-nginx docs, user-guide/nginx-configuration/configmap.md#proxy-next-upstream-tries",
 		Live:    true, // nginx decides it: proven with the directives of the template
 	}
-	NginxRetryNonIdempotent = &Default{
+	nginxRetryNonIdempotent = &Default{
 		ID:      "ingress-nginx.retry-non-idempotent",
 		Setting: "retry-non-idempotent",
 		Value:   "false",
 		Source:  "ingress-nginx docs, user-guide/nginx-configuration/configmap.md#retry-non-idempotent; nginx proxy_next_upstream non_idempotent: POST, LOCK and PATCH are not passed to the next server once sent",
 		Live:    true, // nginx decides it: proven with the directives of the template
 	}
-	NginxCORSAllowHeaders = &Default{
+	nginxCORSAllowHeaders = &Default{
 		ID:      "ingress-nginx.cors-allow-headers",
 		Setting: "nginx.ingress.kubernetes.io/cors-allow-headers",
 		Value:   "DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization",
 		Source:  "ingress-nginx docs, user-guide/nginx-configuration/annotations.md#enable-cors",
 	}
-	NginxCORSAllowCredentials = &Default{
+	nginxCORSAllowCredentials = &Default{
 		ID:      "ingress-nginx.cors-allow-credentials",
 		Setting: "nginx.ingress.kubernetes.io/cors-allow-credentials",
 		Value:   "true",
 		Source:  "ingress-nginx docs, user-guide/nginx-configuration/annotations.md#enable-cors",
 	}
-	NginxUnderscoresInHeaders = &Default{
+	nginxUnderscoresInHeaders = &Default{
 		ID:      "ingress-nginx.enable-underscores-in-headers",
 		Setting: "enable-underscores-in-headers",
 		Value:   "false",
@@ -152,10 +152,10 @@ func (f *fileRead) ingress(root *yaml.Node) {
 		if t, ok := annotation("cors-allow-headers"); ok {
 			cors.AllowHeaders, cors.AllowHeadersFrom = splitList(t), Origin{At: t.At}
 		} else {
-			d := defaulted(NginxCORSAllowHeaders, at)
+			d := defaulted(nginxCORSAllowHeaders, at)
 			cors.AllowHeaders, cors.AllowHeadersFrom = splitList(Text{Value: d.Value, At: at}), d.From
 		}
-		credentials := defaulted(NginxCORSAllowCredentials, at)
+		credentials := defaulted(nginxCORSAllowCredentials, at)
 		if t, ok := annotation("cors-allow-credentials"); ok {
 			credentials = written(t)
 		}
@@ -194,17 +194,17 @@ func (f *fileRead) ingress(root *yaml.Node) {
 			at := rt.At
 			next, tries := next, tries
 			if next == nil {
-				next = s.controller("proxy-next-upstream", NginxProxyNextUpstream, at)
+				next = s.controller("proxy-next-upstream", nginxProxyNextUpstream, at)
 			}
 			if tries == nil {
-				tries = s.controller("proxy-next-upstream-tries", NginxProxyNextUpstreamTries, at)
+				tries = s.controller("proxy-next-upstream-tries", nginxProxyNextUpstreamTries, at)
 			}
-			nonIdempotent := s.controller("retry-non-idempotent", NginxRetryNonIdempotent, at)
+			nonIdempotent := s.controller("retry-non-idempotent", nginxRetryNonIdempotent, at)
 			var problems []Problem
 			rt.Retry, problems = nginxRetry(next, tries, nonIdempotent, false)
 			post, _ := nginxRetry(next, tries, nonIdempotent, true)
 			rt.NonIdempotent = &post
-			if underscores := s.controller("enable-underscores-in-headers", NginxUnderscoresInHeaders, at); !isTrue(underscores.Value) {
+			if underscores := s.controller("enable-underscores-in-headers", nginxUnderscoresInHeaders, at); !isTrue(underscores.Value) {
 				rt.DropsUnderscores = &underscores.From
 			}
 			s.Problems = append(s.Problems, problems...)

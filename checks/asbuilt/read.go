@@ -555,9 +555,9 @@ func (s *Set) judgeConfigs() {
 		s.Problems = append(s.Problems, problems...)
 	}
 	if c := s.nginx; c != nil {
-		_, problems := nginxRetry(s.controller("proxy-next-upstream", NginxProxyNextUpstream, c.at.at),
-			s.controller("proxy-next-upstream-tries", NginxProxyNextUpstreamTries, c.at.at),
-			s.controller("retry-non-idempotent", NginxRetryNonIdempotent, c.at.at), false)
+		_, problems := nginxRetry(s.controller("proxy-next-upstream", nginxProxyNextUpstream, c.at.at),
+			s.controller("proxy-next-upstream-tries", nginxProxyNextUpstreamTries, c.at.at),
+			s.controller("retry-non-idempotent", nginxRetryNonIdempotent, c.at.at), false)
 		s.Problems = append(s.Problems, problems...)
 	}
 }

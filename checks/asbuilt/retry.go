@@ -37,11 +37,11 @@ func defaulted(d *Default, at Pos) *setting {
 // because of what is at at.
 func envoyRetry(attempts, retryOn, perTry *setting, at Pos) (Retry, []Problem) {
 	if attempts == nil {
-		attempts, retryOn = defaulted(IstioRetries, at), nil
+		attempts, retryOn = defaulted(istioRetries, at), nil
 	}
-	codes := []*setting{defaulted(IstioRetriableStatusCodes, at)}
+	codes := []*setting{defaulted(istioRetriableStatusCodes, at)}
 	if retryOn == nil {
-		retryOn = defaulted(IstioRetryOn, at)
+		retryOn = defaulted(istioRetryOn, at)
 	} else {
 		codes = nil
 		for part := range strings.SplitSeq(retryOn.Value, ",") {
@@ -80,17 +80,17 @@ func envoyRetryWith(attempts, retryOn *setting, codes []*setting, perTry *settin
 // applying because of the route at at.
 func envoyRouteRetry(p *envoyPolicy, at Pos) (Retry, []Problem) {
 	if p == nil {
-		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: defaulted(EnvoyNoRetry, at).From}, nil
+		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: defaulted(envoyNoRetry, at).From}, nil
 	}
 	var problems []Problem
 	n := p.numRetries
 	if n == nil {
-		n = defaulted(EnvoyNumRetries, p.at)
+		n = defaulted(envoyNumRetries, p.at)
 	}
 	retries, err := strconv.Atoi(strings.TrimSpace(n.Value))
 	if err != nil || retries < 0 {
 		problems = append(problems, Problem{At: n.From.At, Message: "retry_policy.num_retries is " + strconv.Quote(n.Value) + ", not a whole number"})
-		n = defaulted(EnvoyNumRetries, p.at)
+		n = defaulted(envoyNumRetries, p.at)
 		retries, _ = strconv.Atoi(n.Value)
 	}
 	out := Retry{Attempts: 1 + retries, AttemptsKnown: true, AttemptsFrom: n.From, OnlyIf: p.gates}
@@ -181,7 +181,7 @@ func nginxRetry(next, tries, retryNonIdempotent *setting, nonIdempotent bool) (R
 	if err != nil || n < 0 {
 		// ingress-nginx ignores a value it cannot parse: the default.
 		problems = append(problems, Problem{At: tries.From.At, Message: "proxy-next-upstream-tries is " + strconv.Quote(tries.Value) + ", not a whole number"})
-		tries = defaulted(NginxProxyNextUpstreamTries, tries.From.At)
+		tries = defaulted(nginxProxyNextUpstreamTries, tries.From.At)
 		n, _ = strconv.Atoi(tries.Value)
 	}
 	return nginxConditions(Retry{Attempts: n, AttemptsKnown: true, AttemptsFrom: tries.From}, next, retryNonIdempotent, nonIdempotent), problems
@@ -252,22 +252,22 @@ func nginxConditions(out Retry, next, retryNonIdempotent *setting, nonIdempotent
 // that are retries, implementation-specific when not written.
 func gatewayRetry(stanza Pos, present bool, attempts *setting, codes []Text, rule Pos) (Retry, []Problem) {
 	if !present {
-		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: defaulted(GatewayNoRetry, rule).From}, nil
+		return Retry{Attempts: 1, AttemptsKnown: true, AttemptsFrom: defaulted(gatewayNoRetry, rule).From}, nil
 	}
 	var problems []Problem
 	out := Retry{}
 	if attempts == nil {
-		out.AttemptsFrom = defaulted(GatewayRetryAttempts, stanza).From
+		out.AttemptsFrom = defaulted(gatewayRetryAttempts, stanza).From
 	} else if n, err := strconv.Atoi(attempts.Value); err != nil || n < 0 {
 		problems = append(problems, Problem{At: attempts.From.At, Message: "retry.attempts is " + strconv.Quote(attempts.Value) + ", not a whole number"})
-		out.AttemptsFrom = defaulted(GatewayRetryAttempts, stanza).From
+		out.AttemptsFrom = defaulted(gatewayRetryAttempts, stanza).From
 	} else {
 		out.Attempts, out.AttemptsKnown, out.AttemptsFrom = 1+n, true, attempts.From
 	}
 	// GEP-1731 makes every implementation retry connection errors; spec
 	// 8.3 counts them as connect_error (what a reset after sending does is
 	// left to the implementation, and codes are what the API says).
-	out.add(Condition{Kind: ConnectError, Platform: "connection error", From: defaulted(GatewayRetryConnectionErrors, stanza).From})
+	out.add(Condition{Kind: ConnectError, Platform: "connection error", From: defaulted(gatewayRetryConnectionErrors, stanza).From})
 	for _, c := range codes {
 		code, err := strconv.Atoi(c.Value)
 		if err != nil || code < 400 || code > 599 {

@@ -54,7 +54,7 @@ func TestEnvoyRetry(t *testing.T) {
 		}
 	}
 	r, _ := envoyRetry(nil, nil, nil, at)
-	if d, ok := r.FromDefault(); !ok || d != IstioRetries || r.Conditions[1].From.Default != IstioRetriableStatusCodes {
+	if d, ok := r.FromDefault(); !ok || d != istioRetries || r.Conditions[1].From.Default != istioRetriableStatusCodes {
 		t.Errorf("Istio's default policy is not attributed to its defaults: %v", d)
 	}
 	if _, problems := envoyRetry(w("two"), nil, nil, at); len(problems) != 1 || problems[0].At != at {
@@ -74,16 +74,16 @@ func TestNginxRetry(t *testing.T) {
 		putR, postR   bool
 		postIsDefault bool
 	}{
-		{"defaults", def(NginxProxyNextUpstream), def(NginxProxyNextUpstreamTries), def(NginxRetryNonIdempotent),
+		{"defaults", def(nginxProxyNextUpstream), def(nginxProxyNextUpstreamTries), def(nginxRetryNonIdempotent),
 			"3 timeout", "3 connect_error", true, false, false},
-		{"status codes", w("error timeout http_502 http_503"), w("2"), def(NginxRetryNonIdempotent),
+		{"status codes", w("error timeout http_502 http_503"), w("2"), def(nginxRetryNonIdempotent),
 			"2 timeout,502,503", "2 connect_error", true, false, false},
-		{"non_idempotent in the list", w("error non_idempotent"), w("3"), def(NginxRetryNonIdempotent),
+		{"non_idempotent in the list", w("error non_idempotent"), w("3"), def(nginxRetryNonIdempotent),
 			"3 timeout", "3 timeout", true, true, false},
 		{"retry-non-idempotent in the ConfigMap", w("timeout http_503"), w("3"), w("true"),
 			"3 timeout,503", "3 timeout,503", true, true, false},
-		{"off", w("off"), w("3"), def(NginxRetryNonIdempotent), "1 ", "1 ", false, false, false},
-		{"one try", w("error timeout"), w("1"), def(NginxRetryNonIdempotent), "1 timeout", "1 connect_error", false, false, false},
+		{"off", w("off"), w("3"), def(nginxRetryNonIdempotent), "1 ", "1 ", false, false, false},
+		{"one try", w("error timeout"), w("1"), def(nginxRetryNonIdempotent), "1 timeout", "1 connect_error", false, false, false},
 	}
 	for _, tt := range tests {
 		put, _ := nginxRetry(tt.next, tt.tries, tt.nonIdem, false)
@@ -98,12 +98,12 @@ func TestNginxRetry(t *testing.T) {
 			t.Errorf("%s: resends after receipt PUT %v POST %v", tt.name, put.ResendsAfterReceipt(), post.ResendsAfterReceipt())
 		}
 	}
-	unlimited, _ := nginxRetry(w("error"), w("0"), def(NginxRetryNonIdempotent), false)
+	unlimited, _ := nginxRetry(w("error"), w("0"), def(nginxRetryNonIdempotent), false)
 	if unlimited.Attempts != 0 || !unlimited.Retries() {
 		t.Errorf("tries 0 is unlimited: attempts %d", unlimited.Attempts)
 	}
-	bad, problems := nginxRetry(w("error"), w("lots"), def(NginxRetryNonIdempotent), false)
-	if len(problems) != 1 || bad.Attempts != 3 || bad.AttemptsFrom.Default != NginxProxyNextUpstreamTries {
+	bad, problems := nginxRetry(w("error"), w("lots"), def(nginxRetryNonIdempotent), false)
+	if len(problems) != 1 || bad.Attempts != 3 || bad.AttemptsFrom.Default != nginxProxyNextUpstreamTries {
 		t.Errorf("tries \"lots\": attempts %d from %v, problems %v; want the default 3", bad.Attempts, bad.AttemptsFrom, problems)
 	}
 }
@@ -112,7 +112,7 @@ func TestGatewayRetry(t *testing.T) {
 	rule := Pos{File: "r.yaml", Line: 4, Column: 5}
 	stanza := Pos{File: "r.yaml", Line: 9, Column: 7}
 	none, _ := gatewayRetry(Pos{}, false, nil, nil, rule)
-	if conditions(none) != "1 " || none.AttemptsFrom.Default != GatewayNoRetry {
+	if conditions(none) != "1 " || none.AttemptsFrom.Default != gatewayNoRetry {
 		t.Errorf("no retry: %q", conditions(none))
 	}
 	codes := []Text{{Value: "503", At: stanza}, {Value: "600", At: stanza}}
@@ -122,7 +122,7 @@ func TestGatewayRetry(t *testing.T) {
 	}
 	unknown, _ := gatewayRetry(stanza, true, nil, nil, rule)
 	// Without codes, only connection errors: never after receipt.
-	if unknown.AttemptsKnown || unknown.AttemptsFrom.Default != GatewayRetryAttempts || !unknown.Retries() || unknown.ResendsAfterReceipt() {
+	if unknown.AttemptsKnown || unknown.AttemptsFrom.Default != gatewayRetryAttempts || !unknown.Retries() || unknown.ResendsAfterReceipt() {
 		t.Errorf("retry without attempts: %q from %v", conditions(unknown), unknown.AttemptsFrom)
 	}
 }
@@ -150,14 +150,14 @@ func TestRouteDrops(t *testing.T) {
 	rt := &Route{
 		Removed:          []Header{{Name: "X-Idempotency-Key", At: at}},
 		Forwards:         &Forwarding{Headers: []Header{{Name: "Authorization"}, {Name: "x_tenant"}}},
-		DropsUnderscores: &Origin{Default: NginxUnderscoresInHeaders},
+		DropsUnderscores: &Origin{Default: nginxUnderscoresInHeaders},
 	}
 	for name, want := range map[string]bool{"x-idempotency-key": true, "authorization": false, "x-tenant-id": true, "x_tenant": true} {
 		if _, got := rt.Drops(name); got != want {
 			t.Errorf("drops %s = %v", name, got)
 		}
 	}
-	if o, _ := rt.Drops("x_tenant"); o.Default != NginxUnderscoresInHeaders {
+	if o, _ := rt.Drops("x_tenant"); o.Default != nginxUnderscoresInHeaders {
 		t.Errorf("x_tenant is dropped for its underscore, not %v", o)
 	}
 	cors := &CORS{AllowHeaders: []Text{{Value: "Content-Type"}}}

@@ -6,4 +6,4 @@ import "github.com/idemlint/idemlint/checks"
 // caller lists them among its rules (checks.Options.Rules) and supplies
 // the as-built configuration (Config). A rule is a file (idlNNN.go) and a
 // line here.
-var Rules = checks.Rules{IDL401, IDL402, IDL403, IDL404, IDL405, IDL406, IDL407}
+var Rules = checks.Rules{idl401, idl402, idl403, idl404, idl405, idl406, idl407}
