@@ -143,7 +143,7 @@ func BenchmarkCheck10k(b *testing.B) {
 	b.ReportAllocs()
 	defer corpus.ReportCPU(b)()
 	for b.Loop() {
-		res, err := checks.Check([]string{dir}, opts)
+		res, err := checks.CheckPaths([]string{dir}, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func BenchmarkCheck10k(b *testing.B) {
 
 // BenchmarkKept10k measures what a checked set keeps: the heap that a
 // Result holds once the check is done (the facts of every document with
-// their places, the findings), per document, as kept-B/doc. Before Check
+// their places, the findings), per document, as kept-B/doc. Before CheckPaths
 // released the documents it kept the typed model of each: 3.5 KB (4.4 KB
 // before the places were packed into 8 bytes and the sections trimmed;
 // the goal was 4 KB).
@@ -187,7 +187,7 @@ func BenchmarkCheck10k(b *testing.B) {
 // from the model rather than whole documents, so that documents need not
 // stay live to the end.
 //
-// The chain stage now reads chain.Facts and Check releases the documents:
+// The chain stage now reads chain.Facts and CheckPaths releases the documents:
 // a check keeps 3.1 KB a document on the uniform corpus and 3.5 KB on the
 // varied one, against 3.6 and 3.9 KB for the documents, because the facts
 // share the model's leaves (24-byte strings, 8-byte places, list items),
@@ -256,7 +256,7 @@ func BenchmarkKept10k(b *testing.B) {
 	for b.Loop() {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		res, err := checks.Check([]string{dir}, opts)
+		res, err := checks.CheckPaths([]string{dir}, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -275,7 +275,7 @@ func BenchmarkKept10k(b *testing.B) {
 func BenchmarkCheckSet10k(b *testing.B) {
 	dir, _, _ := corpusFiles(b)
 	opts := lint.DefaultOptions()
-	res, err := checks.Check([]string{dir}, opts)
+	res, err := checks.CheckPaths([]string{dir}, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func BenchmarkCheckDocument(b *testing.B) {
 func BenchmarkOpenAPIRules10k(b *testing.B) {
 	dir, _, _ := corpusFiles(b)
 	opts := lint.DefaultOptions()
-	res, err := checks.Check([]string{dir}, opts)
+	res, err := checks.CheckPaths([]string{dir}, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

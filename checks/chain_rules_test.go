@@ -40,7 +40,7 @@ func fixtureSet(t *testing.T, dir string) string {
 
 func checkDir(t *testing.T, dir string, opts checks.Options, rules ...string) []chainFinding {
 	t.Helper()
-	res, err := checks.Check([]string{dir}, opts)
+	res, err := checks.CheckPaths([]string{dir}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestChainBreaksSayAnUnreadableFileMayBeTheMissingHop(t *testing.T) {
 	}
 	const note = "(1 file of the set could not be read or linked; one may be the missing hop)"
 	check := func() []checks.Finding {
-		res, err := checks.Check([]string{dir}, lint.DefaultOptions())
+		res, err := checks.CheckPaths([]string{dir}, lint.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestChainRulesLeaveMistypedFieldsToTheSchema(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, err := checks.Check([]string{dir}, lint.DefaultOptions())
+			res, err := checks.CheckPaths([]string{dir}, lint.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -190,7 +190,7 @@ func TestEdgeRules(t *testing.T) {
 				if f.Rule == tt.rule {
 					got = append(got, ruleFinding{f.Pointer, f.Severity.String(), f.Message})
 				}
-				if f.Rule == checks.IDL002.ID && f.Pointer == tt.schemaPointer {
+				if f.Rule == "IDL002" && f.Pointer == tt.schemaPointer {
 					schemaReported = true
 				}
 			}

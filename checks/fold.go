@@ -31,7 +31,7 @@ func foldTypos(findings []Finding, docs []*chain.Facts) []Finding {
 	}
 	folded := make([]bool, len(findings))
 	for i, f := range findings {
-		if f.Rule == IDL002.ID || f.Pointer == "" {
+		if f.Rule == idl002.ID || f.Pointer == "" {
 			continue
 		}
 		parent, name := splitPointer(f.Pointer)
@@ -58,7 +58,7 @@ func foldTypos(findings []Finding, docs []*chain.Facts) []Finding {
 
 // foldsAt reports whether f is a finding that others may fold into: only
 // a document with one asks present about its values.
-func foldsAt(f Finding) bool { return f.Rule == IDL002.ID && f.Pointer != "" }
+func foldsAt(f Finding) bool { return f.Rule == idl002.ID && f.Pointer != "" }
 
 // splitPointer splits a JSON Pointer into its parent's pointer and its
 // last member name, unescaped.

@@ -12,7 +12,7 @@ import (
 // IDL002 validates a document against the JSON Schema of its kind, plus
 // the one structural constraint JSON Schema cannot state: operation_key is
 // unique within a document.
-var IDL002 = &Rule{
+var idl002 = &Rule{
 	ID:       "IDL002",
 	Name:     "schema",
 	Severity: Error,
@@ -120,7 +120,7 @@ func schemaFindings(doc *boundary.Document, tree *jsontree.Node, src string, sta
 		if at.Pointer != "" {
 			what = strconv.Quote(at.Pointer)
 		}
-		return []Finding{{Rule: IDL002.ID, Severity: IDL002.Severity, File: doc.Path, Line: at.Line, Column: at.Column, Pointer: at.Pointer,
+		return []Finding{{Rule: idl002.ID, Severity: idl002.Severity, File: doc.Path, Line: at.Line, Column: at.Column, Pointer: at.Pointer,
 			Message: what + ` does not match the JSON Schema of its boundary kind (print it with "idemlint schema KIND")`}}
 	}
 	var out []Finding
@@ -130,7 +130,7 @@ func schemaFindings(doc *boundary.Document, tree *jsontree.Node, src string, sta
 			pos = jsontree.NewPosition(src)
 		}
 		line, col := pos.At(tree.Nearest(pointer).Offset)
-		out = append(out, Finding{Rule: IDL002.ID, Severity: IDL002.Severity, File: doc.Path, Line: line, Column: col, Pointer: pointer, Message: message})
+		out = append(out, Finding{Rule: idl002.ID, Severity: idl002.Severity, File: doc.Path, Line: line, Column: col, Pointer: pointer, Message: message})
 	})
 	return out
 }

@@ -3,7 +3,7 @@ package checks
 // IDL003 is reported by the runner while it applies the suppressions of a
 // document (suppress.go): the entries are only meaningful once every other
 // rule has reported, so no rule function of its own could check them.
-var IDL003 = &Rule{
+var idl003 = &Rule{
 	ID:       "IDL003",
 	Name:     "suppression",
 	Severity: Error,

@@ -14,7 +14,7 @@ const (
 
 // IDL101 makes the BFF's inbound side refuse a state-changing browser
 // request that carries no key, with one agreed answer.
-var IDL101 = &Rule{
+var idl101 = &Rule{
 	ID:       "IDL101",
 	Name:     "browser-requires-key",
 	Severity: Error,

@@ -5,7 +5,7 @@ import (
 )
 
 // IDL102 keeps the key header on every allowlist it must pass through.
-var IDL102 = &Rule{
+var idl102 = &Rule{
 	ID:       "IDL102",
 	Name:     "key-header-allowlisted",
 	Severity: Error,

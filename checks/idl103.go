@@ -8,7 +8,7 @@ import (
 )
 
 // IDL103 allows a retry only for requests that carry the key.
-var IDL103 = &Rule{
+var idl103 = &Rule{
 	ID:       "IDL103",
 	Name:     "retry-requires-key",
 	Severity: Error,

@@ -16,7 +16,7 @@ const conservativeRetryOnHint = "retry only connect_error, timeout, 429, 502, 50
 
 // IDL104 keeps retries on the edges, which do not own idempotency,
 // validate-only and limited to failures that leave no side effect behind.
-var IDL104 = &Rule{
+var idl104 = &Rule{
 	ID:       "IDL104",
 	Name:     "edge-retry-validate-only",
 	Severity: Error,

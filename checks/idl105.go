@@ -1,7 +1,7 @@
 package checks
 
 // IDL105 keeps idempotency ownership out of the edges.
-var IDL105 = &Rule{
+var idl105 = &Rule{
 	ID:       "IDL105",
 	Name:     "owner-only-in-adapter",
 	Severity: Error,

@@ -6,7 +6,7 @@ import (
 
 // IDL106 checks that the owner policy says exactly what makes two requests
 // "the same payload": without that, conflict detection is guesswork.
-var IDL106 = &Rule{
+var idl106 = &Rule{
 	ID:       "IDL106",
 	Name:     "fingerprint-explicit",
 	Severity: Error,

@@ -14,7 +14,7 @@ var requiredScope = []string{"service", "operation_key", "contract_version", "te
 
 // IDL107 checks that a stored response can only be replayed to the request
 // it belongs to.
-var IDL107 = &Rule{
+var idl107 = &Rule{
 	ID:       "IDL107",
 	Name:     "scope-complete",
 	Severity: Error,

@@ -5,7 +5,7 @@ import "github.com/idemlint/idemlint/schemas/boundary"
 // IDL108 checks that a duplicate of a finished request gets the first
 // attempt's answer, and that the policy says so rather than leaving it to
 // each implementation.
-var IDL108 = &Rule{
+var idl108 = &Rule{
 	ID:       "IDL108",
 	Name:     "replay-explicit",
 	Severity: Error,

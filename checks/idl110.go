@@ -3,7 +3,7 @@ package checks
 import "github.com/idemlint/idemlint/schemas/boundary"
 
 // IDL110 checks the answer to a key reused with a different payload.
-var IDL110 = &Rule{
+var idl110 = &Rule{
 	ID:       "IDL110",
 	Name:     "payload-mismatch-status",
 	Severity: Error,

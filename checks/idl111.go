@@ -10,7 +10,7 @@ import (
 )
 
 // IDL111 checks that idempotency records outlive the retries they guard.
-var IDL111 = &Rule{
+var idl111 = &Rule{
 	ID:       "IDL111",
 	Name:     "retention-ttl",
 	Severity: Error,

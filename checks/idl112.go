@@ -5,7 +5,7 @@ import (
 )
 
 // IDL112 checks that the key is logged, so a duplicate can be traced.
-var IDL112 = &Rule{
+var idl112 = &Rule{
 	ID:       "IDL112",
 	Name:     "key-logged",
 	Severity: Warning,

@@ -1,7 +1,7 @@
 package checks
 
 // IDL113 warns about an owner policy whose records live in one process.
-var IDL113 = &Rule{
+var idl113 = &Rule{
 	ID:       "IDL113",
 	Name:     "shared-store",
 	Severity: Warning,

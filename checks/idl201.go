@@ -10,7 +10,7 @@ import (
 // IDL201 follows every state-changing operation of a browser edge to an
 // adapter policy. The chain graph records where each path stops; this rule
 // says so at the last document the path reached.
-var IDL201 = &Rule{
+var idl201 = &Rule{
 	ID:       "IDL201",
 	Name:     "chain-complete",
 	Severity: Error,

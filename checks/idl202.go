@@ -8,7 +8,7 @@ import (
 
 // IDL202 checks that no allowlist along a chain drops the chain's key
 // header. It leaves to IDL102 what one document shows on its own.
-var IDL202 = &Rule{
+var idl202 = &Rule{
 	ID:       "IDL202",
 	Name:     "key-survives-chain",
 	Severity: Error,
@@ -50,7 +50,7 @@ Fix: add the chain's key header to the list the message names.`,
 					}
 					// IDL102 judges the same list against the edge's own
 					// header: when it reports it too, the findings are linked.
-					p.Overlap(f, IDL102)
+					p.Overlap(f, idl102)
 				}
 			}
 		}

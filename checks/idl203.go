@@ -8,7 +8,7 @@ import (
 )
 
 // IDL203 checks that every hop of a chain names the same key header.
-var IDL203 = &Rule{
+var idl203 = &Rule{
 	ID:       "IDL203",
 	Name:     "one-key-header",
 	Severity: Error,

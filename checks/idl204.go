@@ -7,7 +7,7 @@ import (
 )
 
 // IDL204 checks that the adapter policy a chain reaches owns its key.
-var IDL204 = &Rule{
+var idl204 = &Rule{
 	ID:       "IDL204",
 	Name:     "one-owner",
 	Severity: Error,
@@ -38,7 +38,7 @@ Fix: set the adapter's http_idempotency.role to "owner".`,
 			for _, h := range c.Hops[:len(c.Hops)-1] {
 				if role := h.Doc.Idempotency.Role; role.Value == "owner" {
 					f := r.at(c, h.Doc, role.Pos, fmt.Sprintf(`set role to "validate_only" or "passthrough": %s claims the key, but only the chain's adapter policy may own it`, h))
-					p.Overlap(f, IDL105)
+					p.Overlap(f, idl105)
 				}
 			}
 			h := c.Last()

@@ -9,7 +9,7 @@ import (
 
 // IDL205 checks that the adapter requires the key for every state-changing
 // operation that reaches it from a browser.
-var IDL205 = &Rule{
+var idl205 = &Rule{
 	ID:       "IDL205",
 	Name:     "owner-requires-key",
 	Severity: Error,

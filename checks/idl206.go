@@ -4,7 +4,7 @@ import "fmt"
 
 // IDL206 checks that a browser is told to send every key its adapter
 // demands.
-var IDL206 = &Rule{
+var idl206 = &Rule{
 	ID:       "IDL206",
 	Name:     "no-surprise-400",
 	Severity: Error,
@@ -38,7 +38,7 @@ requiring the key for it at the adapter.`,
 				// A state-changing operation the browser edge sends
 				// without a key is IDL101's to report too: the findings
 				// are linked where it does.
-				p.Overlap(f, IDL101)
+				p.Overlap(f, idl101)
 			}
 		}
 	},

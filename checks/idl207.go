@@ -7,7 +7,7 @@ import (
 )
 
 // IDL207 checks that every document of a chain agrees on echoing the key.
-var IDL207 = &Rule{
+var idl207 = &Rule{
 	ID:       "IDL207",
 	Name:     "consistent-key-echo",
 	Severity: Error,

@@ -11,7 +11,7 @@ import (
 
 // IDL208 bounds how many times retries along a chain can multiply one
 // request.
-var IDL208 = &Rule{
+var idl208 = &Rule{
 	ID:       "IDL208",
 	Name:     "retry-amplification",
 	Severity: Warning,

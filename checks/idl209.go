@@ -6,7 +6,7 @@ import (
 
 // IDL209 checks that a gateway and the adapter it reaches agree on the
 // contract version.
-var IDL209 = &Rule{
+var idl209 = &Rule{
 	ID:       "IDL209",
 	Name:     "contract-version-agrees",
 	Severity: Error,

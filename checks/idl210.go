@@ -8,7 +8,7 @@ import (
 )
 
 // IDL210 warns about documents no chain reaches.
-var IDL210 = &Rule{
+var idl210 = &Rule{
 	ID:       "IDL210",
 	Name:     "orphan-document",
 	Severity: Warning,
@@ -49,7 +49,7 @@ it.`,
 			}
 			f := p.Report(d, d.KindField.Pos, "", "%s", msg+note)
 			if t := causes[d]; t != nil {
-				p.CausedBy(f, IDL201, t.doc, t.at)
+				p.CausedBy(f, idl201, t.doc, t.at)
 			}
 			for _, dup := range graph.Duplicates {
 				if dup.Doc == d {

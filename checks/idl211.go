@@ -8,7 +8,7 @@ import (
 )
 
 // IDL211 reports a hop defined twice for one operation.
-var IDL211 = &Rule{
+var idl211 = &Rule{
 	ID:       "IDL211",
 	Name:     "one-document-per-hop",
 	Severity: Error,

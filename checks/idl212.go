@@ -3,7 +3,7 @@ package checks
 import "fmt"
 
 // IDL212 checks that an operation keeps its method along its chain.
-var IDL212 = &Rule{
+var idl212 = &Rule{
 	ID:       "IDL212",
 	Name:     "one-method-per-chain",
 	Severity: Error,

@@ -5,7 +5,7 @@ import (
 )
 
 // IDL213 checks that a waiting duplicate gives up before its caller does.
-var IDL213 = &Rule{
+var idl213 = &Rule{
 	ID:       "IDL213",
 	Name:     "wait-below-upstream-timeout",
 	Severity: Warning,

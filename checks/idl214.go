@@ -10,7 +10,7 @@ import (
 
 // IDL214 checks that the headers the owner reads tenant and actor from
 // reach it, as IDL202 does for the key.
-var IDL214 = &Rule{
+var idl214 = &Rule{
 	ID:       "IDL214",
 	Name:     "scope-headers-survive-chain",
 	Severity: Error,
@@ -63,7 +63,7 @@ sets_headers of the hop that derives it.`,
 							f = r.missing(c, h.Doc, h.Doc.Root.Pos, l.Field, fmt.Sprintf("add %s with %q: without it this hop drops the header %s is read from, and every %s shares one idempotency scope", l.Field, s.header, s.part, s.who))
 							// A missing list drops the key too: when IDL102
 							// reports it, the findings are linked.
-							p.Overlap(f, IDL102)
+							p.Overlap(f, idl102)
 						}
 						relate(f, owner, s.at, fmt.Sprintf("the owner's idempotency_scope holds %s, read from %s", s.part, s.header))
 					}

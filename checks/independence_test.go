@@ -38,7 +38,7 @@ func TestRulesAreIndependent(t *testing.T) {
 		if err := c.Materialize(dir); err != nil {
 			t.Fatal(err)
 		}
-		all, err := checks.Check([]string{dir}, lint.DefaultOptions())
+		all, err := checks.CheckPaths([]string{dir}, lint.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestRulesAreIndependent(t *testing.T) {
 			}
 			opts := lint.DefaultOptions()
 			opts.Disabled = map[string]bool{r.ID: true}
-			res, err := checks.Check([]string{dir}, opts)
+			res, err := checks.CheckPaths([]string{dir}, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestOverlapsLinkOnlyFindingsThatSurvive(t *testing.T) {
 	}
 	related := func() []string {
 		t.Helper()
-		res, err := checks.Check([]string{dir}, lint.DefaultOptions())
+		res, err := checks.CheckPaths([]string{dir}, lint.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestOverlapsLinkOnlyTheSameCause(t *testing.T) {
 	}
 	edit("01-browser-to-bff.json", `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},`, "")
 	edit("04-adapter.json", `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE"]},`, `"require_key": {"methods": ["POST", "PUT", "PATCH", "DELETE", "GET"]},`)
-	res, err := checks.Check([]string{dir}, lint.DefaultOptions())
+	res, err := checks.CheckPaths([]string{dir}, lint.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestStagesAfterTheRulesRunInOrder(t *testing.T) {
 		stages = append(stages, fmt.Sprintf("new-from-rev: %d findings of %d documents", len(fs), len(res.Facts)))
 		return fs
 	})
-	res, err := checks.Check([]string{dir}, opts)
+	res, err := checks.CheckPaths([]string{dir}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestTypoCauseLinksOnlyWhileReported(t *testing.T) {
 	dir := fixtureSet(t, "rules/IDL201/misspelt-to-by-one-edit")
 	related := func(opts checks.Options) []string {
 		t.Helper()
-		res, err := checks.Check([]string{dir}, opts)
+		res, err := checks.CheckPaths([]string{dir}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func TestTypoFoldsOnlyWhileReported(t *testing.T) {
 	dir := fixtureSet(t, "rules/IDL002/misspelt-member-folds-what-it-explains")
 	rules := func(opts checks.Options) []string {
 		t.Helper()
-		res, err := checks.Check([]string{dir}, opts)
+		res, err := checks.CheckPaths([]string{dir}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

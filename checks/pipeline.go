@@ -48,10 +48,10 @@ func (r *run) stages() []Stage {
 		// baseline hides depends on it.
 		sortOutput{},
 		// A baseline hides the findings it records, or records them all
-		// (--baseline, --write-baseline: checks/baseline).
+		// (--baseline, --write-baseline: checks/internal/baseline).
 		r.opts.Baseline,
 		// Only the findings a change touched (--new-from-rev:
-		// checks/changed), which needs the documents to follow chains.
+		// checks/internal/changed), which needs the documents to follow chains.
 		r.opts.NewFromRev,
 		// The inputs' own findings (an as-built file that cannot be
 		// read), which no stage above narrows, in output order.

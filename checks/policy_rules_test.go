@@ -42,7 +42,7 @@ func checkPolicyEdit(t *testing.T, opts Options, edit func(doc map[string]any)) 
 	_, findings := checkDocument("04-adapter.json", src, new(jsontree.Parser), newRun(&opts))
 	got = []string{}
 	for _, f := range findings {
-		if f.Rule == IDL002.ID {
+		if f.Rule == idl002.ID {
 			schemaFindings++
 		}
 		for _, id := range policyRuleIDs {

@@ -7,13 +7,13 @@ import (
 	"github.com/idemlint/idemlint/checks/lint"
 )
 
-// Check keeps the facts of the documents it checked, not the documents:
+// CheckPaths keeps the facts of the documents it checked, not the documents:
 // a set of tens of thousands of files would otherwise keep every
 // document live until the end. Load, which graph and conform read, keeps
 // both.
 func TestCheckKeepsFactsNotDocuments(t *testing.T) {
 	dir := fixtureSet(t, "rules/IDL201/misspelt-to-by-one-edit")
-	res, err := checks.Check([]string{dir}, lint.DefaultOptions())
+	res, err := checks.CheckPaths([]string{dir}, lint.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,9 +118,9 @@ type Rules []*Rule
 // Core are the rules of this package, which read nothing but the boundary
 // documents, in id order. A rule is a file (idlNNN.go) and a line here.
 var Core = Rules{
-	IDL001, IDL002, IDL003,
-	IDL101, IDL102, IDL103, IDL104, IDL105, IDL106, IDL107, IDL108, IDL109, IDL110, IDL111, IDL112, IDL113,
-	IDL201, IDL202, IDL203, IDL204, IDL205, IDL206, IDL207, IDL208, IDL209, IDL210, IDL211, IDL212, IDL213, IDL214,
+	IDL001, idl002, idl003,
+	idl101, idl102, idl103, idl104, idl105, idl106, idl107, idl108, idl109, idl110, idl111, idl112, idl113,
+	idl201, idl202, idl203, idl204, idl205, idl206, idl207, idl208, idl209, idl210, idl211, idl212, idl213, idl214,
 }
 
 // Sorted returns the rules sorted by id, after making sure each says how

@@ -39,8 +39,8 @@ type Options struct {
 	// Severity replaces the severity of every finding of a rule.
 	Severity map[string]Severity
 	// Baseline, when set, hides the findings a baseline records
-	// (checks/baseline); NewFromRev, when set, keeps those a change
-	// touched (checks/changed). Where they run among the stages that
+	// (checks/internal/baseline); NewFromRev, when set, keeps those a change
+	// touched (checks/internal/changed). Where they run among the stages that
 	// follow the rules is the stage list's (pipeline.go).
 	Baseline, NewFromRev Stage
 	// FailOn is the least severity that fails the run (Result.Verdict);
@@ -86,7 +86,7 @@ func DefaultOptions() Options { return Options{Limits: DefaultLimits()} }
 type Result struct {
 	Findings []Finding // sorted
 	// Documents are the boundary documents that decoded, sorted by path,
-	// when the run is Load's. Check keeps their Facts only: it releases
+	// when the run is Load's. CheckPaths keeps their Facts only: it releases
 	// each document once the document's own stages are done, so that a
 	// set of tens of thousands does not stay live until the end.
 	Documents []*boundary.Document
@@ -117,7 +117,7 @@ type Result struct {
 	stages []Stage // the run's, for Finish
 }
 
-// Load collects the files under paths as Check does and decodes them,
+// Load collects the files under paths as CheckPaths does and decodes them,
 // running no check: what "graph" and "conform" read. Findings holds only
 // why files could not be read (IDL001).
 func Load(paths []string, opts Options) (*Result, error) {
@@ -126,10 +126,12 @@ func Load(paths []string, opts Options) (*Result, error) {
 	return run.checkPaths(paths)
 }
 
-// Check collects the files under paths and checks them. Its error is a
+// CheckPaths collects the files under paths and checks them: the rules
+// Options lists, then the stages after them (pipeline.go). lint.Run sets
+// Options up from what a user of idemlint asked and calls it. Its error is a
 // usage problem (a named path that does not exist); anything wrong inside
 // the set is a finding.
-func Check(paths []string, opts Options) (*Result, error) {
+func CheckPaths(paths []string, opts Options) (*Result, error) {
 	return newRun(&opts).checkPaths(paths)
 }
 
@@ -352,7 +354,7 @@ func (w *worker) load(path string, r *run) loaded {
 		return loaded{doc: doc, facts: chain.FactsWith(doc, r.names)}
 	}
 	var fs fileSuppressions
-	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed}, r.rules)
+	fs.entries = readSuppressions(&DocumentPass{Rule: idl003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed}, r.rules)
 	facts := chain.FactsWith(doc, r.names)
 	if !slices.ContainsFunc(findings, foldsAt) {
 		facts.CutPlaces() // the document is dropped: its facts need only their own places
@@ -450,7 +452,7 @@ func checkDocument(path string, src []byte, parser *jsontree.Parser, run *run) (
 	if doc == nil || !doc.Boundary || run.decodeOnly {
 		return doc, findings
 	}
-	if !opts.Disabled[IDL002.ID] {
+	if !opts.Disabled[idl002.ID] {
 		findings = append(findings, schemaFindings(doc, tree, text, run.schema)...)
 	}
 	// One pass serves every rule of the document, so a check allocates

@@ -69,7 +69,7 @@ func writeFile(t *testing.T, path, text string) {
 
 func TestWalkedNonBoundaryJSONIsSkippedAndCounted(t *testing.T) {
 	root := repoWithSet(t)
-	res, err := checks.Check([]string{root}, lint.DefaultOptions())
+	res, err := checks.CheckPaths([]string{root}, lint.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestBrokenTextNamingAMarkerIsJudgedWhenWalked(t *testing.T) {
 	writeFile(t, filepath.Join(root, "set", "05-draft.json"), "{\n  \"spec_version\": \"idemlint.boundary/v1\", // draft\n}\n")
 	// Not JSON, mentioning "boundary" as a string: judged too.
 	writeFile(t, filepath.Join(root, "notes.json"), "{\"title\": \"boundary\",}\n")
-	res, err := checks.Check([]string{root}, lint.DefaultOptions())
+	res, err := checks.CheckPaths([]string{root}, lint.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestNamedFileIsAlwaysJudged(t *testing.T) {
 	tsconfig := filepath.Join(root, "tsconfig.json")
 	list := filepath.Join(root, "data", "list.json")
 	// Named beside the directory that holds it: named wins.
-	res, err := checks.Check([]string{root, tsconfig, list}, lint.DefaultOptions())
+	res, err := checks.CheckPaths([]string{root, tsconfig, list}, lint.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

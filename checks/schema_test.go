@@ -40,7 +40,7 @@ func TestSchemaStageAddsToTheDecodersVerdict(t *testing.T) {
 		}
 		var out []string
 		for _, f := range findings {
-			if f.Rule == IDL002.ID {
+			if f.Rule == idl002.ID {
 				out = append(out, f.String()+" at "+f.Pointer)
 			}
 		}

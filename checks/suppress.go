@@ -55,7 +55,7 @@ func (s *suppressions) add(path string, fs fileSuppressions) {
 // not: whether their suppression is still needed is unknown). It reuses
 // the storage of findings, in which no finding of a skipped rule is left.
 func (sup *suppressions) apply(findings []Finding, skips func(rule string) bool) []Finding {
-	entries, idl003 := sup.entries, sup.malformed
+	entries, idl003Findings := sup.entries, sup.malformed
 	out := findings[:0]
 	for _, f := range findings {
 		if !hide(entries[f.File], f.Rule) {
@@ -67,12 +67,12 @@ func (sup *suppressions) apply(findings []Finding, skips func(rule string) bool)
 			if !s.used && !skips(s.rule) {
 				f := s.at
 				f.Message = fmt.Sprintf("the suppression of %s hides no finding in this file; remove it", s.rule)
-				idl003 = append(idl003, f)
+				idl003Findings = append(idl003Findings, f)
 			}
 		}
 	}
-	if !skips(IDL003.ID) {
-		out = append(out, idl003...)
+	if !skips(idl003.ID) {
+		out = append(out, idl003Findings...)
 	}
 	return out
 }
@@ -105,7 +105,7 @@ func readSuppressions(p *DocumentPass, rules Rules) []*suppression {
 	for i := range field.Entries {
 		e := &field.Entries[i]
 		if rule, ok := readEntry(p, rules, e, first); ok {
-			at := newFinding(IDL003, Warning, p.Doc.Path, p.Doc.Places, e.Pos, "", "", "")
+			at := newFinding(idl003, Warning, p.Doc.Path, p.Doc.Places, e.Pos, "", "", "")
 			out = append(out, &suppression{at: at, rule: rule})
 		}
 	}
@@ -140,7 +140,7 @@ func readEntry(p *DocumentPass, rules Rules, e *boundary.SuppressionEntry, first
 		case !known || r.ID != rule:
 			p.Report(n.Pos, "unknown rule %q; %s", rule, rules.Hint(rule))
 			ok = false
-		case rule == IDL001.ID || rule == IDL003.ID:
+		case rule == IDL001.ID || rule == idl003.ID:
 			p.Report(n.Pos, "%s cannot be suppressed; fix what it reports instead", rule)
 			ok = false
 		case seen:

@@ -65,7 +65,7 @@ func override(t *testing.T, doc *boundary.Document, opts Options, extra ...Findi
 	}
 	run := newRun(&opts)
 	var fs fileSuppressions
-	fs.entries = readSuppressions(&DocumentPass{Rule: IDL003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed}, Core)
+	fs.entries = readSuppressions(&DocumentPass{Rule: idl003, Doc: doc, Limits: &opts.Limits, findings: &fs.malformed}, Core)
 	run.suppressions.add(doc.Path, fs)
 	res := &Result{Findings: append(findings, extra...)}
 	run.afterRules(res)
@@ -294,7 +294,7 @@ func TestCheckLeavesOutDisabledRulesAndIgnoredFiles(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Disabled = map[string]bool{"IDL112": true}
 	opts.Files.Ignore = func(path string) bool { return strings.HasPrefix(path, generated) }
-	res, err := Check([]string{dir}, opts)
+	res, err := CheckPaths([]string{dir}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

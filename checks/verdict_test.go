@@ -11,7 +11,7 @@ import (
 // before it left, at the levels the configuration gave them.
 func TestVerdictJudgesWhatTheStagesLeft(t *testing.T) {
 	dir := fixtureSet(t, "rules/IDL208/three-hops-of-three")
-	plain, err := checks.Check([]string{dir}, lint.DefaultOptions())
+	plain, err := checks.CheckPaths([]string{dir}, lint.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestVerdictJudgesWhatTheStagesLeft(t *testing.T) {
 			opts := lint.DefaultOptions()
 			opts.Severity = asWarnings
 			tt.opts(&opts)
-			res, err := checks.Check([]string{dir}, opts)
+			res, err := checks.CheckPaths([]string{dir}, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

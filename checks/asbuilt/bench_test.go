@@ -224,7 +224,7 @@ func BenchmarkAsBuiltCost(b *testing.B) {
 				}
 				opts.Inputs = append(opts.Inputs, Config.Supply(d))
 			}
-			res, err := checks.Check([]string{dir}, opts)
+			res, err := checks.CheckPaths([]string{dir}, opts)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -57,7 +57,7 @@ func TestOpenBesideARun(t *testing.T) {
 		opts := checks.DefaultOptions()
 		opts.Rules = slices.Concat(checks.Core, Rules)
 		opts.Inputs = append(opts.Inputs, Config.Supply(d))
-		res, err := checks.Check([]string{filepath.Join(shop, "boundaries")}, opts)
+		res, err := checks.CheckPaths([]string{filepath.Join(shop, "boundaries")}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,10 +20,10 @@ import (
 
 	"github.com/idemlint/idemlint/checks"
 	"github.com/idemlint/idemlint/checks/asbuilt"
-	"github.com/idemlint/idemlint/checks/baseline"
 	"github.com/idemlint/idemlint/checks/chain"
-	"github.com/idemlint/idemlint/checks/changed"
 	"github.com/idemlint/idemlint/checks/config"
+	"github.com/idemlint/idemlint/checks/internal/baseline"
+	"github.com/idemlint/idemlint/checks/internal/changed"
 	"github.com/idemlint/idemlint/checks/openapi"
 	"github.com/idemlint/idemlint/checks/report"
 	"github.com/idemlint/idemlint/schemas"
@@ -195,7 +195,7 @@ func Run(paths []string, s Settings) (*Outcome, error) {
 		run.Result, run.Stdin, err = checkStdin(s.Stdin, cmp.Or(s.StdinName, "<stdin>"), opts)
 	} else {
 		cfg.NoteIgnored(s.notes(), paths)
-		run.Result, err = checks.Check(paths, opts)
+		run.Result, err = checks.CheckPaths(paths, opts)
 	}
 	if err != nil {
 		return nil, err

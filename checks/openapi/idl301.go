@@ -8,7 +8,7 @@ import (
 
 // IDL301 makes every state-changing operation of the API description go
 // through a described browser edge.
-var IDL301 = &checks.Rule{
+var idl301 = &checks.Rule{
 	ID:         "IDL301",
 	Name:       "openapi-operation-has-edge",
 	Severity:   checks.Error,

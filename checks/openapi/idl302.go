@@ -8,7 +8,7 @@ import (
 
 // IDL302 makes the API description tell clients to send the key wherever
 // the browser edge requires it.
-var IDL302 = &checks.Rule{
+var idl302 = &checks.Rule{
 	ID:         "IDL302",
 	Name:       "openapi-declares-key",
 	Severity:   checks.Error,

@@ -8,7 +8,7 @@ import (
 
 // IDL303 makes the API description list the answers of the idempotency
 // layer, so clients handle them instead of treating them as failures.
-var IDL303 = &checks.Rule{
+var idl303 = &checks.Rule{
 	ID:         "IDL303",
 	Name:       "openapi-declares-refusals",
 	Severity:   checks.Warning,

@@ -8,7 +8,7 @@ import (
 
 // IDL304 finds browser edges that carry operations the API description
 // does not have.
-var IDL304 = &checks.Rule{
+var idl304 = &checks.Rule{
 	ID:         "IDL304",
 	Name:       "edge-operation-in-openapi",
 	Severity:   checks.Warning,

@@ -50,7 +50,7 @@ func TestOpenAPIRulesSeeEverySet(t *testing.T) {
 	idl301 := func(paths ...string) int {
 		o := opts
 		o.Files.SetOf = func(path string) string { return filepath.Base(filepath.Dir(path)) }
-		res, err := checks.Check(paths, o)
+		res, err := checks.CheckPaths(paths, o)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -192,7 +192,7 @@ func TestSARIFMatchesTheSchema(t *testing.T) {
 			}
 		}
 	}
-	res, err := checks.Check([]string{sets}, checks.DefaultOptions())
+	res, err := checks.CheckPaths([]string{sets}, checks.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

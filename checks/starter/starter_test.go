@@ -38,7 +38,7 @@ func TestNewIsACleanSetWithItsSchemas(t *testing.T) {
 	if want := "{\n  \"$schema\": \"./.schemas/adapter.schema.json\","; !strings.HasPrefix(string(adapter), want) {
 		t.Errorf("04-adapter.json starts %.60q, want %q", adapter, want)
 	}
-	res, err := checks.Check([]string{dir}, lint.DefaultOptions())
+	res, err := checks.CheckPaths([]string{dir}, lint.DefaultOptions())
 	if err != nil || len(res.Findings) != 0 || len(res.Facts) != 4 {
 		t.Errorf("check of the starter set: %v, %d documents, findings %v; want 4 clean documents", err, len(res.Facts), res.Findings)
 	}

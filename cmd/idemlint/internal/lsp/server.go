@@ -261,14 +261,14 @@ func (s *server) check() error {
 	paths := []string{s.root}
 	for path := range s.open {
 		// An open document outside the set is checked with it, if it is
-		// on disk (Check names files that exist).
+		// on disk (CheckPaths names files that exist).
 		if rel, err := filepath.Rel(s.root, path); err != nil || strings.HasPrefix(rel, "..") {
 			if _, err := os.Stat(path); err == nil {
 				paths = append(paths, path)
 			}
 		}
 	}
-	res, err := checks.Check(paths, opts)
+	res, err := checks.CheckPaths(paths, opts)
 	if err != nil {
 		return s.showError(err.Error())
 	}

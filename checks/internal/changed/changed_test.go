@@ -23,7 +23,7 @@ func TestFilterKeepsChainsThroughChangedFiles(t *testing.T) {
 	if err := set.Materialize(dir); err != nil {
 		t.Fatal(err)
 	}
-	res, err := checks.Check([]string{dir}, checks.DefaultOptions())
+	res, err := checks.CheckPaths([]string{dir}, checks.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
