@@ -7,18 +7,15 @@ import (
 	"github.com/idemlint/idemlint/schemas/boundary"
 )
 
-// This file reads the documents' own suppressions (SuppressionField) with
-// the per-document stages and applies them after the rules, as one stage
-// of the pipeline (pipeline.go).
-
-// SuppressionField is the document-level field listing suppressions:
+// This file reads the documents' own suppressions with the per-document
+// stages and applies them after the rules, as one stage of the pipeline
+// (pipeline.go). A document lists them in boundary.SuppressionField:
 //
 //	"x-idemlint-ignore": [{"rule": "IDL112", "reason": "..."}]
 //
 // As an "x-" field it is free for the JSON Schema; IDL003 checks it.
-const SuppressionField = boundary.SuppressionField
 
-// suppression is one valid entry of a document's SuppressionField: the
+// suppression is one valid entry of a document's boundary.SuppressionField: the
 // rule it hides and where it is written, read with the per-document stages
 // and used after the cross-document rules.
 type suppression struct {
@@ -97,7 +94,7 @@ func readSuppressions(p *DocumentPass, rules Rules) []*suppression {
 	case field == nil:
 		return nil
 	case field.State == boundary.Invalid:
-		p.Report(field.Pos, `%q must be an array of {"rule": "IDLnnn", "reason": "..."} objects, found %s`, SuppressionField, field.Kind)
+		p.Report(field.Pos, `%q must be an array of {"rule": "IDLnnn", "reason": "..."} objects, found %s`, boundary.SuppressionField, field.Kind)
 		return nil
 	}
 	var out []*suppression

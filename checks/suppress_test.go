@@ -40,7 +40,7 @@ func adapterWith(t *testing.T, ignore string) *boundary.Document {
 		if err := json.Unmarshal(src, &doc); err != nil {
 			t.Fatal(err)
 		}
-		doc[SuppressionField] = json.RawMessage(ignore)
+		doc[boundary.SuppressionField] = json.RawMessage(ignore)
 		if src, err = json.Marshal(doc); err != nil {
 			t.Fatal(err)
 		}

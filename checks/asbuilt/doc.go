@@ -24,7 +24,9 @@
 //   - nginxconf.go: an nginx.conf and the files it includes
 //     (nginxconf_parse.go reads the language and follows the includes);
 //   - kong.go: a Kong declarative configuration (_format_version), one
-//     KongService resource a service;
+//     KongService resource a service; and a Service holding the
+//     konghq.com/retries annotation, which an HTTPRoute under Kong that
+//     sends to it retries by (one without is skipped unparsed);
 //   - envoy.go: an Envoy bootstrap, RouteConfiguration or admin
 //     config_dump, one EnvoyRouteConfiguration resource a virtual host;
 //   - envoygateway.go: Envoy Gateway's BackendTrafficPolicy,

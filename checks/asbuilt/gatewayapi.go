@@ -151,9 +151,15 @@ func (f *fileRead) httpRoute(root *yaml.Node) {
 			all, _ := pathmatch.New(pathmatch.SegmentPrefix, "/")
 			rt.Matches = []Match{{Path: &all, At: rt.At}}
 		}
+		var services []Ref
 		for _, b := range f.items(f.field(rule, "backendRefs"), "backendRefs") {
 			if name, ok := f.text(f.field(b, "name"), "backendRefs.name"); ok {
 				rt.Backends = append(rt.Backends, name)
+				kind, _ := f.text(f.field(b, "kind"), "backendRefs.kind")
+				ns, _ := f.text(f.field(b, "namespace"), "backendRefs.namespace")
+				if kind.Value == "" || kind.Value == "Service" {
+					services = append(services, Ref{Kind: "Service", Name: name.Value, Namespace: cmp.Or(ns.Value, res.Namespace)})
+				}
 			}
 			for _, filter := range f.items(f.field(b, "filters"), "backendRefs.filters") {
 				f.gatewayFilter(rt, filter) // a backend's own filters
@@ -163,6 +169,7 @@ func (f *fileRead) httpRoute(root *yaml.Node) {
 			f.gatewayFilter(rt, filter)
 		}
 		rt.gateway = f.ruleRetry(rt, rule)
+		rt.gateway.services = services
 		res.Routes = append(res.Routes, rt)
 	}
 	res.rank(pathmatch.GatewayAPI)

@@ -137,8 +137,16 @@ func isHAProxy(data []byte) bool {
 // haSection is a section read: its kind and name, and its lines.
 type haSection struct {
 	kind, name string
-	at         Pos
-	lines      []haLine
+	// from is the defaults section it names with "from" (HAProxy 2.6:
+	// "backend NAME from DEFAULTS", "defaults NAME from DEFAULTS"); "" for
+	// none.
+	from  string
+	at    Pos
+	lines []haLine
+	// defaults is the defaults section it takes what it does not write
+	// from: the one its from names, else, for a proxy, the last before
+	// it; nil for none.
+	defaults *haSection
 }
 
 func (f *fileRead) haproxy(data []byte) {
@@ -151,13 +159,22 @@ func (f *fileRead) haproxy(data []byte) {
 	for _, l := range lines {
 		if slices.Contains(haproxySections, l.words[0]) {
 			s := &haSection{kind: l.words[0], at: l.at}
-			if len(l.words) > 1 {
-				s.name = l.words[1]
+			rest := l.words[1:]
+			if len(rest) > 0 && rest[0] != "from" {
+				s.name, rest = rest[0], rest[1:]
+			}
+			if len(rest) > 1 && rest[0] == "from" {
+				s.from = rest[1]
 			}
 			sections = append(sections, s)
 			continue
 		}
-		// isHAProxy took the file for its first line opening a section.
+		if len(sections) == 0 {
+			// isHAProxy splits words at every Unicode blank, HAProxy
+			// (and haproxyLines) at spaces and tabs only.
+			f.err = &FileError{At: l.at, Err: fmt.Errorf("not HAProxy configuration: %q comes before any section", l.words[0])}
+			return
+		}
 		sections[len(sections)-1].lines = append(sections[len(sections)-1].lines, l)
 	}
 	// A frontend's http-request and http-response rules apply to the
@@ -174,15 +191,42 @@ func (f *fileRead) haproxy(data []byte) {
 			}
 		}
 	}
-	var defaults *haSection
+	// A section takes the defaults its from names, which must come
+	// before it; a proxy without from takes the last before it. A
+	// defaults section without from starts from HAProxy's own.
+	var seen []*haSection // the defaults sections so far
 	for _, s := range sections {
 		switch s.kind {
+		case "defaults", "frontend", "backend", "listen":
+		default:
+			continue
+		}
+		switch {
+		case s.from != "":
+			if s.defaults = haNamed(seen, s.from); s.defaults == nil {
+				f.problems = append(f.problems, Problem{At: s.at, Message: fmt.Sprintf("%s from %s: no defaults section %q comes before it (HAProxy refuses the file); it is read without defaults", strings.TrimSpace(s.kind+" "+s.name), s.from, s.from)})
+			}
+		case s.kind != "defaults" && len(seen) > 0:
+			s.defaults = seen[len(seen)-1]
+		}
+		switch s.kind {
 		case "defaults":
-			defaults = s
+			seen = append(seen, s)
 		case "backend", "listen":
-			f.haproxyBackend(s, defaults, fronts[s.name])
+			f.haproxyBackend(s, fronts[s.name])
 		}
 	}
+}
+
+// haNamed returns the last of the defaults sections seen named name,
+// nil when none is.
+func haNamed(seen []*haSection, name string) *haSection {
+	for i := len(seen) - 1; i >= 0; i-- {
+		if seen[i].name == name {
+			return seen[i]
+		}
+	}
+	return nil
 }
 
 // haRules are the http-request and http-response lines of lines.
@@ -196,13 +240,10 @@ func haRules(lines []haLine) []haLine {
 	return out
 }
 
-// haSetting returns the last line of the section, else of its defaults,
-// whose first word is key.
-func haSetting(s, defaults *haSection, key string) *haLine {
-	for _, sec := range []*haSection{s, defaults} {
-		if sec == nil {
-			continue
-		}
+// haSetting returns the last line of the section, else of its defaults
+// section, and of that one's, whose first word is key.
+func haSetting(s *haSection, key string) *haLine {
+	for sec := s; sec != nil; sec = sec.defaults {
 		for i := len(sec.lines) - 1; i >= 0; i-- {
 			if l := &sec.lines[i]; l.words[0] == key || (key == "timeout server" && len(l.words) > 2 && l.words[0] == "timeout" && l.words[1] == "server") {
 				return l
@@ -213,8 +254,8 @@ func haSetting(s, defaults *haSection, key string) *haLine {
 }
 
 // haproxyBackend reads backend (or listen section) s, its defaults
-// section, and the rules of the frontends that send to it.
-func (f *fileRead) haproxyBackend(s, defaults *haSection, fronts []haLine) {
+// sections, and the rules of the frontends that send to it.
+func (f *fileRead) haproxyBackend(s *haSection, fronts []haLine) {
 	res := &Resource{Platform: HAProxy, Kind: HAProxyBackendKind, Name: Text{Value: s.name, At: s.at}, At: s.at, Traffic: AnyTraffic}
 	label := s.name
 	for _, l := range s.lines {
@@ -237,15 +278,15 @@ func (f *fileRead) haproxyBackend(s, defaults *haSection, fronts []haLine) {
 		}
 	}
 	retries := defaulted(HAProxyRetries, s.at)
-	if l := haSetting(s, defaults, "retries"); l != nil && len(l.words) > 1 {
+	if l := haSetting(s, "retries"); l != nil && len(l.words) > 1 {
 		retries = &setting{Value: l.words[1], From: Origin{At: l.at}}
 	}
 	retryOn := defaulted(HAProxyRetryOn, s.at)
-	if l := haSetting(s, defaults, "retry-on"); l != nil {
+	if l := haSetting(s, "retry-on"); l != nil {
 		retryOn = &setting{Value: strings.Join(l.words[1:], " "), From: Origin{At: l.at}}
 	}
 	var perTry *setting
-	if l := haSetting(s, defaults, "timeout server"); l != nil && len(l.words) > 2 {
+	if l := haSetting(s, "timeout server"); l != nil && len(l.words) > 2 {
 		perTry = &setting{Value: l.words[2], From: Origin{At: l.at}}
 	}
 	// disable-l7-retry: every method, or those its condition names.

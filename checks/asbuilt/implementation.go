@@ -185,6 +185,9 @@ type ruleRetry struct {
 	attempts *setting // retries, nil when not written
 	codes    []Text
 	perTry   *timed // timeouts.backendRequest
+	// services are the Kubernetes Services of the rule's backendRefs,
+	// whose annotations an implementation may read (Kong's retries).
+	services []Ref
 }
 
 // perTrySetting is the rule's backendRequest timeout, the per-try
@@ -256,10 +259,19 @@ func envoyGatewayRule(s *Set, rt *Route) {
 // kongRule: Kong retries through its service's retries whether or not a
 // stanza is written (the stanza's attempts, when written, replace them),
 // on nginx's error and timeout, POST, LOCK and PATCH only before they
-// were sent.
-func kongRule(_ *Set, rt *Route) {
+// were sent. The service's retries are the backend Service's
+// konghq.com/retries annotation when that Service is read (the first
+// backend's that has it: the controller makes one Kong service of the
+// rule), else Kong's default.
+func kongRule(s *Set, rt *Route) {
 	g := rt.gateway
 	tries := defaulted(KongRetries, g.rule)
+	for _, ref := range g.services {
+		if svc := s.object(ref.Kind, ref.Namespace, ref.Name); svc != nil && svc.kongRetries != nil {
+			tries = svc.kongRetries
+			break
+		}
+	}
 	if g.present && g.attempts != nil {
 		tries = g.attempts
 	}

@@ -24,10 +24,19 @@ const kongKind = "KongService"
 
 // kong is the platform as platforms lists it.
 var kong = &platform{
-	name:     Kong,
-	export:   &exportReader{keys: []string{"_format_version"}, is: isKongConfig, read: (*fileRead).kong},
+	name:   Kong,
+	export: &exportReader{keys: []string{"_format_version"}, is: isKongConfig, read: (*fileRead).kong},
+	kinds: []kindReader{
+		{kind: "Service", groups: []string{"v1"}, word: kongRetriesAnnotation, read: (*fileRead).kongBackendService},
+	},
 	defaults: []*Default{KongRetries, KongRetryOn, KongRetryNonIdempotent, KongReadTimeout, KongCORSHeaders},
 }
+
+// kongRetriesAnnotation, on the Kubernetes Service an HTTPRoute under
+// Kong sends to, sets the retries of the Kong service Kong's ingress
+// controller makes of it (Kong/kubernetes-ingress-controller
+// internal/annotations: konghq.com/retries).
+const kongRetriesAnnotation = "konghq.com/retries"
 
 // The defaults it relies on.
 var (
@@ -336,4 +345,26 @@ func (f *fileRead) kongCORS(p *yaml.Node) *CORS {
 		c.Credentials, c.CredentialsFrom = v, Origin{At: at}
 	}
 	return c
+}
+
+// kongBackendService reads a Kubernetes Service's konghq.com/retries
+// annotation, which an HTTPRoute under Kong that sends to the Service
+// retries by (kongRule). A Service without it says nothing to Kong's
+// retries and is skipped like any other.
+func (f *fileRead) kongBackendService(root *yaml.Node) {
+	annotation := f.path(root, "metadata", "annotations", kongRetriesAnnotation)
+	if annotation == nil {
+		f.skip([]byte("Service"))
+		return
+	}
+	res := f.resource(Kong, "Service", root)
+	t, ok := f.text(annotation, kongRetriesAnnotation)
+	if !ok {
+		return
+	}
+	if n, err := strconv.Atoi(t.Value); err != nil || n < 0 {
+		f.problems = append(f.problems, Problem{At: t.At, Message: kongRetriesAnnotation + " is " + strconv.Quote(t.Value) + ", not a whole number"})
+		return
+	}
+	res.kongRetries = written(t)
 }

@@ -247,6 +247,16 @@ var nginxLiveCases = []nginxLiveCase{
 	{name: "tries", location: "proxy_next_upstream_tries 2;", servers: 3},
 	{name: "one server", servers: 1},
 	{name: "underscores on", server: "underscores_in_headers on;", servers: 2},
+	// nginx picks the location nested in the "^~" prefix, and does not
+	// try the server's expression (which resends POST) after it.
+	{name: "nested under ^~", server: `location ^~ /api/ {
+            proxy_pass http://app;
+            location /api/orders { proxy_pass http://app; }
+        }
+        location ~ orders$ {
+            proxy_pass http://app;
+            proxy_next_upstream error timeout non_idempotent;
+        }`, servers: 2},
 	// ingress-nginx's defaults are nginx directives of its template:
 	// proxy_next_upstream error timeout, tries 3, no non_idempotent, no
 	// underscores; its upstream is the Service's endpoints (three here).
@@ -280,16 +290,22 @@ spec:
 func TestNginxDefaultsLive(t *testing.T) {
 	program := liveProgram(t, "nginx")
 	for _, tc := range nginxLiveCases {
-		for _, reset := range []bool{false, true} {
-			name := tc.name + "/stall"
-			if reset {
-				name = tc.name + "/reset"
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				runNginxCase(t, program, tc, reset)
-			})
+		eachUpstream(t, tc.name, func(t *testing.T, reset bool) { runNginxCase(t, program, tc, reset) })
+	}
+}
+
+// eachUpstream runs the case name in parallel subtests, once in front of
+// upstreams that stall and once in front of upstreams that reset.
+func eachUpstream(t *testing.T, name string, run func(t *testing.T, reset bool)) {
+	for _, reset := range []bool{false, true} {
+		sub := name + "/stall"
+		if reset {
+			sub = name + "/reset"
 		}
+		t.Run(sub, func(t *testing.T) {
+			t.Parallel()
+			run(t, reset)
+		})
 	}
 }
 
@@ -344,6 +360,15 @@ http {
 	if tc.ingress != "" {
 		model = Parse("ingress.yaml", []byte(tc.ingress))
 	}
+	proveLive(t, model, addr, upstreams)
+}
+
+// proveLive sends each method once through the proxy at addr and holds
+// the receipts of its upstreams to what model, the proxy's configuration
+// read as idemlint reads it, predicts of the route that carries
+// /api/orders.
+func proveLive(t *testing.T, model *Set, addr string, upstreams []*counter) {
+	t.Helper()
 	if len(model.Errors) > 0 || len(model.Problems) > 0 || len(model.Resources) != 1 {
 		t.Fatalf("the model: errors %v, problems %v, %d resources", model.Errors, model.Problems, len(model.Resources))
 	}
@@ -356,12 +381,6 @@ http {
 		wg.Go(func() { send(t, addr, m) })
 	}
 	wg.Wait()
-	checkReceipts(t, upstreams, rt)
-}
-
-// checkReceipts holds the receipts of upstreams to the model's route rt.
-func checkReceipts(t *testing.T, upstreams []*counter, rt *Route) {
-	t.Helper()
 	for _, m := range liveMethods {
 		got := 0
 		for _, c := range upstreams {
@@ -382,29 +401,55 @@ func checkReceipts(t *testing.T, upstreams []*counter, rt *Route) {
 	}
 }
 
-// haproxyLiveCases are backend directives in front of one counting
-// server (HAProxy retries on the same server without redispatch).
-var haproxyLiveCases = []struct{ name, backend string }{
-	{"defaults", ""},
-	{"retry-on all-retryable-errors", "retry-on all-retryable-errors"},
-	{"disable-l7-retry if METH_POST", "retry-on all-retryable-errors\n    http-request disable-l7-retry if METH_POST"},
+// haproxyLiveCase is a backend in front of one counting server (HAProxy
+// retries on the same server without redispatch).
+type haproxyLiveCase struct {
+	name string
+	// defaults are sections after the first, anonymous defaults
+	// section; from is the one the backend names, when it names one.
+	defaults, from string
+	backend        string // the backend's directives
+}
+
+var haproxyLiveCases = []haproxyLiveCase{
+	{name: "defaults"},
+	{name: "retry-on all-retryable-errors", backend: "retry-on all-retryable-errors"},
+	{name: "disable-l7-retry if METH_POST", backend: "retry-on all-retryable-errors\n    http-request disable-l7-retry if METH_POST"},
+	// The backend takes the named defaults section it names, not the
+	// last one before it.
+	{name: "backend from named defaults", from: "l7", defaults: `defaults l7
+    mode http
+    timeout connect 1s
+    timeout client 2m
+    timeout server 1s
+    retry-on all-retryable-errors
+
+defaults
+    mode http
+    timeout connect 1s
+    timeout client 2m
+    timeout server 1s
+    retry-on conn-failure
+`},
 }
 
 func TestHAProxyDefaultsLive(t *testing.T) {
 	program := liveProgram(t, "haproxy")
 	for _, tc := range haproxyLiveCases {
-		for _, reset := range []bool{false, true} {
-			name := tc.name + "/stall"
-			if reset {
-				name = tc.name + "/reset"
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				dir := t.TempDir()
-				upstream := newCounter(t, reset)
-				path := filepath.Join(dir, "haproxy.cfg")
-				addr := runProxy(t, func(addr string) (*exec.Cmd, string) {
-					cfg := fmt.Sprintf(`global
+		eachUpstream(t, tc.name, func(t *testing.T, reset bool) { runHAProxyCase(t, program, tc, reset) })
+	}
+}
+
+func runHAProxyCase(t *testing.T, program string, tc haproxyLiveCase, reset bool) {
+	dir := t.TempDir()
+	upstream := newCounter(t, reset)
+	path := filepath.Join(dir, "haproxy.cfg")
+	from := ""
+	if tc.from != "" {
+		from = " from " + tc.from
+	}
+	addr := runProxy(t, func(addr string) (*exec.Cmd, string) {
+		cfg := fmt.Sprintf(`global
     maxconn 64
     pidfile %s/haproxy.pid
 
@@ -414,34 +459,19 @@ defaults
     timeout client 2m
     timeout server 1s
 
+%s
 frontend shop
     bind %s
     default_backend app
 
-backend app
+backend app%s
     %s
     server s1 %s
-`, dir, addr, tc.backend, upstream.addr())
-					if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return exec.Command(program, "-db", "-f", path), filepath.Join(dir, "no log")
-				})
-				model := Read([]string{path})
-				if len(model.Errors) > 0 || len(model.Problems) > 0 || len(model.Resources) != 1 {
-					t.Fatalf("the model: errors %v, problems %v, %d resources", model.Errors, model.Problems, len(model.Resources))
-				}
-				rt, _, ok := model.Resources[0].Select("POST", "/api/orders", AnyTraffic)
-				if !ok {
-					t.Fatal("the model carries no /api/orders")
-				}
-				var wg sync.WaitGroup
-				for _, m := range liveMethods {
-					wg.Go(func() { send(t, addr, m) })
-				}
-				wg.Wait()
-				checkReceipts(t, []*counter{upstream}, rt)
-			})
+`, dir, tc.defaults, addr, from, tc.backend, upstream.addr())
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
 		}
-	}
+		return exec.Command(program, "-db", "-f", path), filepath.Join(dir, "no log")
+	})
+	proveLive(t, Read([]string{path}), addr, []*counter{upstream})
 }

@@ -66,6 +66,10 @@ type Resource struct {
 	// Implementation is who carries an HTTPRoute, and how idemlint knows;
 	// nil for the other kinds, which their platform carries.
 	Implementation *Implementation
+	// kongRetries is a Service's konghq.com/retries annotation: the
+	// retries of an HTTPRoute under Kong that sends to it; nil for the
+	// other kinds, and for a Service without it.
+	kongRetries *setting
 	// fingerprint tells a copy apart from a different definition.
 	fingerprint uint64
 	// Hosts are the Istio hosts, HTTPRoute hostnames or Ingress rule hosts.

@@ -131,9 +131,11 @@ func (lv ngxLevel) inherit(ds []*ngxDirective) ngxLevel {
 
 // ngxServer is a server block read.
 type ngxServer struct {
-	d         *ngxDirective
-	level     ngxLevel
-	locations []*ngxLocation
+	d     *ngxDirective
+	level ngxLevel
+	// top are its locations, each holding those nested in it; locations
+	// are all of them, each before those nested in it.
+	top, locations []*ngxLocation
 }
 
 // ngxLocation is a location block: how it matches, its level, and its
@@ -145,6 +147,10 @@ type ngxLocation struct {
 	level    ngxLevel
 	pass     *ngxDirective
 	ifAdds   []*ngxDirective // add_header inside its "if" blocks
+	// nested are the locations inside it, which inherit its level but
+	// not its proxy_pass (nginx passes only where proxy_pass is written,
+	// or in an "if" or "limit_except" within).
+	nested []*ngxLocation
 }
 
 // nginxConf reads an NGINX file's directives; its includes are followed
@@ -173,7 +179,8 @@ func (f *fileRead) nginxResources(ds []*ngxDirective) {
 				}
 			case d.name == "server":
 				s := &ngxServer{d: d, level: lv.inherit(d.block)}
-				s.locations = ngxLocations(d.block, s.level, nil)
+				s.top = ngxLocations(d.block, s.level)
+				s.locations = ngxFlatten(s.top, nil)
 				servers = append(servers, s)
 			}
 		}
@@ -194,9 +201,10 @@ func (f *fileRead) nginxResources(ds []*ngxDirective) {
 	}
 }
 
-// ngxLocations are the location blocks of ds, nested ones after their
-// parent, each with its level.
-func ngxLocations(ds []*ngxDirective, lv ngxLevel, out []*ngxLocation) []*ngxLocation {
+// ngxLocations are the location blocks of ds, each with its level and
+// the locations nested in it.
+func ngxLocations(ds []*ngxDirective, lv ngxLevel) []*ngxLocation {
+	var out []*ngxLocation
 	for _, d := range ds {
 		if !d.isBlock || d.name != "location" || len(d.args) == 0 {
 			continue
@@ -218,9 +226,17 @@ func ngxLocations(ds []*ngxDirective, lv ngxLevel, out []*ngxLocation) []*ngxLoc
 			}
 		}
 		if !strings.HasPrefix(loc.path, "@") { // a named location serves no path
+			loc.nested = ngxLocations(d.block, loc.level)
 			out = append(out, loc)
 		}
-		out = ngxLocations(d.block, loc.level, out)
+	}
+	return out
+}
+
+// ngxFlatten appends locs to out, each followed by those nested in it.
+func ngxFlatten(locs, out []*ngxLocation) []*ngxLocation {
+	for _, loc := range locs {
+		out = ngxFlatten(loc.nested, append(out, loc))
 	}
 	return out
 }
@@ -265,8 +281,8 @@ func (f *fileRead) nginxResource(s *ngxServer, label string, upstreams map[strin
 			}
 		}
 	}
-	cands := make([]ngxCandidate, len(s.locations))
-	for i, loc := range s.locations {
+	cands := make(map[*ngxLocation]*ngxCandidate, len(s.locations))
+	for _, loc := range s.locations {
 		kind, value := pathmatch.Prefix, loc.path
 		switch loc.modifier {
 		case "=":
@@ -279,8 +295,9 @@ func (f *fileRead) nginxResource(s *ngxServer, label string, upstreams map[strin
 				value = "(?i)" + value
 			}
 		}
-		c := &cands[i]
-		c.loc, c.match = loc, Match{Path: f.matcher(kind, Text{Value: value, At: loc.d.at}, "location"), At: loc.d.at}
+		c := &ngxCandidate{loc: loc}
+		cands[loc] = c
+		c.match = Match{Path: f.matcher(kind, Text{Value: value, At: loc.d.at}, "location"), At: loc.d.at}
 		l, host, ok := ngxBackend(loc.pass)
 		if !ok || l != label {
 			continue
@@ -296,11 +313,11 @@ func (f *fileRead) nginxResource(s *ngxServer, label string, upstreams map[strin
 		res.Routes = append(res.Routes, c.route)
 	}
 	res.pick = func(_, template string) (*Route, *Match, bool) {
-		c := ngxPick(cands, template)
-		if c == nil || c.route == nil {
+		loc, _ := ngxPick(s.top, func(l *ngxLocation) bool { return cands[l].match.Holds("", template) })
+		if loc == nil || cands[loc].route == nil {
 			return nil, nil, false
 		}
-		return c.route, &c.route.Matches[0], true
+		return cands[loc].route, &cands[loc].route.Matches[0], true
 	}
 	f.resources = append(f.resources, res)
 }
@@ -313,34 +330,51 @@ type ngxCandidate struct {
 	route *Route
 }
 
-// ngxPick returns the location nginx picks for a request to template:
-// an exact location; else the longest prefix, taken at once when it is
-// "^~"; else the first expression that matches, in the order written;
-// else that longest prefix. Nil when none matches.
-func ngxPick(cands []ngxCandidate, template string) *ngxCandidate {
-	var longest *ngxCandidate
-	for i := range cands {
-		c := &cands[i]
-		switch c.loc.modifier {
+// ngxPick returns the location nginx picks among locs, the locations of
+// one level, for a request whose path holds matches (nginx's
+// ngx_http_core_find_location): an exact location; else the longest
+// prefix, in whose nested locations the search goes on, an exact or
+// expression found there being final; then, unless that prefix is "^~",
+// the first expression that matches, in the order written (and in its
+// nested locations, the one found there); else the longest prefix, or
+// the nested prefix found in it. final reports a pick that an expression
+// of an enclosing level does not override. Nil when none matches.
+func ngxPick(locs []*ngxLocation, holds func(*ngxLocation) bool) (picked *ngxLocation, final bool) {
+	var longest *ngxLocation
+	for _, l := range locs {
+		switch l.modifier {
 		case "=":
-			if c.match.Holds("", template) {
-				return c
+			if holds(l) {
+				return l, true
 			}
 		case "", "^~":
-			if c.match.Holds("", template) && (longest == nil || len(c.loc.path) > len(longest.loc.path)) {
-				longest = c
+			if holds(l) && (longest == nil || len(l.path) > len(longest.path)) {
+				longest = l
 			}
 		}
 	}
-	if longest != nil && longest.loc.modifier == "^~" {
-		return longest
-	}
-	for i := range cands {
-		if c := &cands[i]; (c.loc.modifier == "~" || c.loc.modifier == "~*") && c.match.Holds("", template) {
-			return c
+	if longest != nil {
+		picked = longest
+		inner, final := ngxPick(longest.nested, holds)
+		if final {
+			return inner, true
+		}
+		if inner != nil {
+			picked = inner
+		}
+		if longest.modifier == "^~" {
+			return picked, false
 		}
 	}
-	return longest
+	for _, l := range locs {
+		if (l.modifier == "~" || l.modifier == "~*") && holds(l) {
+			if inner, _ := ngxPick(l.nested, holds); inner != nil {
+				return inner, true
+			}
+			return l, true
+		}
+	}
+	return picked, false
 }
 
 // nginxRoute sets what location loc of server s does to the requests it

@@ -1,6 +1,7 @@
 package asbuilt
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -51,7 +52,12 @@ type platform struct {
 type kindReader struct {
 	kind   string
 	groups []string // of apiVersion, before its "/"
-	read   func(f *fileRead, root *yaml.Node)
+	// word, when set, is one a document of the kind that the reader
+	// reads always holds: most of a common kind are not the platform's
+	// (a Service without Kong's annotation), and triage skips the others
+	// unparsed.
+	word string
+	read func(f *fileRead, root *yaml.Node)
 }
 
 // configMapReader reads a ConfigMap (apiVersion v1) it claims. Most
@@ -124,7 +130,7 @@ func index(ps []*platform) (defaults []*Default, kindWords, configMapWords [][]b
 			defaults = append(defaults, d)
 		}
 		for _, k := range q.kinds {
-			kindWords = append(kindWords, []byte(k.kind))
+			kindWords = append(kindWords, []byte(cmp.Or(k.word, k.kind)))
 			readKinds = append(readKinds, k.kind)
 		}
 		if q.configMap != nil {
@@ -185,6 +191,19 @@ func (p *platform) check() error {
 		}
 	}
 	return nil
+}
+
+// kindWord returns the word every document of kind that a reader reads
+// holds (kindReader.word); "" when it reads the kind whatever it holds.
+func kindWord(kind []byte) string {
+	for _, p := range platforms {
+		for _, k := range p.kinds {
+			if k.kind == string(kind) {
+				return k.word
+			}
+		}
+	}
+	return ""
 }
 
 // kindReaderOf returns the reader of a resource of kind and API group.

@@ -18,6 +18,14 @@ func TestRegistryReads(t *testing.T) {
 		for _, k := range p.kinds {
 			for _, group := range k.groups {
 				doc := "apiVersion: " + group + "/v1\nkind: " + k.kind + "\nmetadata:\n  name: r\n"
+				if k.word != "" {
+					// Read only when it holds its word (an annotation):
+					// without, skipped unparsed.
+					if v, _ := triage([]byte(doc)); v != skipIt {
+						t.Errorf("%s %s without %q: triage says %d, not skip", p.name, k.kind, k.word, v)
+					}
+					doc += "  annotations: {" + k.word + ": \"1\"}\n"
+				}
 				if v, _ := triage([]byte(doc)); v != parseIt {
 					t.Errorf("%s %s: triage says %d, not parse", p.name, k.kind, v)
 				}

@@ -121,6 +121,9 @@ func triage(doc []byte) (verdict, []byte) {
 			return skipIt, kind
 		}
 	}
+	if w := kindWord(kind); w != "" && !bytes.Contains(doc, []byte(w)) && bytes.IndexByte(doc, '\\') < 0 {
+		return skipIt, kind // read only when it holds the word, as a ConfigMap
+	}
 	// The kinds read are parsed whatever their apiVersion: one of
 	// another group is skipped by the parse, and one that does not parse
 	// is the file's error (IDL001), as a reader's kind written wrongly

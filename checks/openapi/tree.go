@@ -19,7 +19,7 @@ import (
 const maxDepth = jsontree.MaxDepth
 
 // source is one parsed file of a description: JSON through jsontree, which
-// is strict (no duplicate keys) and ten times faster than a YAML parser
+// is strict (no duplicate keys) and cheaper than a YAML parser
 // on JSON, and YAML through go.yaml.in/yaml. Only the parts idemlint reads
 // are ever visited, so a description's schemas cost their parsing and
 // nothing else.
