@@ -60,16 +60,30 @@ func (f Finding) String() string {
 // SortFindings orders findings by file, position, rule and message, so
 // output is the same on every run whatever the worker scheduling.
 func SortFindings(fs []Finding) {
-	slices.SortFunc(fs, func(a, b Finding) int {
-		return cmp.Or(
-			cmp.Compare(a.File, b.File),
-			cmp.Compare(a.Line, b.Line),
-			cmp.Compare(a.Column, b.Column),
-			cmp.Compare(a.Rule, b.Rule),
-			cmp.Compare(a.Message, b.Message),
-			cmp.Compare(a.Chain, b.Chain),
-		)
-	})
+	slices.SortFunc(fs, compareFindings)
+}
+
+// compareFindings is the order of SortFindings. It compares no further
+// than it must (cmp.Or would compare every field first, messages too) and
+// each string once (cmp.Compare compares twice strings that differ):
+// thousands of findings sort on the path of a run's output.
+func compareFindings(a, b Finding) int {
+	if c := strings.Compare(a.File, b.File); c != 0 {
+		return c
+	}
+	if a.Line != b.Line {
+		return cmp.Compare(a.Line, b.Line)
+	}
+	if a.Column != b.Column {
+		return cmp.Compare(a.Column, b.Column)
+	}
+	if c := strings.Compare(a.Rule, b.Rule); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Message, b.Message); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Chain, b.Chain)
 }
 
 // Count returns how many findings have each severity.

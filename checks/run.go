@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/idemlint/idemlint/checks/chain"
@@ -135,14 +135,9 @@ func CheckPaths(paths []string, opts Options) (*Result, error) {
 	return newRun(&opts).checkPaths(paths)
 }
 
-// checkPaths collects the files under paths and checks them.
+// checkPaths collects the files under paths and checks them, reading
+// each file as the walk meets it.
 func (r *run) checkPaths(paths []string) (*Result, error) {
-	files, skipped, err := fileset.Collect(paths, r.opts.Files.Options)
-	if err != nil {
-		return nil, err
-	}
-	files = slices.DeleteFunc(files, r.ignored)
-	skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return r.ignored(s.Path) })
 	// Collect cleans the files it returns; a named directory is never
 	// one of them.
 	named := make(map[string]bool, len(paths))
@@ -150,6 +145,21 @@ func (r *run) checkPaths(paths []string) (*Result, error) {
 		named[filepath.Clean(p)] = true
 	}
 	r.walked = func(path string) bool { return !named[path] }
+	var skipped []fileset.Skipped
+	var err error
+	files := r.loadEach(func(load func(path string)) {
+		_, skipped, err = fileset.CollectEach(paths, r.opts.Files.Options, func(path string) {
+			if !r.ignored(path) {
+				load(path)
+			}
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The walk meets the files in its own order; a run's are sorted.
+	slices.SortFunc(files, func(a, b loadedFile) int { return strings.Compare(a.path, b.path) })
+	skipped = slices.DeleteFunc(skipped, func(s fileset.Skipped) bool { return r.ignored(s.Path) })
 	return r.checkFiles(files, skipped), nil
 }
 
@@ -191,17 +201,29 @@ func saying(findings []Finding, fs fileSuppressions) *said {
 	return &said{findings: findings, suppressions: fs}
 }
 
+// loadedFile is a file of a run and what it kept.
+type loadedFile struct {
+	path string
+	loaded
+}
+
 // CheckFiles checks files: each is read and taken through the
 // per-document stages by a pool of GOMAXPROCS workers, then the
 // cross-document rules run once per set over its documents.
-func CheckFiles(files []string, opts Options) *Result { return newRun(&opts).checkFiles(files, nil) }
+func CheckFiles(files []string, opts Options) *Result {
+	r := newRun(&opts)
+	return r.checkFiles(r.loadEach(func(load func(path string)) {
+		for _, f := range files {
+			load(f)
+		}
+	}), nil)
+}
 
-// checkFiles is CheckFiles for a collection in which the skipped paths
-// could not be read at all.
-func (r *run) checkFiles(files []string, skipped []fileset.Skipped) *Result {
-	loaded := r.loadEach(files)
+// checkFiles checks the files loaded, in which the skipped paths could
+// not be read at all.
+func (r *run) checkFiles(files []loadedFile, skipped []fileset.Skipped) *Result {
 	r.waitForInputs()
-	res, lost := r.tally(files, skipped, loaded)
+	res, lost := r.tally(files, skipped)
 	unreadable := r.groupSets(res, lost)
 	if !r.decodeOnly {
 		var found []Finding
@@ -212,30 +234,92 @@ func (r *run) checkFiles(files []string, skipped []fileset.Skipped) *Result {
 	return res
 }
 
-// loadEach takes every file through the per-document stages on a pool of
-// GOMAXPROCS workers, and returns what each kept, in the order of files.
-func (r *run) loadEach(files []string) []loaded {
-	results := make([]loaded, len(files))
+// loadEach takes every file that feed gives to its load through the
+// per-document stages on a pool of GOMAXPROCS workers, and returns what
+// each kept, in the order given. The workers start on the first file
+// while feed goes on, one fewer than there are cores: feed walking a
+// directory keeps a core busy, and more threads than cores would switch
+// between them at a cost in every file's decoding. The last starts once
+// feed is done.
+func (r *run) loadEach(feed func(load func(path string))) []loadedFile {
 	r.strings, r.names = new(boundary.Strings), new(chain.NameTable)
-	var next atomic.Int64
+	type done struct {
+		i int
+		loadedFile
+	}
+	var q fileQueue
+	q.more.L = &q.mu
+	kept := make([][]done, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	start := func(k int) {
+		wg.Go(func() {
 			var w worker
 			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(files) {
+				i, path, ok := q.take()
+				if !ok {
 					return
 				}
-				results[i] = w.load(files[i], r)
+				kept[k] = append(kept[k], done{i, loadedFile{path, w.load(path, r)}})
 			}
-		}()
+		})
 	}
+	for k := range len(kept) - 1 {
+		start(k)
+	}
+	feed(q.put)
+	q.close()
+	start(len(kept) - 1)
 	wg.Wait()
 	r.strings = nil // the facts hold the strings, the table is done
-	return results
+	files := make([]loadedFile, len(q.paths))
+	for _, ds := range kept {
+		for _, d := range ds {
+			files[d.i] = d.loadedFile
+		}
+	}
+	return files
+}
+
+// fileQueue hands the files a walk meets to the workers, in order. The
+// walk never waits for them: a bounded channel would hold it up, and its
+// core would idle, whenever the workers fell behind.
+type fileQueue struct {
+	mu     sync.Mutex
+	more   sync.Cond // on mu: a file was put, or the queue closed
+	paths  []string
+	next   int // the index of the next file to take
+	closed bool
+}
+
+// put adds the file at path.
+func (q *fileQueue) put(path string) {
+	q.mu.Lock()
+	q.paths = append(q.paths, path)
+	q.mu.Unlock()
+	q.more.Signal()
+}
+
+// close says no file will be put any more.
+func (q *fileQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	q.more.Broadcast()
+}
+
+// take returns the next file and its index, waiting for one to be put;
+// false once the queue is closed and every file taken.
+func (q *fileQueue) take() (int, string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.next == len(q.paths) && !q.closed {
+		q.more.Wait()
+	}
+	if q.next == len(q.paths) {
+		return 0, "", false
+	}
+	q.next++
+	return q.next - 1, q.paths[q.next-1], true
 }
 
 // waitForInputs waits for the supplied inputs still being read while the
@@ -255,21 +339,21 @@ func (r *run) waitForInputs() {
 // findings and suppressions, the facts of the boundary documents and the
 // counts of the others; and, by set name, how many files of each set could
 // not be read, since each may be a missing hop of its own set.
-func (r *run) tally(files []string, skipped []fileset.Skipped, loaded []loaded) (*Result, map[string]int) {
+func (r *run) tally(files []loadedFile, skipped []fileset.Skipped) (*Result, map[string]int) {
 	res := &Result{Files: len(files) + len(skipped), Unreadable: len(skipped) + r.inputUnreadable}
 	lost := map[string]int{}
 	for _, s := range skipped {
 		res.Findings = append(res.Findings, unreadable(s.Path, s.Err))
 		lost[r.setOf(s.Path)]++
 	}
-	for i, l := range loaded {
+	for _, l := range files {
 		if l.said != nil {
 			res.Findings = append(res.Findings, l.said.findings...)
 		}
 		switch {
 		case l.unreadable:
 			res.Unreadable++
-			lost[r.setOf(files[i])]++
+			lost[r.setOf(l.path)]++
 		case l.notBoundary:
 			res.NotBoundary++
 		case l.facts != nil:

@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/idemlint/idemlint/schemas/boundary"
@@ -52,24 +52,36 @@ func (s *suppressions) add(path string, fs fileSuppressions) {
 // not: whether their suppression is still needed is unknown). It reuses
 // the storage of findings, in which no finding of a skipped rule is left.
 func (sup *suppressions) apply(findings []Finding, skips func(rule string) bool) []Finding {
-	entries, idl003Findings := sup.entries, sup.malformed
+	entries := sup.entries
 	out := findings[:0]
 	for _, f := range findings {
 		if !hide(entries[f.File], f.Rule) {
 			out = append(out, f)
 		}
 	}
+	if skips(idl003.ID) {
+		return out
+	}
+	// A set whose documents all carry a stale suppression has as many
+	// IDL003 findings as documents: the output grows once.
+	unused := 0
+	for _, list := range entries {
+		for _, s := range list {
+			if !s.used && !skips(s.rule) {
+				unused++
+			}
+		}
+	}
+	out = slices.Grow(out, len(sup.malformed)+unused)
+	out = append(out, sup.malformed...)
 	for _, list := range entries {
 		for _, s := range list {
 			if !s.used && !skips(s.rule) {
 				f := s.at
-				f.Message = fmt.Sprintf("the suppression of %s hides no finding in this file; remove it", s.rule)
-				idl003Findings = append(idl003Findings, f)
+				f.Message = "the suppression of " + s.rule + " hides no finding in this file; remove it"
+				out = append(out, f)
 			}
 		}
-	}
-	if !skips(idl003.ID) {
-		out = append(out, idl003Findings...)
 	}
 	return out
 }

@@ -75,15 +75,25 @@ func Names() []string {
 // location is "file:line:column", or the file alone when the finding has no
 // position (an unreadable file).
 func location(f checks.Finding) string {
-	file := f.File
+	return string(appendLocation(nil, f.File, f.Line, f.Column))
+}
+
+// appendLocation appends the location of file, line and column, as
+// location writes it, to dst.
+func appendLocation(dst []byte, file string, line, column int) []byte {
 	// A name holding a control character is written quoted (Go syntax), so
 	// that a crafted file name cannot forge a finding line or send escape
 	// sequences to the terminal.
 	if strings.ContainsFunc(file, unicode.IsControl) {
-		file = strconv.Quote(file)
+		dst = strconv.AppendQuote(dst, file)
+	} else {
+		dst = append(dst, file...)
 	}
-	if f.Line == 0 {
-		return file
+	if line == 0 {
+		return dst
 	}
-	return fmt.Sprintf("%s:%d:%d", file, f.Line, f.Column)
+	dst = append(dst, ':')
+	dst = strconv.AppendInt(dst, int64(line), 10)
+	dst = append(dst, ':')
+	return strconv.AppendInt(dst, int64(column), 10)
 }

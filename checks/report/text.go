@@ -31,19 +31,34 @@ func (t Text) Format(w io.Writer, r *Report) error {
 		return c.Sprint(s)
 	}
 	errC, warnC, dimC, boldC := color.New(color.FgRed, color.Bold), color.New(color.FgYellow, color.Bold), color.New(color.Faint), color.New(color.Bold)
+	related := paint(dimC, "related")
+	// Each line is built in one buffer: a run may write a line for each
+	// of tens of thousands of files.
+	var line []byte
 	for _, f := range r.Findings {
-		sev := paint(warnC, f.Severity.String())
+		sevC := warnC
 		if f.Severity == checks.Error {
-			sev = paint(errC, f.Severity.String())
+			sevC = errC
 		}
-		fmt.Fprintf(bw, "%s: %s %s %s\n", paint(boldC, location(f)), sev, paint(dimC, f.Rule), f.Message)
+		if t.Color {
+			line = append(line[:0], paint(boldC, location(f))...)
+		} else {
+			line = appendLocation(line[:0], f.File, f.Line, f.Column)
+		}
+		line = append(append(line, ": "...), paint(sevC, f.Severity.String())...)
+		line = append(append(line, ' '), paint(dimC, f.Rule)...)
+		line = append(append(append(line, ' '), f.Message...), '\n')
+		bw.Write(line)
 		if t.Source != nil && f.Line > 0 {
 			if src, ok := t.Source(f.File); ok {
 				Snippet(bw, src, f.Line, f.Column, 0)
 			}
 		}
 		for _, rel := range f.Related {
-			fmt.Fprintf(bw, "    %s %s: %s\n", paint(dimC, "related"), location(checks.Finding{File: rel.File, Line: rel.Line, Column: rel.Column}), rel.Message)
+			line = append(append(append(line[:0], "    "...), related...), ' ')
+			line = appendLocation(line, rel.File, rel.Line, rel.Column)
+			line = append(append(append(line, ": "...), rel.Message...), '\n')
+			bw.Write(line)
 		}
 	}
 	fmt.Fprintln(bw, summary(r))

@@ -7,7 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/idemlint/idemlint/reference"
 )
@@ -63,6 +66,13 @@ func serveEngine(t testing.TB, e *reference.Engine, wrap func(http.Handler) http
 // testdata/orders.json) and checks the run kept its request bound.
 func probeTarget(t testing.TB, cfg Config) *Report {
 	t.Helper()
+	return probeTargetWith(t, cfg, nil)
+}
+
+// probeTargetWith is probeTarget with a gate that follows the run (nil:
+// none).
+func probeTargetWith(t testing.TB, cfg Config, gate *burstGate) *Report {
+	t.Helper()
 	if cfg.Policy == nil {
 		cfg.Policy = engine(t, nil).Policy()
 	}
@@ -70,7 +80,11 @@ func probeTarget(t testing.TB, cfg Config) *Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := r.Run(context.Background(), nil)
+	var out Writer
+	if gate != nil {
+		out = gate
+	}
+	rep, err := r.Run(context.Background(), out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,4 +129,102 @@ func describe(rep *Report) string {
 		}
 	}
 	return s
+}
+
+// burstGate makes CF07's burst overlap the attempt it repeats, however the
+// requests are scheduled: while CF07 runs, the request that created a
+// key's record waits in Create until a duplicate found that record
+// processing. The other probes send a key's requests one after another,
+// so a duplicate never comes while the first is unanswered: the gate is
+// armed during CF07 only. It is the run's Writer, and so knows which
+// probe runs: the one after those with a result.
+type burstGate struct {
+	nopWriter
+	results int // written so far: Probes()[results] runs
+	armed   atomic.Bool
+
+	mu   sync.Mutex
+	seen map[string]chan struct{} // by record id, closed when a duplicate found it processing
+}
+
+func (g *burstGate) Begin(*Plan) error {
+	g.arm()
+	return nil
+}
+
+func (g *burstGate) Probe(*Result) error {
+	g.results++
+	g.arm()
+	return nil
+}
+
+func (g *burstGate) arm() {
+	probes := Probes()
+	g.armed.Store(g.results < len(probes) && probes[g.results].ID == "CF07")
+}
+
+// seenChan returns the channel closed once a duplicate found id's record
+// processing.
+func (g *burstGate) seenChan(id string) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.seen == nil {
+		g.seen = map[string]chan struct{}{}
+	}
+	c, ok := g.seen[id]
+	if !ok {
+		c = make(chan struct{})
+		g.seen[id] = c
+	}
+	return c
+}
+
+// created holds the request that created id's record, while the gate is
+// armed, until a duplicate found the record processing or ctx ends.
+func (g *burstGate) created(ctx context.Context, id string) {
+	if !g.armed.Load() {
+		return
+	}
+	select {
+	case <-g.seenChan(id):
+	case <-ctx.Done():
+	}
+}
+
+// foundProcessing releases the request that created id's record.
+func (g *burstGate) foundProcessing(id string) {
+	c := g.seenChan(id)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
+// gatedStore is a MemoryStore whose attempts wait for their duplicates
+// while its gate is armed.
+type gatedStore struct {
+	*reference.MemoryStore
+	gate *burstGate
+}
+
+func (s gatedStore) Get(ctx context.Context, id string) (reference.Record, bool, error) {
+	rec, found, err := s.MemoryStore.Get(ctx, id)
+	if found && rec.State == reference.Processing {
+		s.gate.foundProcessing(id)
+	}
+	return rec, found, err
+}
+
+func (s gatedStore) Create(ctx context.Context, id string, rec reference.Record, lease time.Duration) (reference.Record, bool, error) {
+	live, created, err := s.MemoryStore.Create(ctx, id, rec, lease)
+	switch {
+	case created:
+		s.gate.created(ctx, id)
+	case err == nil && live.State == reference.Processing:
+		s.gate.foundProcessing(id)
+	}
+	return live, created, err
 }

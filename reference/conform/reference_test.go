@@ -2,13 +2,11 @@ package conform
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -103,26 +101,27 @@ func probeInProcess(t *testing.T, e *reference.Engine) *Report {
 
 // Policies that make probes inapplicable, or choose the other answers the
 // spec allows: each still passes against the engine, skipping exactly the
-// probes it must. With a slow handler, CF07's duplicates find the attempt
-// running, and must get the inflight answer wantInflight.
+// probes it must. With overlap, CF07's attempt waits until a duplicate
+// found it running (burstGate), and some duplicate must have got the
+// inflight answer wantInflight.
 func TestReferencePolicyVariants(t *testing.T) {
 	for _, tt := range []struct {
 		name         string
 		edit         func(doc map[string]any)
-		slow         bool
+		overlap      bool
 		wantInflight string   // an answer CF07 must have seen, in the verbose log
 		wantSkip     []string // besides CF18 (several targets) and CF19 (a target)
 	}{
 		{
-			name: "inflight wait", // the duplicates wait, then replay
-			slow: true,
+			name:    "inflight wait", // the duplicates wait, then replay
+			overlap: true,
 		},
 		{
 			name: "inflight reject with 409",
 			edit: func(doc map[string]any) {
 				doc["idempotency_inflight"] = map[string]any{"policy": "reject", "status": 409}
 			},
-			slow:         true,
+			overlap:      true,
 			wantInflight: `409 Conflict, error_code "idempotency_request_in_progress"`,
 		},
 		{
@@ -132,7 +131,7 @@ func TestReferencePolicyVariants(t *testing.T) {
 			edit: func(doc map[string]any) {
 				doc["idempotency_inflight"] = map[string]any{"policy": "reject", "status": 202}
 			},
-			slow:         true,
+			overlap:      true,
 			wantInflight: `202 Accepted, error_code "idempotency_request_in_progress"`,
 		},
 		{
@@ -185,17 +184,16 @@ func TestReferencePolicyVariants(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := engine(t, tt.edit)
-			demo := reference.NewDemo(e.Policy())
-			var handler http.Handler = demo
-			if tt.slow {
-				handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					time.Sleep(processingDelay)
-					demo.ServeHTTP(w, r)
-				})
+			var gate *burstGate
+			var opts []reference.Option
+			if tt.overlap {
+				gate = &burstGate{}
+				opts = append(opts, reference.WithStore(gatedStore{reference.NewMemoryStore(reference.MemoryOptions{}), gate}))
 			}
+			e := engine(t, tt.edit, opts...)
+			demo := reference.NewDemo(e.Policy())
 			var log strings.Builder
-			rep := probeTarget(t, Config{Policy: e.Policy(), Handler: e.Middleware(handler), Effects: demo.Effects, Verbose: &log})
+			rep := probeTargetWith(t, Config{Policy: e.Policy(), Handler: e.Middleware(demo), Effects: demo.Effects, Verbose: &log}, gate)
 			if failed := ids(rep, Fail); failed != nil {
 				t.Errorf("failed %v:%s", failed, describe(rep))
 			}

@@ -26,11 +26,14 @@ import (
 // counter checks run on every probe that has one.
 func TestWrongTargets(t *testing.T) {
 	t.Parallel()
+	racy := &burstGate{}
 	for _, tt := range []struct {
 		name string
 		// base starts the target and returns its base URL and whether it
 		// serves an effects counter at /_effects.
-		base     func(t *testing.T) (string, bool)
+		base func(t *testing.T) (string, bool)
+		// gate, when set, follows the run for the target's store.
+		gate     *burstGate
 		timeout  time.Duration
 		deadline time.Duration
 		wantFail []string
@@ -46,7 +49,8 @@ func TestWrongTargets(t *testing.T) {
 			// A store without an atomic create-if-absent: duplicates
 			// arriving together all find no record and all execute.
 			name:     "executes twice under concurrency",
-			base:     engineTarget(nil, nil, reference.WithStore(racyStore{reference.NewMemoryStore(reference.MemoryOptions{})})),
+			base:     engineTarget(nil, nil, reference.WithStore(racyStore{gatedStore{reference.NewMemoryStore(reference.MemoryOptions{}), racy}})),
+			gate:     racy,
 			wantFail: []string{"CF07"},
 		},
 		{
@@ -125,7 +129,9 @@ func TestWrongTargets(t *testing.T) {
 		{
 			// Every probe request times out; CF07, whose requests may
 			// wait 3s, is cut by the run deadline, and the probes after
-			// it do not run. The pre-flight GET is answered.
+			// it do not run. The pre-flight GET is answered. The four
+			// requests before CF07 take 0.4s: the deadline leaves them
+			// 1.6s more on loaded cores, and still falls in CF07's wait.
 			name: "hangs",
 			base: handlerTarget(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/" {
@@ -137,12 +143,12 @@ func TestWrongTargets(t *testing.T) {
 				<-r.Context().Done()
 			}),
 			timeout:  100 * time.Millisecond,
-			deadline: time.Second,
+			deadline: 2 * time.Second,
 			wantFail: []string{"CF01", "CF02", "CF03", "CF04", "CF05", "CF06", "CF07", "CF08", "CF09", "CF10", "CF11", "CF12", "CF13", "CF14", "CF15", "CF16", "CF17"},
 			wantGot: map[string]string{
 				"CF01": "no answer: timed out after 100ms",
-				"CF07": "no answer x16; no answer: the run deadline of 1s passed",
-				"CF13": "not run: the run deadline of 1s passed",
+				"CF07": "no answer x16; no answer: the run deadline of 2s passed",
+				"CF13": "not run: the run deadline of 2s passed",
 			},
 		},
 		{
@@ -251,7 +257,7 @@ func TestWrongTargets(t *testing.T) {
 				cfg.EffectsURL = base + reference.EffectsPath
 			}
 			start := time.Now()
-			rep := probeTarget(t, cfg)
+			rep := probeTargetWith(t, cfg, tt.gate)
 			if diff := cmp.Diff(tt.wantFail, ids(rep, Fail)); diff != "" {
 				t.Errorf("failing probes (-want +got):\n%s\nfailures:%s", diff, describe(rep))
 			}
@@ -350,19 +356,15 @@ func rewrite(edit func(r *http.Request, status int, h http.Header, body []byte) 
 
 // racyStore creates records the way a store without an atomic
 // create-if-absent does: a request that finds an attempt still running
-// believes it created the record itself, and executes too. A slow write
-// (processingDelay) keeps each attempt running long enough for a burst of
-// duplicates to find it. Requests one after another see nothing wrong.
-type racyStore struct{ *reference.MemoryStore }
-
-const processingDelay = 40 * time.Millisecond
+// believes it created the record itself, and executes too. Its gate keeps
+// the attempt of CF07's burst running until a duplicate found it, so that
+// the burst always overlaps it. Requests one after another see nothing
+// wrong.
+type racyStore struct{ gatedStore }
 
 func (s racyStore) Create(ctx context.Context, id string, rec reference.Record, lease time.Duration) (reference.Record, bool, error) {
-	live, created, err := s.MemoryStore.Create(ctx, id, rec, lease)
-	switch {
-	case created:
-		time.Sleep(processingDelay)
-	case err == nil && live.State == reference.Processing && live.Fingerprint == rec.Fingerprint:
+	live, created, err := s.gatedStore.Create(ctx, id, rec, lease)
+	if !created && err == nil && live.State == reference.Processing && live.Fingerprint == rec.Fingerprint {
 		return rec, true, nil
 	}
 	return live, created, err

@@ -42,7 +42,7 @@ func TestCommandsPerRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stats := newClient(t, redis.URL(), "", "")
+	stats := redisstore.NewTestClient(t, redis.URL())
 	ctx := context.Background()
 	handler := func(context.Context) (reference.Response, error) {
 		return reference.Response{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":1}`)}, nil

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/redis/rueidis"
-
 	"github.com/idemlint/idemlint/reference"
 	"github.com/idemlint/idemlint/reference/redisstore"
 	"github.com/idemlint/idemlint/reference/storetest/testserver"
@@ -21,9 +19,9 @@ import (
 // file and of one that evicts, and of nothing once both are set as
 // at-most-once needs; a server that refuses CONFIG is no error.
 func TestDurability(t *testing.T) {
-	url := testserver.StartRedis(t).URL()
+	redis := testserver.StartRedis(t)
 	ctx := context.Background()
-	admin := newClient(t, url, "", "")
+	admin := redisstore.NewTestClient(t, redis.URL())
 	config := func(name, value string) {
 		t.Helper()
 		if err := admin.Do(ctx, admin.B().ConfigSet().ParameterValue().ParameterValue(name, value).Build()).Error(); err != nil {
@@ -75,29 +73,13 @@ func TestDurability(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { admin.Do(ctx, admin.B().Arbitrary("ACL", "DELUSER", "noconfig").Build()) })
-	limited, err := redisstore.New(ctx, newClient(t, url, "noconfig", "noconfig-password"), redisstore.Options{})
+	limited, err := redisstore.New(ctx, redisstore.NewTestClient(t, "unix://noconfig:noconfig-password@"+redis.Socket), redisstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if warnings, read, err := limited.Durability(ctx); err != nil || read || warnings != nil {
 		t.Errorf("CONFIG refused: %q, read %v, %v; want nothing read and no error", warnings, read, err)
 	}
-}
-
-func newClient(t *testing.T, url, user, password string) rueidis.Client {
-	t.Helper()
-	opt, err := rueidis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.DisableCache = true
-	opt.Username, opt.Password = user, password
-	client, err := rueidis.NewClient(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
-	return client
 }
 
 // TestCrashLosesRecordsUnlessSynced measures what Durability warns of:

@@ -18,17 +18,7 @@ import (
 // them and leaves no record of its own; where both are live, the new
 // one wins.
 func TestPreviousKeyNames(t *testing.T) {
-	redis := testserver.StartOwnRedis(t)
-	opt, err := rueidis.ParseURL(redis.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.DisableCache = true
-	client, err := rueidis.NewClient(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
+	client := NewTestClient(t, testserver.StartOwnRedis(t).URL())
 	ctx := context.Background()
 	s, err := New(ctx, client, Options{})
 	if err != nil {

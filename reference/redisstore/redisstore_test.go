@@ -245,16 +245,7 @@ func TestForeignValueIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	opt, err := rueidis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt.DisableCache = true
-	client, err := rueidis.NewClient(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
+	client := redisstore.NewTestClient(t, url)
 	ctx := context.Background()
 	for id, cmd := range map[string]rueidis.Completed{
 		"hash":   client.B().Hset().Key(prefix+"hash").FieldValue().FieldValue("s", "1").Build(),
@@ -312,15 +303,7 @@ func TestFinishByAnotherStore(t *testing.T) {
 	if err := ss[0].Finish(ctx, "id", rec.Token, reference.Failed, reference.Result{}, time.Hour); !errors.Is(err, reference.ErrInvalidTransition) {
 		t.Errorf("Finish of a finished record = %v, want ErrInvalidTransition", err)
 	}
-	opt, err := rueidis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := rueidis.NewClient(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	client := redisstore.NewTestClient(t, url)
 	keys, err := client.Do(ctx, client.B().Keys().Pattern(prefix+"*").Build()).AsStrSlice()
 	if err != nil || len(keys) != 1 || !strings.HasPrefix(keys[0], prefix+"{") || !strings.HasSuffix(keys[0], "}id") {
 		t.Errorf("keys under the prefix: %q, %v; want the record's alone", keys, err)

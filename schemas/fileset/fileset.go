@@ -43,11 +43,20 @@ type Options struct {
 // leaving the tree, a named pipe) are returned as Skipped so the rest of
 // the set is still checked.
 func Collect(paths []string, opts Options) (files []string, skipped []Skipped, err error) {
-	w := &walker{opts: opts, seen: map[string]bool{}, visited: map[dirID]bool{}}
+	return CollectEach(paths, opts, nil)
+}
+
+// CollectEach is Collect calling found, when it is not nil, with each file
+// as the walk meets it, once, before Collect would return them all: a
+// reader can start on the first files while the walk goes on. The order of
+// the calls is the walk's, not the sorted order of the files returned.
+// found is called for no file when a named path does not exist.
+func CollectEach(paths []string, opts Options, found func(path string)) (files []string, skipped []Skipped, err error) {
+	w := &walker{opts: opts, found: found, seen: map[string]bool{}, visited: map[dirID]bool{}}
 	if w.opts.Include == nil {
 		w.opts.Include = func(p string) bool { return strings.HasSuffix(p, ".json") }
 	}
-	var dirs []string
+	var dirs, named []string
 	for _, root := range paths {
 		info, statErr := os.Stat(root)
 		if statErr != nil {
@@ -56,8 +65,11 @@ func Collect(paths []string, opts Options) (files []string, skipped []Skipped, e
 		if info.IsDir() {
 			dirs = append(dirs, filepath.Clean(root))
 		} else {
-			w.add(root)
+			named = append(named, root)
 		}
+	}
+	for _, f := range named {
+		w.add(f)
 	}
 	if !opts.FollowSymlinks {
 		for _, r := range append(slices.Clone(paths), opts.Roots...) {
@@ -87,7 +99,8 @@ type Skipped struct {
 
 type walker struct {
 	opts    Options
-	roots   []string // where links may lead: absolute, links resolved
+	found   func(path string) // nil: no one waits for the files
+	roots   []string          // where links may lead: absolute, links resolved
 	seen    map[string]bool
 	visited map[dirID]bool
 	files   []string
@@ -99,6 +112,9 @@ func (w *walker) add(p string) {
 	if !w.seen[p] {
 		w.seen[p] = true
 		w.files = append(w.files, p)
+		if w.found != nil {
+			w.found(p)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package fileset
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,6 +69,32 @@ func TestCollectMissingPathIsAnError(t *testing.T) {
 	_, _, err := Collect([]string{filepath.Join(t.TempDir(), "nope")}, Options{})
 	if err == nil || !strings.HasSuffix(err.Error(), "nope: no such file or directory") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// CollectEach hands over each file the walk takes once, named or walked,
+// whatever its order; a run that fails on a named path hands over none.
+func TestCollectEachHandsOverEachFileOnce(t *testing.T) {
+	root := tree(t, "b/2.json", "b/1.json", "a.json", "a-b.json", "x/c.txt", "notes.md")
+	named := filepath.Join(root, "x", "c.txt")
+	var found []string
+	files, _, err := CollectEach([]string{root, named, filepath.Join(root, "a.json")}, Options{}, func(p string) { found = append(found, p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a-b.json", "a.json", "b/1.json", "b/2.json", "x/c.txt"}
+	if diff := cmp.Diff(want, rel(t, root, files)); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	slices.Sort(found)
+	if diff := cmp.Diff(want, rel(t, root, found)); diff != "" {
+		t.Errorf("handed over (-want +got):\n%s", diff)
+	}
+
+	found = nil
+	_, _, err = CollectEach([]string{named, root, filepath.Join(root, "nope")}, Options{}, func(p string) { found = append(found, p) })
+	if err == nil || len(found) > 0 {
+		t.Errorf("a missing named path: err %v, handed over %q", err, found)
 	}
 }
 
