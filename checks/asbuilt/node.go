@@ -1,7 +1,9 @@
 package asbuilt
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 
@@ -249,46 +251,28 @@ func fingerprint(n *yaml.Node) uint64 {
 			}
 			anchored[n] = 0 // an anchor inside itself
 		}
-		// FNV-1a, written out: the library's hash.Hash costs an
-		// allocation a node, and a string written to it another.
-		h := fnvOffset
-		h = fnvByte(h, byte(n.Kind))
+		// A Hash value, not hash.Hash: it stays on the stack.
+		var h maphash.Hash
+		h.SetSeed(fingerprintSeed)
+		h.WriteByte(byte(n.Kind))
+		var word [8]byte
 		if n.Kind == yaml.ScalarNode {
-			h = fnvString(h, n.ShortTag())
-			h = fnvUint64(h, uint64(len(n.Value)))
-			h = fnvString(h, n.Value)
+			h.WriteString(n.ShortTag())
+			h.Write(binary.LittleEndian.AppendUint64(word[:0], uint64(len(n.Value))))
+			h.WriteString(n.Value)
 		}
 		for _, c := range n.Content {
-			h = fnvUint64(h, hash(c))
+			h.Write(binary.LittleEndian.AppendUint64(word[:0], hash(c)))
 		}
+		sum := h.Sum64()
 		if n.Anchor != "" {
-			anchored[n] = h
+			anchored[n] = sum
 		}
-		return h
+		return sum
 	}
 	return hash(n)
 }
 
-// FNV-1a (hash/fnv's 64-bit variant) over bytes, strings and
-// little-endian integers.
-const (
-	fnvOffset uint64 = 14695981039346656037
-	fnvPrime  uint64 = 1099511628211
-)
-
-func fnvByte(h uint64, b byte) uint64 { return (h ^ uint64(b)) * fnvPrime }
-
-func fnvString(h uint64, s string) uint64 {
-	for i := range len(s) {
-		h = fnvByte(h, s[i])
-	}
-	return h
-}
-
-func fnvUint64(h, v uint64) uint64 {
-	for range 8 {
-		h = fnvByte(h, byte(v))
-		v >>= 8
-	}
-	return h
-}
+// fingerprintSeed seeds every fingerprint of the process: fingerprints
+// are compared within one run only, never stored or printed.
+var fingerprintSeed = maphash.MakeSeed()
