@@ -358,7 +358,7 @@ func (p *simpleParser) scan(l simpleLine, at int, inFlow bool) (n yaml.Node, end
 			n.Value = strings.ReplaceAll(n.Value, "''", "'")
 		}
 		return n, i, true
-	case !plainStart(text, at):
+	case !plainStart(text, at, inFlow):
 		return n, 0, false
 	}
 	end = at
@@ -386,14 +386,18 @@ func (p *simpleParser) scan(l simpleLine, at int, inFlow bool) (n yaml.Node, end
 }
 
 // plainStart reports whether text[at] may start a plain scalar here:
-// not an indicator (a '-' only before a character that is not a blank).
-func plainStart(text []byte, at int) bool {
+// not an indicator (a '-' only before a character that is not a blank,
+// nor in a flow collection one of its indicators: YAML's "plain safe").
+func plainStart(text []byte, at int, inFlow bool) bool {
 	c := text[at]
 	switch {
 	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
 		return true
 	case c == '-':
-		return at+1 < len(text) && text[at+1] != ' '
+		if at+1 == len(text) || text[at+1] == ' ' {
+			return false
+		}
+		return !inFlow || strings.IndexByte(",[]{}", text[at+1]) < 0
 	}
 	return strings.IndexByte("/._$^(+=~", c) >= 0
 }
