@@ -10,6 +10,12 @@ import (
 // addReaderManifests seeds f with the manifests of the readers' test
 // archives (testdata/*.txtar), not their expectations.
 func addReaderManifests(f *testing.F) {
+	addArchiveFiles(f, func(name string) bool { return name != "want" && name != "select" })
+}
+
+// addArchiveFiles seeds f with the files of the readers' test archives
+// whose names keep accepts.
+func addArchiveFiles(f *testing.F, keep func(name string) bool) {
 	archives, err := filepath.Glob("testdata/*.txtar")
 	if err != nil {
 		f.Fatal(err)
@@ -20,7 +26,7 @@ func addReaderManifests(f *testing.F) {
 			f.Fatal(err)
 		}
 		for _, file := range a.Files {
-			if file.Name != "want" && file.Name != "select" {
+			if keep(file.Name) {
 				f.Add(file.Data)
 			}
 		}

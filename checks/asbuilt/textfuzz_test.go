@@ -1,31 +1,14 @@
 package asbuilt
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rogpeppe/go-internal/txtar"
 )
 
 // addTextConfigs seeds f with the files of the readers' test archives
 // whose names end in ext.
 func addTextConfigs(f *testing.F, ext string) {
-	archives, err := filepath.Glob("testdata/*.txtar")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, name := range archives {
-		a, err := txtar.ParseFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, file := range a.Files {
-			if strings.HasSuffix(file.Name, ext) {
-				f.Add(file.Data)
-			}
-		}
-	}
+	addArchiveFiles(f, func(name string) bool { return strings.HasSuffix(name, ext) })
 }
 
 // fuzzText holds a text reader to a model or an error, never a panic or
