@@ -51,14 +51,7 @@ func StartRedisNode(t testing.TB, settings ...string) *RedisNode {
 // startRedisNode is StartRedisNode on port.
 func startRedisNode(t testing.TB, port int, settings ...string) *RedisNode {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		unavailable(t, "redis-server is not installed (Debian: apt-get install redis-server)")
-	}
-	dir, err := os.MkdirTemp("", "idemlint-redis-")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, dir := redisServerDir(t)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	var args []string
 	if len(settings) > 0 && !strings.HasPrefix(settings[0], "--") { // a configuration file comes first

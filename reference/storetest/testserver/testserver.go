@@ -202,20 +202,29 @@ type OwnRedis struct {
 	srv      *server
 }
 
-// StartOwnRedis starts a redis-server for t alone, with settings (such
-// as "--appendonly", "yes") after the tests' own, and stops it when t
-// ends.
-func StartOwnRedis(t testing.TB, settings ...string) *OwnRedis {
+// redisServerDir returns the redis-server program and a fresh directory
+// for one server's files; without the program, t is skipped (or fails
+// under CI).
+func redisServerDir(t testing.TB) (bin, dir string) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		unavailable(t, "redis-server is not installed (Debian: apt-get install redis-server)")
 	}
-	dir, err := os.MkdirTemp("", "idemlint-redis-")
-	if err != nil {
+	if dir, err = os.MkdirTemp("", "idemlint-redis-"); err != nil {
 		t.Fatal(err)
 	}
+	return bin, dir
+}
+
+// StartOwnRedis starts a redis-server for t alone, with settings (such
+// as "--appendonly", "yes") after the tests' own, and stops it when t
+// ends.
+func StartOwnRedis(t testing.TB, settings ...string) *OwnRedis {
+	t.Helper()
+	bin, dir := redisServerDir(t)
 	r := &OwnRedis{Socket: filepath.Join(dir, "redis.sock"), bin: bin, dir: dir, settings: settings}
+	var err error
 	if r.srv, err = launchRedis(bin, dir, r.Socket, settings...); err != nil {
 		unavailable(t, "%v", err)
 	}
