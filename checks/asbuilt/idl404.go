@@ -14,7 +14,7 @@ var idl404 = &checks.Rule{
 	ID:       "IDL404",
 	Name:     "as-built-drops-key",
 	Severity: checks.Error,
-	Requires: []checks.Input{Config, checks.ChainGraph},
+	Requires: []checks.Input{Config, carried, checks.ChainGraph},
 	Summary:  "the key header, or a header a scope part is read from, is removed or not forwarded as built while the edge allows it",
 	Doc: `The boundary documents of two hops can both allow the idempotency key and
 the proxy between them still drop it: an HTTPRoute RequestHeaderModifier
@@ -35,7 +35,7 @@ Before (Gateway API):
     requestHeaderModifier: {remove: [x-idempotency-key]}
 After: remove the entry (or the filter).`,
 	CheckSet: func(p *checks.SetPass) {
-		d := Config.Of(p)
+		routes := carried.Of(p)
 		type reported struct {
 			route  *Route
 			header string
@@ -50,12 +50,12 @@ After: remove the entry (or the filter).`,
 				if !h.Kind.IsEdge() || h.Op == nil || !h.Op.Method.OK() || !h.Op.Path.OK() {
 					continue
 				}
-				carried := d.bind(h.Doc).Hops(h.Op.Method.Value, h.Op.Path.Value)
-				if len(carried) > 0 && headers == nil {
+				asBuilt := routes.routes(h)
+				if len(asBuilt) > 0 && headers == nil {
 					headers = guarded(c)
 				}
 				e := edgeOp{doc: h.Doc, op: h.Op}
-				for _, hop := range carried {
+				for _, hop := range asBuilt {
 					for _, header := range headers {
 						if !h.Doc.Allows(h.Doc.HeaderAllowInbound, header.name) {
 							continue // the edge drops it itself: IDL202's

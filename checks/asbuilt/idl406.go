@@ -2,6 +2,7 @@ package asbuilt
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/idemlint/idemlint/checks"
@@ -13,7 +14,7 @@ var idl406 = &checks.Rule{
 	ID:       "IDL406",
 	Name:     "as-built-timing",
 	Severity: checks.Warning,
-	Requires: []checks.Input{Config, checks.ChainGraph},
+	Requires: []checks.Input{Config, carried, checks.ChainGraph},
 	Summary:  "as-built timing: retry amplification (IDL208) and the owner's wait against per-try timeouts (IDL213) recomputed with the as-built retries; attempts left to the implementation",
 	Doc: `IDL208 and IDL213 judge the retries the boundary documents declare. The
 proxies that carry the hops decide how often one request is really sent
@@ -37,8 +38,7 @@ sent (ingress-nginx's POST, connection errors) passes each request on once:
 Fix: retry at one layer and write the attempts down; keep per-try timeouts
 above the owner's wait_timeout_ms.`,
 	CheckSet: func(p *checks.SetPass) {
-		t := &timing{p: p, d: Config.Of(p), limit: p.Limits.MaxRetryAmplification,
-			meshDefault: map[*chain.Facts]*Retry{}, seen: map[string]bool{}}
+		t := &timing{p: p, c: carried.Of(p), limit: p.Limits.MaxRetryAmplification, seen: map[string]bool{}}
 		if t.limit < 1 {
 			t.limit = checks.DefaultLimits().MaxRetryAmplification
 		}
@@ -53,11 +53,8 @@ above the owner's wait_timeout_ms.`,
 // timing is one run of IDL406 over a set's chains.
 type timing struct {
 	p     *checks.SetPass
-	d     *Deployment
+	c     *carriage
 	limit int
-	// meshDefault is the mesh's default retry of each edge: chains share
-	// edges.
-	meshDefault map[*chain.Facts]*Retry
 	// seen are the places reported, each once however many chains pass.
 	seen map[string]bool
 }
@@ -133,20 +130,12 @@ func (t *timing) factors(c *chain.Chain) (factors []factor, tightest *Retry) {
 // carried are the as-built hops of h: the routes bound to its edge, or
 // the mesh's default retry.
 func (t *timing) carried(h chain.Hop) []Hop {
-	b := t.d.bind(h.Doc)
-	carried := b.Hops(h.Op.Method.Value, h.Op.Path.Value)
-	if t.d.Mesh != IstioMesh {
-		return carried
+	routes := t.c.routes(h)
+	if r := t.c.meshDefault[h.Doc]; r != nil {
+		// Not appended in place: routes is the carriage's, shared.
+		return append(slices.Clip(routes), Hop{Retry: *r})
 	}
-	r, ok := t.meshDefault[h.Doc]
-	if !ok {
-		r = t.d.meshDefault(h.Doc, b)
-		t.meshDefault[h.Doc] = r
-	}
-	if r != nil {
-		carried = append(carried, Hop{Retry: *r})
-	}
-	return carried
+	return routes
 }
 
 // declared is the factor of a hop nothing carries as built: its edge's

@@ -14,7 +14,7 @@ var idl407 = &checks.Rule{
 	ID:       "IDL407",
 	Name:     "as-built-binding",
 	Severity: checks.Warning,
-	Requires: []checks.Input{Config},
+	Requires: []checks.Input{Config, carried},
 	Summary:  "an as_built entry names no resource read, an implicit binding is ambiguous, or a bound route is written for a write the hop does not declare",
 	Doc: `The as-built rules judge a hop by the resources that realise it (spec
 8.4): those an edge's as_built names, else those that route to the edge's
@@ -38,12 +38,12 @@ Before (edge document):
 After (the resource is named orders-gateway):
   "as_built": [{"kind": "VirtualService", "name": "orders-gateway"}]`,
 	CheckSet: func(p *checks.SetPass) {
-		d := Config.Of(p)
+		d, bindings := Config.Of(p), carried.Of(p).bindings
 		for _, doc := range p.Docs {
 			if !doc.Kind.IsEdge() {
 				continue
 			}
-			b := d.bind(doc)
+			b := bindings[doc]
 			if len(b.Unmatched)+len(b.Ambiguous)+len(b.Resources) == 0 {
 				continue
 			}

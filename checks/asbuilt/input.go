@@ -81,6 +81,65 @@ func (e edgeOp) edge() string {
 	return fmt.Sprintf("%s %s -> %s", e.doc.Kind, e.doc.From.Value, e.doc.To.Value)
 }
 
+// carriage is what carries each edge of a set as built, worked out once a
+// set: the rules walk every chain, thousands of them, and chains share
+// edges.
+type carriage struct {
+	// bindings are the edge documents' bindings.
+	bindings map[*chain.Facts]Binding
+	// ops are the as-built hops of each edge operation that some
+	// resource carries.
+	ops map[*chain.Operation][]Hop
+	// meshDefault is the mesh's default retry of each edge that no
+	// resource binds and the mesh retries (mesh: istio).
+	meshDefault map[*chain.Facts]*Retry
+}
+
+// carried are the hops of every edge of the set as built.
+var carried = &checks.InputOf[*carriage]{
+	Name:   "as-built carriage",
+	PerSet: true,
+	Build: func(p *checks.InputPass) (*carriage, error) {
+		d, err := Config.From(p)
+		if err != nil {
+			return nil, err
+		}
+		c := &carriage{bindings: map[*chain.Facts]Binding{}, ops: map[*chain.Operation][]Hop{}, meshDefault: map[*chain.Facts]*Retry{}}
+		for _, doc := range p.Docs {
+			if !doc.Kind.IsEdge() {
+				continue
+			}
+			b := d.bind(doc)
+			c.bindings[doc] = b
+			if r := d.meshDefault(doc, b); r != nil {
+				c.meshDefault[doc] = r
+			}
+			if len(b.Resources) == 0 {
+				continue
+			}
+			for i := range doc.Operations.Items {
+				op := &doc.Operations.Items[i]
+				if !op.Method.OK() || !op.Path.OK() {
+					continue
+				}
+				if hs := b.Hops(op.Method.Value, op.Path.Value); len(hs) > 0 {
+					c.ops[op] = hs
+				}
+			}
+		}
+		return c, nil
+	},
+}
+
+// routes are the as-built hops of the chain's hop h through the resources
+// bound to its edge: none for a hop that is not an edge operation.
+func (c *carriage) routes(h chain.Hop) []Hop {
+	if h.Op == nil {
+		return nil
+	}
+	return c.ops[h.Op]
+}
+
 // hops are the state-changing operations of every edge of the set that
 // something carries as built, and the hops that do: the operations no
 // resource or mesh carries have nothing to judge.
@@ -88,7 +147,7 @@ var hops = &checks.InputOf[[]edgeOp]{
 	Name:   "as-built hops",
 	PerSet: true,
 	Build: func(p *checks.InputPass) ([]edgeOp, error) {
-		d, err := Config.From(p)
+		c, err := carried.From(p)
 		if err != nil {
 			return nil, err
 		}
@@ -97,14 +156,13 @@ var hops = &checks.InputOf[[]edgeOp]{
 			if !doc.Kind.IsEdge() {
 				continue
 			}
-			b := d.bind(doc)
-			meshDefault := d.meshDefault(doc, b)
+			meshDefault := c.meshDefault[doc]
 			for i := range doc.Operations.Items {
 				op := &doc.Operations.Items[i]
 				if !op.StateChanging || !op.Method.OK() || !op.Path.OK() {
 					continue
 				}
-				if e := (edgeOp{doc: doc, op: op, hops: b.Hops(op.Method.Value, op.Path.Value), meshDefault: meshDefault}); len(e.hops) > 0 || e.meshDefault != nil {
+				if e := (edgeOp{doc: doc, op: op, hops: c.ops[op], meshDefault: meshDefault}); len(e.hops) > 0 || e.meshDefault != nil {
 					out = append(out, e)
 				}
 			}
