@@ -42,7 +42,7 @@ After: remove the entry (or the filter).`,
 		}
 		seen := map[reported]bool{}
 		for _, c := range checks.ChainGraph.Of(p).Chains {
-			if !c.StateChanging() {
+			if !c.StateChanging() || !routes.carries(c) {
 				continue
 			}
 			var headers []guardedHeader // of the first hop carried as built

@@ -43,6 +43,9 @@ above the owner's wait_timeout_ms.`,
 			t.limit = checks.DefaultLimits().MaxRetryAmplification
 		}
 		for _, c := range checks.ChainGraph.Of(p).Chains {
+			if !t.c.carries(c) {
+				continue // as declared: IDL208's and IDL213's
+			}
 			factors, tightest := t.factors(c)
 			t.amplification(c, factors)
 			t.perTryBelowWait(c, tightest)

@@ -2,6 +2,7 @@ package asbuilt
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/idemlint/idemlint/checks"
@@ -138,6 +139,17 @@ func (c *carriage) routes(h chain.Hop) []Hop {
 		return nil
 	}
 	return c.ops[h.Op]
+}
+
+// carries reports whether something carries an edge hop of ch as built:
+// a chain it does not has nothing for the as-built rules to recompute.
+func (c *carriage) carries(ch *chain.Chain) bool {
+	if len(c.ops) == 0 && len(c.meshDefault) == 0 {
+		return false
+	}
+	return slices.ContainsFunc(ch.Hops, func(h chain.Hop) bool {
+		return h.Kind.IsEdge() && (len(c.routes(h)) > 0 || c.meshDefault[h.Doc] != nil)
+	})
 }
 
 // hops are the state-changing operations of every edge of the set that
