@@ -18,8 +18,10 @@ package pathmatch
 import (
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Shape is a path template with every parameter name removed:
@@ -65,7 +67,22 @@ func (k Kind) String() string {
 type Matcher struct {
 	Kind  Kind
 	Value string
-	re    *regexp.Regexp // Regex only
+	re    *lazyRegexp // Regex only
+}
+
+// lazyRegexp is a regular expression parsed when its route is read and
+// compiled when first tried: compiling is most of what reading a
+// regular-expression route costs, and most routes of a repository are
+// never tried (no boundary edge is bound to them).
+type lazyRegexp struct {
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func (l *lazyRegexp) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+	return l.re
 }
 
 // New returns the matcher of kind over value; a regular expression that
@@ -73,11 +90,13 @@ type Matcher struct {
 func New(kind Kind, value string) (Matcher, error) {
 	m := Matcher{Kind: kind, Value: value}
 	if kind == Regex {
-		re, err := regexp.Compile(`^(?:` + value + `)$`)
-		if err != nil {
+		expr := `^(?:` + value + `)$`
+		// Parsing finds every error compiling would (regexp.Compile's
+		// errors are syntax.Parse's), so compiling later cannot fail.
+		if _, err := syntax.Parse(expr, syntax.Perl); err != nil {
 			return Matcher{}, fmt.Errorf("not an RE2 regular expression: %w", err)
 		}
-		m.re = re
+		m.re = &lazyRegexp{expr: expr}
 	}
 	return m, nil
 }
@@ -131,7 +150,11 @@ func (m Matcher) Overlaps(template string) bool {
 // regex tries the expression with the template's parameters replaced
 // by each sample segment.
 func (m Matcher) regex(template string) bool {
-	return m.re != nil && slices.ContainsFunc(samples, func(s string) bool { return m.re.MatchString(fill(template, s)) })
+	if m.re == nil {
+		return false
+	}
+	re := m.re.get()
+	return slices.ContainsFunc(samples, func(s string) bool { return re.MatchString(fill(template, s)) })
 }
 
 // MatchString reports whether s, a plain string such as a method, is
@@ -141,7 +164,7 @@ func (m Matcher) MatchString(s string) bool {
 	case Prefix:
 		return strings.HasPrefix(s, m.Value)
 	case Regex:
-		return m.re != nil && m.re.MatchString(s)
+		return m.re != nil && m.re.get().MatchString(s)
 	}
 	return s == m.Value
 }

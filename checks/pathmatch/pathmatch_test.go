@@ -1,6 +1,7 @@
 package pathmatch
 
 import (
+	"regexp"
 	"testing"
 )
 
@@ -165,4 +166,23 @@ func TestSort(t *testing.T) {
 		{Path: mk(SegmentPrefix, "/")},
 		{Path: mk(Exact, "/a")},
 	}), "segment prefix /", "exact /a")
+}
+
+// FuzzNewRegex holds New to regexp.Compile: it refuses exactly the
+// expressions Compile refuses, though it compiles only at first use, and
+// then matches as Compile's expression does.
+func FuzzNewRegex(f *testing.F) {
+	for _, seed := range []string{`/orders/[^/]+`, `/orders/(?<=x)`, `(a`, `x{1001}`, `((((a))))`, `/api/.*`, `\pZ`} {
+		f.Add(seed, "/orders/1")
+	}
+	f.Fuzz(func(t *testing.T, value, s string) {
+		m, err := New(Regex, value)
+		re, compileErr := regexp.Compile(`^(?:` + value + `)$`)
+		if (err == nil) != (compileErr == nil) {
+			t.Fatalf("New(%q) error %v, regexp.Compile error %v", value, err, compileErr)
+		}
+		if err == nil && m.MatchString(s) != re.MatchString(s) {
+			t.Fatalf("%q matching %q: %v, regexp says %v", value, s, m.MatchString(s), re.MatchString(s))
+		}
+	})
 }
