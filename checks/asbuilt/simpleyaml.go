@@ -48,6 +48,10 @@ type simpleParser struct {
 	depth         int
 	// slab holds the nodes, allocated many at a time.
 	slab []yaml.Node
+	// kids are the children of the collections being parsed, innermost
+	// last; a collection's move to kidSlab, its Content, when it ends,
+	// so that no Content grows by appending.
+	kids, kidSlab []*yaml.Node
 }
 
 // maxSlab bounds the nodes allocated at once.
@@ -62,6 +66,24 @@ func (p *simpleParser) node(n yaml.Node) *yaml.Node {
 	return &p.slab[len(p.slab)-1]
 }
 
+// content returns the children pushed on kids from index from, as a
+// collection's Content, and pops them.
+func (p *simpleParser) content(from int) []*yaml.Node {
+	n := len(p.kids) - from
+	if n == 0 {
+		return nil
+	}
+	if len(p.kidSlab)+n > cap(p.kidSlab) {
+		p.kidSlab = make([]*yaml.Node, 0, max(n, 64))
+	}
+	start := len(p.kidSlab)
+	p.kidSlab = append(p.kidSlab, p.kids[from:]...)
+	p.kids = p.kids[:from]
+	// Full: an append to one Content copies it instead of writing
+	// over the next one's.
+	return p.kidSlab[start:len(p.kidSlab):len(p.kidSlab)]
+}
+
 // parseSimple returns the document node of doc, one YAML document (as
 // documents splits a stream), as the YAML library composes and resolves
 // it but for comments; false when doc is not in the plain subset.
@@ -71,6 +93,7 @@ func parseSimple(doc []byte) (*yaml.Node, bool) {
 	// for each ',' and "- ", the first of a flow sequence, the document.
 	nodes := 2*bytes.Count(doc, []byte(":")) + bytes.Count(doc, []byte(",")) + bytes.Count(doc, []byte("- ")) + bytes.Count(doc, []byte("[")) + 2
 	p.slab = make([]yaml.Node, 0, min(nodes, maxSlab))
+	p.kidSlab = make([]*yaml.Node, 0, min(nodes, maxSlab))
 	if p.advance(); !p.more {
 		return nil, false
 	}
@@ -159,6 +182,7 @@ func isItem(text []byte) bool { return text[0] == '-' && (len(text) == 1 || text
 func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
 	l := p.cur
 	m := p.node(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: l.num, Column: indent + 1})
+	from := len(p.kids)
 	for p.more && p.cur.indent == indent && !isItem(p.cur.text) {
 		l := p.cur
 		key, n, ok := p.scalar(l, 0, false)
@@ -183,8 +207,9 @@ func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
 		if !ok {
 			return nil, false
 		}
-		m.Content = append(m.Content, key, value)
+		p.kids = append(p.kids, key, value)
 	}
+	m.Content = p.content(from)
 	return m, true
 }
 
@@ -192,6 +217,7 @@ func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
 func (p *simpleParser) sequence(indent int) (*yaml.Node, bool) {
 	l := p.cur
 	s := p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: l.num, Column: indent + 1})
+	from := len(p.kids)
 	for p.more && p.cur.indent == indent && isItem(p.cur.text) {
 		l := p.cur
 		start := skipSpaces(l.text, 1)
@@ -222,8 +248,9 @@ func (p *simpleParser) sequence(indent int) (*yaml.Node, bool) {
 		if !ok {
 			return nil, false
 		}
-		s.Content = append(s.Content, item)
+		p.kids = append(p.kids, item)
 	}
+	s.Content = p.content(from)
 	return s, true
 }
 
@@ -269,6 +296,7 @@ func (p *simpleParser) flow(l simpleLine, at int) (n *yaml.Node, end int, ok boo
 	if i < len(l.text) && l.text[i] == closing {
 		return n, i + 1, true
 	}
+	from := len(p.kids)
 	for {
 		if i >= len(l.text) {
 			return nil, 0, false
@@ -280,7 +308,7 @@ func (p *simpleParser) flow(l simpleLine, at int) (n *yaml.Node, end int, ok boo
 				return nil, 0, false
 			}
 			i = skipSpaces(l.text, i+1)
-			n.Content = append(n.Content, key)
+			p.kids = append(p.kids, key)
 		}
 		var item *yaml.Node
 		switch {
@@ -294,10 +322,11 @@ func (p *simpleParser) flow(l simpleLine, at int) (n *yaml.Node, end int, ok boo
 		if !ok {
 			return nil, 0, false
 		}
-		n.Content = append(n.Content, item)
+		p.kids = append(p.kids, item)
 		i = skipSpaces(l.text, i)
 		switch {
 		case i < len(l.text) && l.text[i] == closing:
+			n.Content = p.content(from)
 			return n, i + 1, true
 		case i < len(l.text) && l.text[i] == ',':
 			i = skipSpaces(l.text, i+1)
