@@ -38,15 +38,9 @@ Before (edge document):
 After (the resource is named orders-gateway):
   "as_built": [{"kind": "VirtualService", "name": "orders-gateway"}]`,
 	CheckSet: func(p *checks.SetPass) {
-		d, bindings := Config.Of(p), carried.Of(p).bindings
-		for _, doc := range p.Docs {
-			if !doc.Kind.IsEdge() {
-				continue
-			}
-			b := bindings[doc]
-			if len(b.Unmatched)+len(b.Ambiguous)+len(b.Resources) == 0 {
-				continue
-			}
+		d, c := Config.Of(p), carried.Of(p)
+		for _, doc := range c.edges {
+			b := c.bindings[doc]
 			edge := fmt.Sprintf("%s %s -> %s", doc.Kind, doc.From.Value, doc.To.Value)
 			for _, i := range b.Unmatched {
 				ref := doc.AsBuilt.Items[i]

@@ -86,8 +86,10 @@ func (e edgeOp) edge() string {
 // set: the rules walk every chain, thousands of them, and chains share
 // edges.
 type carriage struct {
-	// bindings are the edge documents' bindings.
+	// bindings are the bindings of the edge documents that name or are
+	// bound to a resource; edges are those documents, in the set's order.
 	bindings map[*chain.Facts]Binding
+	edges    []*chain.Facts
 	// ops are the as-built hops of each edge operation that some
 	// resource carries.
 	ops map[*chain.Operation][]Hop
@@ -111,13 +113,14 @@ var carried = &checks.InputOf[*carriage]{
 				continue
 			}
 			b := d.bind(doc)
-			c.bindings[doc] = b
 			if r := d.meshDefault(doc, b); r != nil {
 				c.meshDefault[doc] = r
 			}
-			if len(b.Resources) == 0 {
-				continue
+			if len(b.Unmatched)+len(b.Ambiguous)+len(b.Resources) == 0 {
+				continue // most edges of a large set: kept out of the maps
 			}
+			c.bindings[doc] = b
+			c.edges = append(c.edges, doc)
 			for i := range doc.Operations.Items {
 				op := &doc.Operations.Items[i]
 				if !op.Method.OK() || !op.Path.OK() {
@@ -162,6 +165,9 @@ var hops = &checks.InputOf[[]edgeOp]{
 		c, err := carried.From(p)
 		if err != nil {
 			return nil, err
+		}
+		if len(c.ops) == 0 && len(c.meshDefault) == 0 {
+			return nil, nil
 		}
 		var out []edgeOp
 		for _, doc := range p.Docs {
