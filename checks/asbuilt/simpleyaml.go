@@ -57,13 +57,18 @@ type simpleParser struct {
 // maxSlab bounds the nodes allocated at once.
 const maxSlab = 256
 
-// node returns a new node holding n.
-func (p *simpleParser) node(n yaml.Node) *yaml.Node {
+// node returns a new node of kind and tag at line and column, its other
+// fields zero. It is written in place: copying a whole node in writes
+// its eight pointers, each behind the collector's write barrier while it
+// marks.
+func (p *simpleParser) node(kind yaml.Kind, tag string, line, column int) *yaml.Node {
 	if len(p.slab) == cap(p.slab) {
 		p.slab = make([]yaml.Node, 0, 16)
 	}
-	p.slab = append(p.slab, n)
-	return &p.slab[len(p.slab)-1]
+	p.slab = p.slab[:len(p.slab)+1]
+	n := &p.slab[len(p.slab)-1]
+	n.Kind, n.Tag, n.Line, n.Column = kind, tag, line, column
+	return n
 }
 
 // content returns the children pushed on kids from index from, as a
@@ -101,7 +106,8 @@ func parseSimple(doc []byte) (*yaml.Node, bool) {
 	if !ok || p.more || p.outside {
 		return nil, false
 	}
-	d := p.node(yaml.Node{Kind: yaml.DocumentNode, Line: root.Line, Column: root.Column, Content: []*yaml.Node{root}})
+	d := p.node(yaml.DocumentNode, "", root.Line, root.Column)
+	d.Content = []*yaml.Node{root}
 	if p.marker > 0 {
 		d.Line, d.Column = p.marker, 1
 	}
@@ -181,7 +187,7 @@ func isItem(text []byte) bool { return text[0] == '-' && (len(text) == 1 || text
 // mapping parses a block mapping at column indent.
 func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
 	l := p.cur
-	m := p.node(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: l.num, Column: indent + 1})
+	m := p.node(yaml.MappingNode, "!!map", l.num, indent+1)
 	from := len(p.kids)
 	for p.more && p.cur.indent == indent && !isItem(p.cur.text) {
 		l := p.cur
@@ -199,7 +205,7 @@ func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
 			case p.more && p.cur.indent == indent && isItem(p.cur.text):
 				value, ok = p.block(indent)
 			default:
-				value, ok = p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: l.num, Column: l.indent + n + 2}), true
+				value, ok = p.node(yaml.ScalarNode, "!!null", l.num, l.indent+n+2), true
 			}
 		} else {
 			value, ok = p.inline(l, rest)
@@ -216,7 +222,7 @@ func (p *simpleParser) mapping(indent int) (*yaml.Node, bool) {
 // sequence parses a block sequence at column indent.
 func (p *simpleParser) sequence(indent int) (*yaml.Node, bool) {
 	l := p.cur
-	s := p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: l.num, Column: indent + 1})
+	s := p.node(yaml.SequenceNode, "!!seq", l.num, indent+1)
 	from := len(p.kids)
 	for p.more && p.cur.indent == indent && isItem(p.cur.text) {
 		l := p.cur
@@ -229,7 +235,7 @@ func (p *simpleParser) sequence(indent int) (*yaml.Node, bool) {
 			if p.more && p.cur.indent > indent {
 				item, ok = p.block(p.cur.indent)
 			} else {
-				item, ok = p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Line: l.num, Column: indent + 2}), true
+				item, ok = p.node(yaml.ScalarNode, "!!null", l.num, indent+2), true
 			}
 		default:
 			// The item's content starts a node at its own column: a
@@ -287,7 +293,8 @@ func (p *simpleParser) flow(l simpleLine, at int) (n *yaml.Node, end int, ok boo
 	}
 	defer func() { p.depth-- }()
 	open := l.text[at]
-	n = p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: l.num, Column: l.indent + at + 1})
+	n = p.node(yaml.SequenceNode, "!!seq", l.num, l.indent+at+1)
+	n.Style = yaml.FlowStyle
 	closing := byte(']')
 	if open == '{' {
 		n.Kind, n.Tag, closing = yaml.MappingNode, "!!map", '}'
@@ -345,17 +352,24 @@ func (p *simpleParser) flow(l simpleLine, at int) (n *yaml.Node, end int, ok boo
 // ',', ']' or '}'; one holding ':' in a flow collection is not read
 // here.
 func (p *simpleParser) scalar(l simpleLine, at int, inFlow bool) (*yaml.Node, int, bool) {
-	n, end, ok := p.scan(l, at, inFlow)
+	sc, end, ok := p.scan(l, at, inFlow)
 	if !ok {
 		return nil, 0, false
 	}
-	return p.node(n), end, true
+	n := p.node(yaml.ScalarNode, sc.tag, l.num, l.indent+at+1)
+	n.Style, n.Value = sc.style, sc.value
+	return n, end, true
 }
 
-// scan reads what scalar does, without allocating its node.
-func (p *simpleParser) scan(l simpleLine, at int, inFlow bool) (n yaml.Node, end int, ok bool) {
+// scanned is a scalar scan read.
+type scanned struct {
+	style      yaml.Style
+	tag, value string
+}
+
+// scan reads what scalar does, without making its node.
+func (p *simpleParser) scan(l simpleLine, at int, inFlow bool) (n scanned, end int, ok bool) {
 	text := l.text
-	n = yaml.Node{Kind: yaml.ScalarNode, Line: l.num, Column: l.indent + at + 1}
 	value := func(from, to int) string { return p.src[l.offset+from : l.offset+to] }
 	switch c := text[at]; {
 	case c == '"':
@@ -363,7 +377,7 @@ func (p *simpleParser) scan(l simpleLine, at int, inFlow bool) (n yaml.Node, end
 		if close < 0 || bytes.IndexByte(text[at+1:at+1+close], '\\') >= 0 {
 			return n, 0, false // escapes, or a value on several lines
 		}
-		n.Style, n.Tag, n.Value = yaml.DoubleQuotedStyle, "!!str", value(at+1, at+1+close)
+		n.style, n.tag, n.value = yaml.DoubleQuotedStyle, "!!str", value(at+1, at+1+close)
 		return n, at + close + 2, true
 	case c == '\'':
 		// "''" is a quote: the value is a substring unless it holds one.
@@ -382,9 +396,9 @@ func (p *simpleParser) scan(l simpleLine, at int, inFlow bool) (n yaml.Node, end
 			}
 			break
 		}
-		n.Style, n.Tag, n.Value = yaml.SingleQuotedStyle, "!!str", value(at+1, i-1)
+		n.style, n.tag, n.value = yaml.SingleQuotedStyle, "!!str", value(at+1, i-1)
 		if escaped {
-			n.Value = strings.ReplaceAll(n.Value, "''", "'")
+			n.value = strings.ReplaceAll(n.value, "''", "'")
 		}
 		return n, i, true
 	case !plainStart(text, at, inFlow):
@@ -407,8 +421,8 @@ func (p *simpleParser) scan(l simpleLine, at int, inFlow bool) (n yaml.Node, end
 	for end > at && text[end-1] == ' ' {
 		end--
 	}
-	n.Value = value(at, end)
-	if n.Tag, ok = resolvePlain(n.Value); !ok {
+	n.value = value(at, end)
+	if n.tag, ok = resolvePlain(n.value); !ok {
 		return n, 0, false
 	}
 	return n, end, true
