@@ -267,7 +267,17 @@ func ReadLimited(path string, limit int, what string) ([]byte, error) {
 
 // appendLimited is ReadLimited appending to dst.
 func appendLimited(dst []byte, path string, limit int, what string) ([]byte, error) {
-	info, err := os.Stat(path)
+	// The open file is asked what it is: one system call, where a Stat
+	// before opening looked the path up again.
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		if info, statErr := os.Stat(path); statErr == nil && !info.Mode().IsRegular() && !info.IsDir() {
+			return dst, notRegular(info.Mode()) // a socket, which cannot be opened
+		}
+		return dst, unwrapPathError(err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
 	if err != nil {
 		return dst, unwrapPathError(err)
 	}
@@ -275,13 +285,8 @@ func appendLimited(dst []byte, path string, limit int, what string) ([]byte, err
 	case mode.IsDir():
 		return dst, errors.New("is a directory")
 	case !mode.IsRegular():
-		return dst, notRegular(mode)
+		return dst, notRegular(mode) // not read: a device never ends
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return dst, unwrapPathError(err)
-	}
-	defer f.Close()
 	size := int(min(info.Size(), int64(limit))) + 1 // +1 to see EOF or excess
 	data := slices.Grow(dst, size)
 	base := len(dst)

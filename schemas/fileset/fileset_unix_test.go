@@ -3,6 +3,7 @@
 package fileset
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -12,15 +13,23 @@ import (
 )
 
 // A named pipe would block Read forever and a device would never end:
-// both are refused before they are opened.
+// both are refused before they are read (the pipe is opened without
+// waiting for a writer), and a socket, which cannot be opened, is named.
 func TestReadRefusesSpecialFiles(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "fifo.json")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
+	sock := filepath.Join(filepath.Dir(fifo), "s.json")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Skipf("listen on a Unix socket: %v", err)
+	}
+	defer l.Close()
 	for path, want := range map[string]string{
 		fifo:        "not a regular file (a named pipe)",
 		"/dev/zero": "not a regular file (a device)",
+		sock:        "not a regular file (a socket)",
 	} {
 		if _, err := Read(path); err == nil || err.Error() != want {
 			t.Errorf("Read(%s): err = %v, want %q", path, err, want)
