@@ -44,7 +44,7 @@ func Load(src Source) (*Deployment, []fileset.Skipped, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &Deployment{Set: readFiles(files, treeOf(src.Paths, src.FollowSymlinks)), Mesh: src.Mesh, MeshAt: src.MeshAt, Classes: src.Classes}, skipped, nil
+	return &Deployment{Set: readFiles(files, func() includeTree { return treeOf(src.Paths, src.FollowSymlinks) }), Mesh: src.Mesh, MeshAt: src.MeshAt, Classes: src.Classes}, skipped, nil
 }
 
 // collect returns the files src names, walking its directories.

@@ -508,13 +508,16 @@ func (l *ngxLoader) include(e *ngxExpansion, d *ngxDirective, stack []string, ou
 // reads each configuration's resources into its root file: a file that
 // another file given includes is read there, once (of two that include
 // each other, the first given is the root).
-func readNginx(reads []*fileRead, tree includeTree) {
+func readNginx(reads []*fileRead, tree func() includeTree) {
 	type given struct {
 		f    *fileRead
 		real string
 		e    *ngxExpansion
 	}
-	l := &ngxLoader{tree: tree, files: map[string]*ngxFile{}, globs: map[string]ngxResolved{}, dirs: map[string]string{}}
+	if !slices.ContainsFunc(reads, func(f *fileRead) bool { return f != nil && f.isNginx && f.err == nil }) {
+		return
+	}
+	l := &ngxLoader{tree: tree(), files: map[string]*ngxFile{}, globs: map[string]ngxResolved{}, dirs: map[string]string{}}
 	var files []given
 	for _, f := range reads {
 		if f == nil || !f.isNginx || f.err != nil {

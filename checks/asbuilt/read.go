@@ -98,10 +98,14 @@ func (s *Set) Counts() (read, skipped int) { return len(s.Resources) + len(s.Con
 // Read reads the infrastructure files at paths (files; directories are
 // expanded by the caller, keeping the files IsFile takes). A file that
 // cannot be read or parsed is an Error and the others are still read.
-func Read(paths []string) *Set { return readFiles(paths, treeOf(paths, false)) }
+func Read(paths []string) *Set {
+	return readFiles(paths, func() includeTree { return treeOf(paths, false) })
+}
 
-// readFiles is Read, an NGINX include reaching only into tree.
-func readFiles(paths []string, tree includeTree) *Set {
+// readFiles is Read, an NGINX include reaching only into the tree that
+// tree returns (asked only when an NGINX file is read: resolving the links
+// of every path named costs time).
+func readFiles(paths []string, tree func() includeTree) *Set {
 	// Files are parsed in parallel (the YAML parser is most of the cost)
 	// and joined in the order given.
 	reads := make([]*fileRead, len(paths))
@@ -136,7 +140,7 @@ func Parse(path string, data []byte) *Set {
 		s.add(&fileRead{err: &FileError{At: Pos{File: path}, Err: fmt.Errorf("file is larger than the %d MiB limit for an infrastructure file", MaxFileSize>>20)}})
 	} else {
 		f := parse(path, data)
-		readNginx([]*fileRead{f}, includeTree{})
+		readNginx([]*fileRead{f}, func() includeTree { return includeTree{} })
 		s.add(f)
 	}
 	s.resolve()
