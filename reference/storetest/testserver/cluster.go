@@ -93,6 +93,10 @@ func (n *RedisNode) Restart(t testing.TB) {
 // URL returns the node's URL.
 func (n *RedisNode) URL() string { return "redis://" + n.Addr }
 
+// Log returns the end of the node's log, for a failure message: a
+// Sentinel's holds its events (+sdown, +odown, +tilt, -failover-abort-...).
+func (n *RedisNode) Log() string { return tail(n.srv.dir) }
+
 // Kill kills the node (SIGKILL: nothing is flushed, no replica told).
 func (n *RedisNode) Kill() {
 	_ = n.srv.cmd.Process.Kill()
@@ -287,14 +291,57 @@ func (c *RedisCluster) URL() string {
 // timeout is a minute, so that for that long it leaves alone a replica
 // that replicates from another address than the master's (a test's
 // proxy).
+//
+// Two of its periods are shortened (SENTINEL DEBUG, Redis 7.0), so
+// that a loaded machine cannot hold a failover back for minutes: a
+// failover of a killed master takes at most SentinelFailoverBound.
 func StartSentinel(t testing.TB, name string, master *RedisNode) *RedisNode {
 	t.Helper()
 	dir := t.TempDir()
 	host, port, _ := net.SplitHostPort(master.Addr)
 	conf := filepath.Join(dir, "sentinel.conf")
 	// Sentinel rewrites its file as it learns the replicas.
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s 1\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 60000\n", name, host, port)), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s 1\nsentinel down-after-milliseconds %[1]s %[4]d\nsentinel failover-timeout %[1]s 60000\n", name, host, port, sentinelDownAfter.Milliseconds())), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return StartRedisNode(t, conf, "--sentinel")
+	n := StartRedisNode(t, conf, "--sentinel")
+	if _, err := n.Command("SENTINEL", "DEBUG", "info-period", strconv.FormatInt(sentinelInfoPeriod.Milliseconds(), 10),
+		"tilt-period", strconv.FormatInt(sentinelTiltPeriod.Milliseconds(), 10)); err != nil {
+		t.Fatalf("Sentinel refused its periods (SENTINEL DEBUG needs Redis 7.0): %v", err)
+	}
+	return n
 }
+
+// The timings of a Sentinel of StartSentinel. Sentinel acts only in its
+// timer, on what it last heard; these bound each step of a failover
+// whatever the load, and a test waiting for one derives its deadline
+// from SentinelFailoverBound.
+const (
+	// sentinelDownAfter is its down-after-milliseconds: a master that
+	// answers no PING for that long is down.
+	sentinelDownAfter = time.Second
+	// sentinelInfoPeriod is how often it asks every instance for INFO
+	// (Sentinel's default is 10 s). It promotes only a replica whose
+	// INFO it received in the last 5 s: with the default, a replica slow
+	// to answer the one INFO sent when its master is found down is
+	// passed over, the failover is aborted ("no good slave"), and
+	// Sentinel tries again only after twice the failover timeout.
+	sentinelInfoPeriod = time.Second
+	// sentinelTiltPeriod is how long it acts on nothing after its timer
+	// was held up for over 2 s (a write of its file on a busy disk, a
+	// starved CPU), its TILT mode (default 30 s). The default outlasts a
+	// test's wait, and a master found down only then has replicas
+	// disconnected from it for over ten times down-after-milliseconds,
+	// which Sentinel never promotes.
+	sentinelTiltPeriod = 3 * time.Second
+	// sentinelReconfTimeout is how long it waits for a replica to follow
+	// a promoted master before ending the failover anyway (its default).
+	sentinelReconfTimeout = 10 * time.Second
+	// SentinelFailoverBound is the longest Sentinel's own timings let a
+	// failover of a killed master take: the silence that marks the
+	// master down, a TILT period, an INFO period each to select the
+	// replica and to see it promoted, and the other replica's
+	// reconfiguration. A loaded machine adds its processes' delays, so a
+	// test waits for a multiple of it.
+	SentinelFailoverBound = sentinelDownAfter + sentinelTiltPeriod + 2*sentinelInfoPeriod + sentinelReconfTimeout
+)
