@@ -198,80 +198,214 @@ type RedisCluster struct {
 
 // StartRedisCluster starts a Redis Cluster of masters masters, each with
 // a replica when withReplicas, with settings (after the tests' own), and
-// waits until every node sees it whole. A node fails over after a second
-// of silence (cluster-node-timeout 1000). It needs redis-cli as well as
-// redis-server.
+// waits until every node sees it whole, failing t if it is not within
+// clusterFormTimeout. With replicas, a master's replica takes over after
+// a second of silence (cluster-node-timeout 1000); without, the timeout
+// stays Redis's default, clusterFormNodeTimeout: there is no replica to
+// take over, and a short one would only let a node stalled by a loaded
+// machine be marked failed and take the cluster down.
 func StartRedisCluster(t testing.TB, masters int, withReplicas bool, settings ...string) *RedisCluster {
 	t.Helper()
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		unavailable(t, "redis-cli is not installed (Debian: apt-get install redis-tools)")
-	}
 	nodes := masters
 	if withReplicas {
 		nodes *= 2
 	}
-	var all []*RedisNode
-	args := []string{"--cluster", "create"}
-	ports := freePorts(t, 2*nodes) // each node's, and its cluster bus's
-	for i := range nodes {
-		settings := append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
-			"--cluster-port", strconv.Itoa(ports[nodes+i])}, settings...)
-		n := startRedisNode(t, ports[i], settings...)
-		all = append(all, n)
-		args = append(args, n.Addr)
+	members := startClusterMembers(t, nodes, clusterFormNodeTimeout, settings...)
+	c := &RedisCluster{}
+	for i, m := range members {
+		if i < masters {
+			c.Masters = append(c.Masters, m.RedisNode)
+		} else {
+			members[i].master = members[i-masters].id
+			c.Replicas = append(c.Replicas, m.RedisNode)
+		}
 	}
+	assignCluster(t, members)
+	joinCluster(t, members)
 	if withReplicas {
-		args = append(args, "--cluster-replicas", "1")
-	}
-	args = append(args, "--cluster-yes")
-	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	c := &RedisCluster{Masters: all[:masters]}
-	// redis-cli gives the first nodes the slots and the others, in turn,
-	// as their replicas; which replicates which is read back.
-	if withReplicas {
-		c.Replicas = make([]*RedisNode, masters)
-		for _, r := range all[masters:] {
-			info, err := r.Info("replication")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, m := range c.Masters {
-				if _, port, _ := net.SplitHostPort(m.Addr); info["master_port"] == port {
-					c.Replicas[i] = r
-				}
+		for _, m := range members {
+			if _, err := m.Command("CONFIG", "SET", "cluster-node-timeout", "1000"); err != nil {
+				t.Fatalf("cluster node %s: %v", m.Addr, err)
 			}
 		}
 	}
-	c.WaitOK(t, all...)
 	return c
 }
 
-// WaitOK waits until each of nodes says the cluster is ok, and each
-// replica among them is in sync with its master.
-func (c *RedisCluster) WaitOK(t testing.TB, nodes ...*RedisNode) {
+const (
+	// clusterFormTimeout bounds how long a cluster may take to form: on
+	// an idle machine two or three seconds, most of them the delay
+	// before a master serves once its state turned ok.
+	clusterFormTimeout = 60 * time.Second
+	// clusterFormNodeTimeout is the cluster-node-timeout the nodes
+	// start with (Redis's default). It bounds a handshake too: a node
+	// whose MEET gets no answer within it (the other node stalled)
+	// forgets the node it was to meet, for good.
+	clusterFormNodeTimeout = 15 * time.Second
+	// clusterSlots is how many hash slots a Redis Cluster has.
+	clusterSlots = 16384
+)
+
+// clusterMember is a node of a cluster being formed.
+type clusterMember struct {
+	*RedisNode
+	id, bus string // its node ID and cluster bus port
+	master  string // the ID of the master it is to replicate; "" for a master
+}
+
+// startClusterMembers starts n nodes of a cluster, on free ports, with
+// cluster-node-timeout nodeTimeout and settings after the tests' own.
+func startClusterMembers(t testing.TB, n int, nodeTimeout time.Duration, settings ...string) []clusterMember {
 	t.Helper()
-	deadline := time.Now().Add(startTimeout)
-	for _, n := range nodes {
-		for {
-			info, err := n.Info("cluster")
-			if err == nil {
-				var state string
-				var replication map[string]string
-				if state, err = n.Command("CLUSTER", "INFO"); err == nil && strings.Contains(state, "cluster_state:ok") && info["cluster_enabled"] == "1" {
-					if replication, err = n.Info("replication"); err == nil && (replication["role"] == "master" || replication["master_link_status"] == "up") {
-						break
-					}
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("cluster node %s not ok after %v: %v", n.Addr, startTimeout, err)
-			}
-			time.Sleep(50 * time.Millisecond)
+	members := make([]clusterMember, n)
+	ports := freePorts(t, 2*n) // each node's, and its cluster bus's
+	for i := range members {
+		m := &members[i]
+		m.bus = strconv.Itoa(ports[n+i])
+		m.RedisNode = startRedisNode(t, ports[i], append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10), "--cluster-port", m.bus}, settings...)...)
+		var err error
+		if m.id, err = m.Command("CLUSTER", "MYID"); err != nil {
+			t.Fatalf("cluster node %s: %v", m.Addr, err)
 		}
 	}
+	return members
+}
+
+// assignCluster gives the members distinct config epochs, as redis-cli
+// --cluster create does (masters of one epoch would first have to settle
+// which is newer), and shares the slots among the masters.
+func assignCluster(t testing.TB, members []clusterMember) {
+	t.Helper()
+	var masters []clusterMember
+	for i, m := range members {
+		if _, err := m.Command("CLUSTER", "SET-CONFIG-EPOCH", strconv.Itoa(i+1)); err != nil {
+			t.Fatalf("cluster node %s: %v", m.Addr, err)
+		}
+		if m.master == "" {
+			masters = append(masters, m)
+		}
+	}
+	for i, m := range masters {
+		first, last := i*clusterSlots/len(masters), (i+1)*clusterSlots/len(masters)-1
+		if _, err := m.Command("CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(first), strconv.Itoa(last)); err != nil {
+			t.Fatalf("cluster node %s: %v", m.Addr, err)
+		}
+	}
+}
+
+// joinCluster makes the members one cluster, as redis-cli --cluster
+// create does, but moving on what the nodes report rather than on time,
+// and with a deadline: redis-cli waits without end for the nodes to
+// agree, which a forgotten handshake keeps them from ever doing. It
+// returns once every node sees the same cluster, whole, and fails t if
+// that is not so within clusterFormTimeout.
+func joinCluster(t testing.TB, members []clusterMember) {
+	t.Helper()
+	for deadline := time.Now().Add(clusterFormTimeout); ; time.Sleep(100 * time.Millisecond) {
+		views, whole := advanceCluster(members)
+		if whole {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Redis Cluster did not form within %v; each node's view:\n%s", clusterFormTimeout, strings.Join(views, "\n"))
+		}
+	}
+}
+
+// advanceCluster asks each member for its view of the cluster and moves
+// on what it lacks: a MEET for a node it does not know (again, when a
+// handshake was forgotten), CLUSTER REPLICATE for a replica that knows
+// its master but does not follow it yet. It returns each member's view,
+// for a failure message, and whether every member sees every node with
+// the same roles and slots, the cluster ok, and itself, if a replica, in
+// sync with its master.
+func advanceCluster(members []clusterMember) ([]string, bool) {
+	views := make([]string, len(members))
+	whole := true
+	var agreed string // the table of the first member that has one
+	for i, m := range members {
+		view, ok := m.advance(members, &agreed)
+		views[i] = m.Addr + " (" + m.id + "): " + view
+		whole = whole && ok
+	}
+	return views, whole
+}
+
+// advance is advanceCluster for one member: what it sees, and whether
+// that is the whole cluster, as agreed.
+func (m clusterMember) advance(members []clusterMember, agreed *string) (string, bool) {
+	table, known, err := m.table()
+	if err != nil {
+		return err.Error(), false
+	}
+	var missing []string
+	for _, o := range members {
+		if !known[o.id] {
+			missing = append(missing, o.Addr)
+			host, port, _ := net.SplitHostPort(o.Addr)
+			_, _ = m.Command("CLUSTER", "MEET", host, port, o.bus)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Sprintf("knows no node at %v (sent MEET)", missing), false
+	}
+	if m.master != "" && !strings.Contains(table, m.id+" slave "+m.master) {
+		if _, err := m.Command("CLUSTER", "REPLICATE", m.master); err != nil {
+			return "CLUSTER REPLICATE: " + err.Error(), false
+		}
+		return "does not replicate its master yet (sent CLUSTER REPLICATE)", false
+	}
+	if *agreed == "" {
+		*agreed = table
+	} else if table != *agreed {
+		return fmt.Sprintf("sees %q, another %q", table, *agreed), false
+	}
+	if state, err := m.Command("CLUSTER", "INFO"); err != nil || !strings.Contains(state, "cluster_state:ok") {
+		return fmt.Sprintf("its state not ok: %q %v", state, err), false
+	}
+	if m.master != "" {
+		if info, err := m.Info("replication"); err != nil || info["master_link_status"] != "up" {
+			return fmt.Sprintf("not in sync with its master: %q %v", info["master_link_status"], err), false
+		}
+	}
+	return "sees the whole cluster, its state ok", true
+}
+
+// table returns the member's table of the cluster (CLUSTER NODES) as one
+// line per node it knows, sorted: its ID, role, master and slots, what
+// every node must agree on; and the IDs it knows, without a node it is
+// still meeting. A node it believes failing, or whose link is down, is
+// an error.
+func (m clusterMember) table() (string, map[string]bool, error) {
+	nodes, err := m.Command("CLUSTER", "NODES")
+	if err != nil {
+		return "", nil, err
+	}
+	known := map[string]bool{}
+	var rows []string
+	for line := range strings.Lines(nodes) {
+		// ID ADDR FLAGS MASTER PING-SENT PONG-RECV EPOCH LINK SLOT...
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			continue
+		}
+		flags := strings.Split(f[2], ",")
+		if slices.Contains(flags, "handshake") {
+			continue
+		}
+		if slices.Contains(flags, "fail?") || slices.Contains(flags, "fail") || slices.Contains(flags, "noaddr") || f[7] != "connected" {
+			return "", nil, fmt.Errorf("sees node %s %s, link %s", f[0], f[2], f[7])
+		}
+		role := "master"
+		if slices.Contains(flags, "slave") {
+			role = "slave"
+		}
+		known[f[0]] = true
+		rows = append(rows, strings.Join(append([]string{f[0], role, f[3]}, f[8:]...), " "))
+	}
+	slices.Sort(rows)
+	return strings.Join(rows, "; "), known, nil
 }
 
 // URL returns a URL of the cluster: its first master, the others as

@@ -1,9 +1,11 @@
 package testserver
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -131,3 +133,44 @@ func TestProcessCPU(t *testing.T) {
 }
 
 var sink int
+
+// TestClusterJoinsPastAForgottenHandshake: a node stalled past the
+// handshake timeout while the others MEET it (its event loop blocked,
+// as by a write of nodes.conf on a busy disk) is forgotten by them for
+// good, which left redis-cli --cluster create waiting without end;
+// joinCluster meets it again and the cluster forms.
+func TestClusterJoinsPastAForgottenHandshake(t *testing.T) {
+	const handshakeTimeout = time.Second // the least Redis allows
+	members := startClusterMembers(t, 3, handshakeTimeout)
+	assignCluster(t, members)
+	stalled, others := members[0], members[1:]
+	if err := stalled.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stalled.Signal(syscall.SIGCONT) }()
+	host, port, _ := net.SplitHostPort(stalled.Addr)
+	for _, m := range others {
+		if _, err := m.Command("CLUSTER", "MEET", host, port, stalled.bus); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The others forget the handshake once it times out: each then
+	// knows itself alone.
+	for deadline := time.Now().Add(30 * handshakeTimeout); ; time.Sleep(50 * time.Millisecond) {
+		forgotten := true
+		for _, m := range others {
+			nodes, err := m.Command("CLUSTER", "NODES")
+			forgotten = forgotten && err == nil && strings.Count(strings.TrimSpace(nodes), "\n") == 0
+		}
+		if forgotten {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the handshakes with the stalled node were not forgotten within %v", 30*handshakeTimeout)
+		}
+	}
+	if err := stalled.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	joinCluster(t, members)
+}
