@@ -331,7 +331,7 @@ func advanceCluster(members []clusterMember) ([]string, bool) {
 	for i, m := range members {
 		var err error
 		if tables[i], err = m.table(); err != nil {
-			views[i] = err.Error()
+			views[i] = "CLUSTER NODES: " + err.Error()
 		}
 	}
 	for i, m := range members {
@@ -351,12 +351,14 @@ func advanceCluster(members []clusterMember) ([]string, bool) {
 			follows := o.master != "" && tables[j] != nil && strings.HasPrefix(tables[j][o.id], "slave "+o.master)
 			if !known || follows && !strings.HasPrefix(tables[i][o.id], "slave "+o.master) {
 				behind = append(behind, o.Addr)
-				host, port, _ := net.SplitHostPort(m.Addr)
-				_, _ = o.Command("CLUSTER", "MEET", host, port, m.bus)
+				if tables[j] != nil { // else o did not answer this round: asking again would wait again
+					host, port, _ := net.SplitHostPort(m.Addr)
+					_, _ = o.Command("CLUSTER", "MEET", host, port, m.bus)
+				}
 			}
 		}
 		if len(behind) > 0 && views[i] == "" {
-			views[i] = fmt.Sprintf("does not know the nodes at %v, or not in their roles (they were told to MEET it)", behind)
+			views[i] = fmt.Sprintf("does not know the nodes at %v, or not in their roles (those that answer were told to MEET it)", behind)
 		}
 	}
 	whole := true
