@@ -90,17 +90,24 @@ func sentinelFailover(t *testing.T, params string) storetest.LoadResult {
 	return res
 }
 
+// sentinelWait bounds the waits for Sentinel: twice the longest its
+// timings let a failover take, a margin for a loaded machine.
+const sentinelWait = 2 * testserver.SentinelFailoverBound
+
 // waitSentinel waits until the Sentinel's report of its master (INFO
-// sentinel's master0) satisfies done, and returns it.
+// sentinel's master0) satisfies done, and returns it. A failover
+// Sentinel aborted fails the test at once: it tries again only after
+// twice its failover timeout.
 func waitSentinel(t *testing.T, sentinel *testserver.RedisNode, done func(report string) bool) string {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	start := time.Now()
+	for deadline := start.Add(sentinelWait); ; time.Sleep(50 * time.Millisecond) {
 		info, err := sentinel.Info("sentinel")
 		if err == nil && done(info["master0"]) {
 			return info["master0"]
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Sentinel reports %q (%v) after 30s", info["master0"], err)
+		if log := sentinel.Log(); strings.Contains(log, "-failover-abort") || time.Now().After(deadline) {
+			t.Fatalf("Sentinel reports %q (%v) after %v; its log:\n%s", info["master0"], err, time.Since(start).Round(time.Second), log)
 		}
 	}
 }

@@ -93,6 +93,10 @@ func (n *RedisNode) Restart(t testing.TB) {
 // URL returns the node's URL.
 func (n *RedisNode) URL() string { return "redis://" + n.Addr }
 
+// Log returns the end of the node's log, for a failure message: a
+// Sentinel's holds its events (+sdown, +odown, +tilt, -failover-abort-...).
+func (n *RedisNode) Log() string { return tail(n.srv.dir) }
+
 // Kill kills the node (SIGKILL: nothing is flushed, no replica told).
 func (n *RedisNode) Kill() {
 	_ = n.srv.cmd.Process.Kill()
@@ -194,80 +198,248 @@ type RedisCluster struct {
 
 // StartRedisCluster starts a Redis Cluster of masters masters, each with
 // a replica when withReplicas, with settings (after the tests' own), and
-// waits until every node sees it whole. A node fails over after a second
-// of silence (cluster-node-timeout 1000). It needs redis-cli as well as
-// redis-server.
+// waits until every node sees it whole, failing t if it is not within
+// clusterFormTimeout. With replicas, a master's replica takes over after
+// a second of silence (cluster-node-timeout 1000); without, the timeout
+// stays Redis's default, clusterFormNodeTimeout: there is no replica to
+// take over, and a short one would only let a node stalled by a loaded
+// machine be marked failed and take the cluster down.
 func StartRedisCluster(t testing.TB, masters int, withReplicas bool, settings ...string) *RedisCluster {
 	t.Helper()
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		unavailable(t, "redis-cli is not installed (Debian: apt-get install redis-tools)")
-	}
 	nodes := masters
 	if withReplicas {
 		nodes *= 2
 	}
-	var all []*RedisNode
-	args := []string{"--cluster", "create"}
-	ports := freePorts(t, 2*nodes) // each node's, and its cluster bus's
-	for i := range nodes {
-		settings := append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000",
-			"--cluster-port", strconv.Itoa(ports[nodes+i])}, settings...)
-		n := startRedisNode(t, ports[i], settings...)
-		all = append(all, n)
-		args = append(args, n.Addr)
+	members := startClusterMembers(t, nodes, clusterFormNodeTimeout, settings...)
+	c := &RedisCluster{}
+	for i, m := range members {
+		if i < masters {
+			c.Masters = append(c.Masters, m.RedisNode)
+		} else {
+			members[i].master = members[i-masters].id
+			c.Replicas = append(c.Replicas, m.RedisNode)
+		}
 	}
+	assignCluster(t, members)
+	joinCluster(t, members)
 	if withReplicas {
-		args = append(args, "--cluster-replicas", "1")
-	}
-	args = append(args, "--cluster-yes")
-	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	c := &RedisCluster{Masters: all[:masters]}
-	// redis-cli gives the first nodes the slots and the others, in turn,
-	// as their replicas; which replicates which is read back.
-	if withReplicas {
-		c.Replicas = make([]*RedisNode, masters)
-		for _, r := range all[masters:] {
-			info, err := r.Info("replication")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, m := range c.Masters {
-				if _, port, _ := net.SplitHostPort(m.Addr); info["master_port"] == port {
-					c.Replicas[i] = r
-				}
+		for _, m := range members {
+			if _, err := m.Command("CONFIG", "SET", "cluster-node-timeout", "1000"); err != nil {
+				t.Fatalf("cluster node %s: %v", m.Addr, err)
 			}
 		}
 	}
-	c.WaitOK(t, all...)
 	return c
 }
 
-// WaitOK waits until each of nodes says the cluster is ok, and each
-// replica among them is in sync with its master.
-func (c *RedisCluster) WaitOK(t testing.TB, nodes ...*RedisNode) {
+const (
+	// clusterFormTimeout bounds how long a cluster may take to form: on
+	// an idle machine two or three seconds, most of them the delay
+	// before a master serves once its state turned ok.
+	clusterFormTimeout = 60 * time.Second
+	// clusterFormNodeTimeout is the cluster-node-timeout the nodes
+	// start with (Redis's default). It bounds a handshake too: a node
+	// whose MEET gets no answer within it (the other node stalled)
+	// forgets the node it was to meet, for good.
+	clusterFormNodeTimeout = 15 * time.Second
+	// clusterSlots is how many hash slots a Redis Cluster has.
+	clusterSlots = 16384
+)
+
+// clusterMember is a node of a cluster being formed.
+type clusterMember struct {
+	*RedisNode
+	id, bus string // its node ID and cluster bus port
+	master  string // the ID of the master it is to replicate; "" for a master
+}
+
+// startClusterMembers starts n nodes of a cluster, on free ports, with
+// cluster-node-timeout nodeTimeout and settings after the tests' own.
+func startClusterMembers(t testing.TB, n int, nodeTimeout time.Duration, settings ...string) []clusterMember {
 	t.Helper()
-	deadline := time.Now().Add(startTimeout)
-	for _, n := range nodes {
-		for {
-			info, err := n.Info("cluster")
-			if err == nil {
-				var state string
-				var replication map[string]string
-				if state, err = n.Command("CLUSTER", "INFO"); err == nil && strings.Contains(state, "cluster_state:ok") && info["cluster_enabled"] == "1" {
-					if replication, err = n.Info("replication"); err == nil && (replication["role"] == "master" || replication["master_link_status"] == "up") {
-						break
-					}
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("cluster node %s not ok after %v: %v", n.Addr, startTimeout, err)
-			}
-			time.Sleep(50 * time.Millisecond)
+	members := make([]clusterMember, n)
+	ports := freePorts(t, 2*n) // each node's, and its cluster bus's
+	for i := range members {
+		m := &members[i]
+		m.bus = strconv.Itoa(ports[n+i])
+		m.RedisNode = startRedisNode(t, ports[i], append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10), "--cluster-port", m.bus}, settings...)...)
+		var err error
+		if m.id, err = m.Command("CLUSTER", "MYID"); err != nil {
+			t.Fatalf("cluster node %s: %v", m.Addr, err)
 		}
 	}
+	return members
+}
+
+// assignCluster gives the members distinct config epochs, as redis-cli
+// --cluster create does (masters of one epoch would first have to settle
+// which is newer), and shares the slots among the masters.
+func assignCluster(t testing.TB, members []clusterMember) {
+	t.Helper()
+	var masters []clusterMember
+	for i, m := range members {
+		if _, err := m.Command("CLUSTER", "SET-CONFIG-EPOCH", strconv.Itoa(i+1)); err != nil {
+			t.Fatalf("cluster node %s: %v", m.Addr, err)
+		}
+		if m.master == "" {
+			masters = append(masters, m)
+		}
+	}
+	for i, m := range masters {
+		first, last := i*clusterSlots/len(masters), (i+1)*clusterSlots/len(masters)-1
+		if _, err := m.Command("CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(first), strconv.Itoa(last)); err != nil {
+			t.Fatalf("cluster node %s: %v", m.Addr, err)
+		}
+	}
+}
+
+// joinCluster makes the members one cluster, as redis-cli --cluster
+// create does, but moving on what the nodes report rather than on time,
+// and with a deadline: redis-cli waits without end for the nodes to
+// agree, which a forgotten handshake keeps them from ever doing. It
+// returns once every node sees the same cluster, whole, and fails t if
+// that is not so within clusterFormTimeout.
+func joinCluster(t testing.TB, members []clusterMember) {
+	t.Helper()
+	for deadline := time.Now().Add(clusterFormTimeout); ; time.Sleep(100 * time.Millisecond) {
+		views, whole := advanceCluster(members)
+		if whole {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Redis Cluster did not form within %v; each node's view:\n%s", clusterFormTimeout, strings.Join(views, "\n"))
+		}
+	}
+}
+
+// advanceCluster reads each member's view of the cluster and moves on
+// what it lacks. A node that does not know another, or does not know it
+// as the replica it now is, is sent a MEET by that other: a MEET carries
+// its sender's name, address and role at once, where the nodes' own
+// pings would carry a role only within half the node timeout, and a
+// node whose handshake was forgotten would never be met again; to a
+// node that knows its sender, or is being met by it, it changes nothing
+// else. A replica that knows its master but does not follow it is told
+// to (CLUSTER REPLICATE). It returns each member's view, for a failure
+// message, and whether every member sees every node with the same roles
+// and slots, every link up, the cluster ok, and, if a replica, itself in
+// sync with its master.
+func advanceCluster(members []clusterMember) ([]string, bool) {
+	tables := make([]map[string]string, len(members))
+	views := make([]string, len(members))
+	for i, m := range members {
+		var err error
+		if tables[i], err = m.table(); err != nil {
+			views[i] = "CLUSTER NODES: " + err.Error()
+		}
+	}
+	for i, m := range members {
+		if tables[i] == nil {
+			continue
+		}
+		if m.master != "" && !strings.HasPrefix(tables[i][m.id], "slave "+m.master) && tables[i][m.master] != "" {
+			views[i] = "does not follow its master yet (told to: CLUSTER REPLICATE)"
+			if _, err := m.Command("CLUSTER", "REPLICATE", m.master); err != nil {
+				views[i] = "CLUSTER REPLICATE: " + err.Error()
+			}
+		}
+		var behind []string
+		for j, o := range members {
+			known := tables[i][o.id] != ""
+			// Whether o follows its master, by its own table.
+			follows := o.master != "" && tables[j] != nil && strings.HasPrefix(tables[j][o.id], "slave "+o.master)
+			if !known || follows && !strings.HasPrefix(tables[i][o.id], "slave "+o.master) {
+				behind = append(behind, o.Addr)
+				if tables[j] != nil { // else o did not answer this round: asking again would wait again
+					host, port, _ := net.SplitHostPort(m.Addr)
+					_, _ = o.Command("CLUSTER", "MEET", host, port, m.bus)
+				}
+			}
+		}
+		if len(behind) > 0 && views[i] == "" {
+			views[i] = fmt.Sprintf("does not know the nodes at %v, or not in their roles (those that answer were told to MEET it)", behind)
+		}
+	}
+	whole := true
+	var agreed string // the table of the first member compared
+	for i, m := range members {
+		if views[i] == "" {
+			views[i] = m.whole(tables[i], &agreed)
+		}
+		whole = whole && views[i] == clusterWhole
+		views[i] = m.Addr + " (" + m.id + "): " + views[i]
+	}
+	return views, whole
+}
+
+// clusterWhole is the view of a member that sees the whole cluster.
+const clusterWhole = "sees the whole cluster, its state ok"
+
+// whole returns clusterWhole if the member, whose table is table, sees
+// what the first such member sees (agreed, set if empty), every link up,
+// its cluster state ok and, if a replica, itself in sync with its
+// master; else what it lacks.
+func (m clusterMember) whole(table map[string]string, agreed *string) string {
+	var rows []string
+	for id, row := range table {
+		if strings.HasSuffix(row, " disconnected") {
+			return fmt.Sprintf("its link to node %s is down", id)
+		}
+		rows = append(rows, id+" "+row)
+	}
+	slices.Sort(rows)
+	if t := strings.Join(rows, "; "); *agreed == "" {
+		*agreed = t
+	} else if t != *agreed {
+		return fmt.Sprintf("sees %q, another %q", t, *agreed)
+	}
+	if state, err := m.Command("CLUSTER", "INFO"); err != nil || !strings.Contains(state, "cluster_state:ok") {
+		return fmt.Sprintf("its state not ok: %q %v", state, err)
+	}
+	if m.master != "" {
+		if info, err := m.Info("replication"); err != nil || info["master_link_status"] != "up" {
+			return fmt.Sprintf("not in sync with its master: %q %v", info["master_link_status"], err)
+		}
+	}
+	return clusterWhole
+}
+
+// table returns the member's table of the cluster (CLUSTER NODES): for
+// each node it knows, by ID, its role, master ("-" for none) and slots,
+// what every node must agree on, and, last, "disconnected" if its link
+// to the node is down; a node it is still meeting is left out. A node
+// it believes failing is an error.
+func (m clusterMember) table() (map[string]string, error) {
+	nodes, err := m.Command("CLUSTER", "NODES")
+	if err != nil {
+		return nil, err
+	}
+	table := map[string]string{}
+	for line := range strings.Lines(nodes) {
+		// ID ADDR FLAGS MASTER PING-SENT PONG-RECV EPOCH LINK SLOT...
+		f := strings.Fields(line)
+		if len(f) < 8 {
+			continue
+		}
+		flags := strings.Split(f[2], ",")
+		if slices.Contains(flags, "handshake") {
+			continue
+		}
+		if slices.Contains(flags, "fail?") || slices.Contains(flags, "fail") || slices.Contains(flags, "noaddr") {
+			return nil, fmt.Errorf("sees node %s %s", f[0], f[2])
+		}
+		role := "master"
+		if slices.Contains(flags, "slave") {
+			role = "slave"
+		}
+		row := append([]string{role, f[3]}, f[8:]...)
+		if f[7] != "connected" {
+			row = append(row, "disconnected")
+		}
+		table[f[0]] = strings.Join(row, " ")
+	}
+	return table, nil
 }
 
 // URL returns a URL of the cluster: its first master, the others as
@@ -287,14 +459,57 @@ func (c *RedisCluster) URL() string {
 // timeout is a minute, so that for that long it leaves alone a replica
 // that replicates from another address than the master's (a test's
 // proxy).
+//
+// Two of its periods are shortened (SENTINEL DEBUG, Redis 7.0), so
+// that a loaded machine cannot hold a failover back for minutes: a
+// failover of a killed master takes at most SentinelFailoverBound.
 func StartSentinel(t testing.TB, name string, master *RedisNode) *RedisNode {
 	t.Helper()
 	dir := t.TempDir()
 	host, port, _ := net.SplitHostPort(master.Addr)
 	conf := filepath.Join(dir, "sentinel.conf")
 	// Sentinel rewrites its file as it learns the replicas.
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s 1\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 60000\n", name, host, port)), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s 1\nsentinel down-after-milliseconds %[1]s %[4]d\nsentinel failover-timeout %[1]s 60000\n", name, host, port, sentinelDownAfter.Milliseconds())), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return StartRedisNode(t, conf, "--sentinel")
+	n := StartRedisNode(t, conf, "--sentinel")
+	if _, err := n.Command("SENTINEL", "DEBUG", "info-period", strconv.FormatInt(sentinelInfoPeriod.Milliseconds(), 10),
+		"tilt-period", strconv.FormatInt(sentinelTiltPeriod.Milliseconds(), 10)); err != nil {
+		t.Fatalf("Sentinel refused its periods (SENTINEL DEBUG needs Redis 7.0): %v", err)
+	}
+	return n
 }
+
+// The timings of a Sentinel of StartSentinel. Sentinel acts only in its
+// timer, on what it last heard; these bound each step of a failover
+// whatever the load, and a test waiting for one derives its deadline
+// from SentinelFailoverBound.
+const (
+	// sentinelDownAfter is its down-after-milliseconds: a master that
+	// answers no PING for that long is down.
+	sentinelDownAfter = time.Second
+	// sentinelInfoPeriod is how often it asks every instance for INFO
+	// (Sentinel's default is 10 s). It promotes only a replica whose
+	// INFO it received in the last 5 s: with the default, a replica slow
+	// to answer the one INFO sent when its master is found down is
+	// passed over, the failover is aborted ("no good slave"), and
+	// Sentinel tries again only after twice the failover timeout.
+	sentinelInfoPeriod = time.Second
+	// sentinelTiltPeriod is how long it acts on nothing after its timer
+	// was held up for over 2 s (a write of its file on a busy disk, a
+	// starved CPU), its TILT mode (default 30 s). The default outlasts a
+	// test's wait, and a master found down only then has replicas
+	// disconnected from it for over ten times down-after-milliseconds,
+	// which Sentinel never promotes.
+	sentinelTiltPeriod = 3 * time.Second
+	// sentinelReconfTimeout is how long it waits for a replica to follow
+	// a promoted master before ending the failover anyway (its default).
+	sentinelReconfTimeout = 10 * time.Second
+	// SentinelFailoverBound is the longest Sentinel's own timings let a
+	// failover of a killed master take: the silence that marks the
+	// master down, a TILT period, an INFO period each to select the
+	// replica and to see it promoted, and the other replica's
+	// reconfiguration. A loaded machine adds its processes' delays, so a
+	// test waits for a multiple of it.
+	SentinelFailoverBound = sentinelDownAfter + sentinelTiltPeriod + 2*sentinelInfoPeriod + sentinelReconfTimeout
+)

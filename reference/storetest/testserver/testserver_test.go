@@ -1,9 +1,11 @@
 package testserver
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -131,3 +133,84 @@ func TestProcessCPU(t *testing.T) {
 }
 
 var sink int
+
+// TestClusterJoinsPastAForgottenHandshake: a node stalled past the
+// handshake timeout while the others MEET it (its event loop blocked,
+// as by a write of nodes.conf on a busy disk) is forgotten by them for
+// good, which left redis-cli --cluster create waiting without end;
+// joinCluster meets it again and the cluster forms.
+func TestClusterJoinsPastAForgottenHandshake(t *testing.T) {
+	const handshakeTimeout = time.Second // the least Redis allows
+	members := startClusterMembers(t, 3, handshakeTimeout)
+	assignCluster(t, members)
+	stalled, others := members[0], members[1:]
+	if err := stalled.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = stalled.Signal(syscall.SIGCONT) }()
+	host, port, _ := net.SplitHostPort(stalled.Addr)
+	for _, m := range others {
+		if _, err := m.Command("CLUSTER", "MEET", host, port, stalled.bus); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The others forget the handshake once it times out: each then
+	// knows itself alone.
+	for deadline := time.Now().Add(30 * handshakeTimeout); ; time.Sleep(50 * time.Millisecond) {
+		forgotten := true
+		for _, m := range others {
+			nodes, err := m.Command("CLUSTER", "NODES")
+			forgotten = forgotten && err == nil && strings.Count(strings.TrimSpace(nodes), "\n") == 0
+		}
+		if forgotten {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the handshakes with the stalled node were not forgotten within %v", 30*handshakeTimeout)
+		}
+	}
+	if err := stalled.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	joinCluster(t, members)
+}
+
+// TestSentinelFailsOverAfterAStall: a Sentinel whose timer is held up
+// past its TILT trigger (2 s; as by a write of its file on a busy disk)
+// just as its master dies still fails the master over within
+// SentinelFailoverBound. With Sentinel's own TILT period (30 s) it acts
+// on nothing for half a minute, and then finds the replica disconnected
+// for too long to promote.
+func TestSentinelFailsOverAfterAStall(t *testing.T) {
+	master := StartRedisNode(t)
+	host, port, _ := net.SplitHostPort(master.Addr)
+	StartRedisNode(t, "--replicaof", host, port)
+	sentinel := StartSentinel(t, "stall", master)
+	waitReport := func(what string, done func(report string) bool) {
+		t.Helper()
+		for deadline := time.Now().Add(2 * SentinelFailoverBound); ; time.Sleep(50 * time.Millisecond) {
+			info, err := sentinel.Info("sentinel")
+			if err == nil && done(info["master0"]) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: Sentinel reports %q (%v) after %v; its log:\n%s", what, info["master0"], err, 2*SentinelFailoverBound, sentinel.Log())
+			}
+		}
+	}
+	waitReport("the replica", func(report string) bool {
+		return strings.Contains(report, "status=ok,address="+master.Addr+",slaves=1")
+	})
+	if err := sentinel.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	master.Kill()
+	time.Sleep(2500 * time.Millisecond) // the stall: longer than the TILT trigger
+	if err := sentinel.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	waitReport("the failover", func(report string) bool { return report != "" && !strings.Contains(report, "address="+master.Addr+",") })
+	if !strings.Contains(sentinel.Log(), "+tilt") {
+		t.Errorf("the Sentinel did not enter TILT mode, which the test is about; its log:\n%s", sentinel.Log())
+	}
+}
