@@ -58,7 +58,7 @@ type envoyGatewayPolicy struct {
 type envoyGatewayRetry struct {
 	at         Pos
 	numRetries *setting
-	retryOn    *yaml.Node // nil when not written
+	retryOn    bool // written
 	triggers   []Text
 	codes      []Text
 	perTry     *setting
@@ -91,7 +91,7 @@ func (f *fileRead) envoyGatewayPolicy(root *yaml.Node) {
 				p.retry.numRetries = written(t)
 			}
 			if on := f.visit(f.field(r, "retryOn")); on != nil && !isNull(on) {
-				p.retry.retryOn = on
+				p.retry.retryOn = true
 				p.retry.triggers = f.texts(f.field(on, "triggers"), "retry.retryOn.triggers")
 				p.retry.codes = f.texts(f.field(on, "httpStatusCodes"), "retry.retryOn.httpStatusCodes")
 			}
@@ -167,7 +167,7 @@ func envoyGatewayPolicyRetry(r *envoyGatewayRetry) (Retry, []Problem) {
 	out := Retry{Attempts: 1 + retries, AttemptsKnown: true, AttemptsFrom: attempts.From}
 	retryOn := defaulted(envoyGatewayRetryOn, r.at)
 	codes := []*setting{defaulted(envoyGatewayRetriableStatusCodes, r.at)}
-	if r.retryOn != nil {
+	if r.retryOn {
 		codes = codeSettings(r.codes)
 		if len(r.triggers) > 0 {
 			names := make([]string, len(r.triggers))

@@ -253,9 +253,10 @@ func (f *fileRead) read(data []byte) *FileError {
 			continue
 		}
 		f.lineOffset = offset
-		if node, ok := parseSimple(doc); ok {
-			if err := f.load(node); err != nil {
-				return err
+		var loadErr *FileError
+		if readSimple(doc, func(node *yaml.Node) { loadErr = f.load(node) }) {
+			if loadErr != nil {
+				return loadErr
 			}
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v4"
 )
@@ -46,12 +47,14 @@ type simpleParser struct {
 	more, outside bool
 	marker        int // the line of a "---" starting the document
 	depth         int
-	// slab holds the nodes, allocated many at a time.
+	// slab holds the nodes, allocated many at a time; made counts them.
 	slab []yaml.Node
+	made int
 	// kids are the children of the collections being parsed, innermost
 	// last; a collection's move to kidSlab, its Content, when it ends,
-	// so that no Content grows by appending.
+	// so that no Content grows by appending; kidsMade counts those moved.
 	kids, kidSlab []*yaml.Node
+	kidsMade      int
 }
 
 // maxSlab bounds the nodes allocated at once.
@@ -66,6 +69,7 @@ func (p *simpleParser) node(kind yaml.Kind, tag string, line, column int) *yaml.
 		p.slab = make([]yaml.Node, 0, 16)
 	}
 	p.slab = p.slab[:len(p.slab)+1]
+	p.made++
 	n := &p.slab[len(p.slab)-1]
 	n.Kind, n.Tag, n.Line, n.Column = kind, tag, line, column
 	return n
@@ -83,6 +87,7 @@ func (p *simpleParser) content(from int) []*yaml.Node {
 	}
 	start := len(p.kidSlab)
 	p.kidSlab = append(p.kidSlab, p.kids[from:]...)
+	p.kidsMade += n
 	p.kids = p.kids[:from]
 	// Full: an append to one Content copies it instead of writing
 	// over the next one's.
@@ -93,12 +98,55 @@ func (p *simpleParser) content(from int) []*yaml.Node {
 // documents splits a stream), as the YAML library composes and resolves
 // it but for comments; false when doc is not in the plain subset.
 func parseSimple(doc []byte) (*yaml.Node, bool) {
-	p := simpleParser{doc: doc, src: string(doc)}
 	// About the document's nodes: a key and a value for each ':', an item
 	// for each ',' and "- ", the first of a flow sequence, the document.
 	nodes := 2*bytes.Count(doc, []byte(":")) + bytes.Count(doc, []byte(",")) + bytes.Count(doc, []byte("- ")) + bytes.Count(doc, []byte("[")) + 2
-	p.slab = make([]yaml.Node, 0, min(nodes, maxSlab))
-	p.kidSlab = make([]*yaml.Node, 0, min(nodes, maxSlab))
+	p := simpleParser{slab: make([]yaml.Node, 0, min(nodes, maxSlab)), kidSlab: make([]*yaml.Node, 0, min(nodes, maxSlab))}
+	return p.parse(doc)
+}
+
+// simpleSlabs are the first slabs of a parser, and its stack, kept from
+// one document to the next: readSimple's nodes are dead once the
+// document is read (the model copies what it keeps), and allocating them
+// anew was most of what reading a file allocated.
+type simpleSlabs struct {
+	nodes []yaml.Node
+	kids  []*yaml.Node
+	stack []*yaml.Node
+}
+
+var simplePool = sync.Pool{New: func() any {
+	return &simpleSlabs{nodes: make([]yaml.Node, 0, maxSlab), kids: make([]*yaml.Node, 0, maxSlab)}
+}}
+
+// readSimple is parseSimple calling use with the document node, whose
+// nodes are reused once use returns: use must keep none of them.
+func readSimple(doc []byte, use func(*yaml.Node)) bool {
+	s := simplePool.Get().(*simpleSlabs)
+	p := simpleParser{slab: s.nodes[:0], kidSlab: s.kids[:0], kids: s.stack[:0]}
+	root, ok := p.parse(doc)
+	if ok {
+		use(root)
+	}
+	releaseSimple(s, &p)
+	return ok
+}
+
+// releaseSimple returns the slabs p parsed into to the pool. A test
+// poisons the nodes instead (and drops them), to prove that no reader
+// keeps one.
+var releaseSimple = func(s *simpleSlabs, p *simpleParser) {
+	// Cleared, so that the pool holds no document's text alive.
+	clear(s.nodes[:min(p.made, cap(s.nodes))])
+	clear(s.kids[:min(p.kidsMade, cap(s.kids))])
+	s.stack = p.kids[:0]
+	clear(s.stack[:cap(s.stack)])
+	simplePool.Put(s)
+}
+
+// parse parses doc into the parser's slabs.
+func (p *simpleParser) parse(doc []byte) (*yaml.Node, bool) {
+	p.doc, p.src = doc, string(doc)
 	if p.advance(); !p.more {
 		return nil, false
 	}

@@ -207,3 +207,16 @@ func TestParseSimpleIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// poisonReleasedNodes makes every node readSimple releases, until restore
+// is called, a scalar "released" at line 999999, and drops it.
+func poisonReleasedNodes() (restore func()) {
+	was := releaseSimple
+	releaseSimple = func(s *simpleSlabs, p *simpleParser) {
+		nodes := s.nodes[:min(p.made, cap(s.nodes))]
+		for i := range nodes {
+			nodes[i] = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "released", Line: 999999, Column: 1}
+		}
+	}
+	return func() { releaseSimple = was }
+}
