@@ -13,6 +13,14 @@ func addReaderManifests(f *testing.F) {
 	addArchiveFiles(f, func(name string) bool { return name != "want" && name != "select" })
 }
 
+// addBenchManifests seeds f with the rendered manifests the cost
+// benchmarks read.
+func addBenchManifests(f *testing.F) {
+	for i := range 2 * len(routes) {
+		f.Add([]byte(benchManifest(i)))
+	}
+}
+
 // addArchiveFiles seeds f with the files of the readers' test archives
 // whose names keep accepts.
 func addArchiveFiles(f *testing.F, keep func(name string) bool) {

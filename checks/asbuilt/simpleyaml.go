@@ -15,13 +15,13 @@ import (
 // words, short flow collections on one line. The YAML library spends
 // tens of microseconds on each (a scanner, a parser and a composer, each
 // allocating), which made their parse most of what --as-built costs.
-// parseSimple builds the same nodes for that plain subset directly, and
+// readSimple builds the same nodes for that plain subset directly, and
 // says when a document is outside it (anchors, tags, block scalars,
 // multi-line values, escapes, tabs, non-ASCII text, JSON written over
 // several lines, anything it is not sure of): the library parses those,
 // errors included. FuzzSimpleYAML holds it to the library.
 
-// maxSimpleDepth bounds the nesting parseSimple follows; deeper
+// maxSimpleDepth bounds the nesting readSimple follows; deeper
 // documents (rare, and bounded by maxDepth) go to the library.
 const maxSimpleDepth = 64
 
@@ -57,7 +57,8 @@ type simpleParser struct {
 	kidsMade      int
 }
 
-// maxSlab bounds the nodes allocated at once.
+// maxSlab is the nodes of a pooled slab; a document with more takes
+// further slabs, a few nodes at a time.
 const maxSlab = 256
 
 // node returns a new node of kind and tag at line and column, its other
@@ -94,21 +95,10 @@ func (p *simpleParser) content(from int) []*yaml.Node {
 	return p.kidSlab[start:len(p.kidSlab):len(p.kidSlab)]
 }
 
-// parseSimple returns the document node of doc, one YAML document (as
-// documents splits a stream), as the YAML library composes and resolves
-// it but for comments; false when doc is not in the plain subset.
-func parseSimple(doc []byte) (*yaml.Node, bool) {
-	// About the document's nodes: a key and a value for each ':', an item
-	// for each ',' and "- ", the first of a flow sequence, the document.
-	nodes := 2*bytes.Count(doc, []byte(":")) + bytes.Count(doc, []byte(",")) + bytes.Count(doc, []byte("- ")) + bytes.Count(doc, []byte("[")) + 2
-	p := simpleParser{slab: make([]yaml.Node, 0, min(nodes, maxSlab)), kidSlab: make([]*yaml.Node, 0, min(nodes, maxSlab))}
-	return p.parse(doc)
-}
-
 // simpleSlabs are the first slabs of a parser, and its stack, kept from
-// one document to the next: readSimple's nodes are dead once the
-// document is read (the model copies what it keeps), and allocating them
-// anew was most of what reading a file allocated.
+// one document to the next: the nodes are dead once the document is read
+// (the model copies what it keeps), and allocating them anew was most of
+// what reading a file allocated.
 type simpleSlabs struct {
 	nodes []yaml.Node
 	kids  []*yaml.Node
@@ -119,8 +109,11 @@ var simplePool = sync.Pool{New: func() any {
 	return &simpleSlabs{nodes: make([]yaml.Node, 0, maxSlab), kids: make([]*yaml.Node, 0, maxSlab)}
 }}
 
-// readSimple is parseSimple calling use with the document node, whose
-// nodes are reused once use returns: use must keep none of them.
+// readSimple calls use with the document node of doc, one YAML document
+// (as documents splits a stream), as the YAML library composes and
+// resolves it but for comments; false, without calling use, when doc is
+// not in the plain subset. The nodes are reused once use returns: use
+// must keep none of them.
 func readSimple(doc []byte, use func(*yaml.Node)) bool {
 	s := simplePool.Get().(*simpleSlabs)
 	p := simpleParser{slab: s.nodes[:0], kidSlab: s.kids[:0], kids: s.stack[:0]}

@@ -46,26 +46,27 @@ func sameNode(a, b *yaml.Node, at string) string {
 	return ""
 }
 
-// checkSimple fails t when parseSimple reads a document of data other
+// checkSimple fails t when readSimple reads a document of data other
 // than the library does.
 func checkSimple(t *testing.T, data []byte) {
 	t.Helper()
 	for _, doc := range documents(data) {
-		simple, ok := parseSimple(doc)
-		if !ok {
-			continue
-		}
-		full, ok := libraryDocument(doc)
-		if !ok {
-			t.Fatalf("parseSimple reads %q, which the library does not load", doc)
-		}
-		if d := sameNode(simple, full, "document"); d != "" {
-			t.Fatalf("parseSimple reads %q otherwise than the library: %s", doc, d)
-		}
+		readSimple(doc, func(simple *yaml.Node) {
+			full, ok := libraryDocument(doc)
+			if !ok {
+				t.Fatalf("readSimple reads %q, which the library does not load", doc)
+			}
+			if d := sameNode(simple, full, "document"); d != "" {
+				t.Fatalf("readSimple reads %q otherwise than the library: %s", doc, d)
+			}
+		})
 	}
 }
 
-// simpleCases are documents parseSimple reads or leaves to the library.
+// simple reports whether readSimple reads doc.
+func simple(doc []byte) bool { return readSimple(doc, func(*yaml.Node) {}) }
+
+// simpleCases are documents readSimple reads or leaves to the library.
 var simpleCases = []struct {
 	doc    string
 	simple bool
@@ -122,20 +123,19 @@ var simpleCases = []struct {
 	{strings.Repeat("- ", 1) + strings.Repeat("[", 80) + strings.Repeat("]", 80) + "\n", false},
 }
 
-func TestParseSimple(t *testing.T) {
+func TestReadSimple(t *testing.T) {
 	for _, tt := range simpleCases {
-		_, ok := parseSimple([]byte(tt.doc))
-		if ok != tt.simple {
-			t.Errorf("parseSimple(%q) read it: %v, want %v", tt.doc, ok, tt.simple)
+		if ok := simple([]byte(tt.doc)); ok != tt.simple {
+			t.Errorf("readSimple(%q) read it: %v, want %v", tt.doc, ok, tt.simple)
 		}
 		checkSimple(t, []byte(tt.doc))
 	}
 }
 
-// TestParseSimpleReadsBenchmarks holds the plain subset to the routing
+// TestReadSimpleReadsBenchmarks holds the plain subset to the routing
 // documents the cost benchmarks read: a change that sends them to the
 // library again shows here, not only in a figure.
-func TestParseSimpleReadsBenchmarks(t *testing.T) {
+func TestReadSimpleReadsBenchmarks(t *testing.T) {
 	var files []string
 	for i := range 2 * len(routes) * len(companions) {
 		files = append(files, benchManifest(i))
@@ -148,7 +148,7 @@ func TestParseSimpleReadsBenchmarks(t *testing.T) {
 			if v, _ := triage(doc); v != parseIt {
 				continue
 			}
-			if _, ok := parseSimple(doc); !ok {
+			if !simple(doc) {
 				t.Errorf("the library parses %q", doc)
 			}
 		}
@@ -156,26 +156,24 @@ func TestParseSimpleReadsBenchmarks(t *testing.T) {
 	}
 }
 
-// FuzzSimpleYAML holds parseSimple to the YAML library: every document it
+// FuzzSimpleYAML holds readSimple to the YAML library: every document it
 // reads, the library loads into the same nodes.
 func FuzzSimpleYAML(f *testing.F) {
 	for _, tt := range simpleCases {
 		f.Add([]byte(tt.doc))
 	}
 	addReaderManifests(f)
-	for i := range 2 * len(routes) {
-		f.Add([]byte(benchManifest(i)))
-	}
+	addBenchManifests(f)
 	for i := range declarative {
 		f.Add([]byte(fmt.Sprintf(declarative[i], i, i)))
 	}
 	f.Fuzz(checkSimple)
 }
 
-// TestParseSimpleIsBounded: on a hostile document parseSimple allocates
+// TestReadSimpleIsBounded: on a hostile document readSimple allocates
 // no more than the library does (beside a copy of the document), and
 // deep nesting goes to the library.
-func TestParseSimpleIsBounded(t *testing.T) {
+func TestReadSimpleIsBounded(t *testing.T) {
 	allocated := func(parse func()) uint64 {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -197,13 +195,13 @@ func TestParseSimpleIsBounded(t *testing.T) {
 		}(),
 	} {
 		var read bool
-		simple := allocated(func() { _, read = parseSimple([]byte(doc)) })
+		simpleBytes := allocated(func() { read = simple([]byte(doc)) })
 		library := allocated(func() { libraryDocument([]byte(doc)) })
 		if read != (name == "wide") {
 			t.Errorf("%s: read %v", name, read)
 		}
-		if simple > library+2*uint64(len(doc))+1<<16 {
-			t.Errorf("%s: %d bytes allocated for a document of %d, the library %d", name, simple, len(doc), library)
+		if simpleBytes > library+2*uint64(len(doc))+1<<16 {
+			t.Errorf("%s: %d bytes allocated for a document of %d, the library %d", name, simpleBytes, len(doc), library)
 		}
 	}
 }

@@ -74,9 +74,7 @@ func FuzzTriage(f *testing.F) {
 		f.Add([]byte(tt.doc))
 	}
 	addReaderManifests(f)
-	for i := range 2 * len(routes) {
-		f.Add([]byte(benchManifest(i)))
-	}
+	addBenchManifests(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !utf8.Valid(data) || bytes.HasPrefix(data, []byte("%")) || bytes.Contains(data, []byte("\n%")) {
 			return // read whole, without triage
