@@ -44,7 +44,13 @@ func Load(src Source) (*Deployment, []fileset.Skipped, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &Deployment{Set: readFiles(files, func() includeTree { return treeOf(src.Paths, src.FollowSymlinks) }), Mesh: src.Mesh, MeshAt: src.MeshAt, Classes: src.Classes}, skipped, nil
+	return &Deployment{Set: src.read(files), Mesh: src.Mesh, MeshAt: src.MeshAt, Classes: src.Classes}, skipped, nil
+}
+
+// read reads files, collected from src, an NGINX include reaching only
+// into the paths src names.
+func (src Source) read(files []string) *Set {
+	return readFiles(files, func() includeTree { return treeOf(src.Paths, src.FollowSymlinks) })
 }
 
 // collect returns the files src names, walking its directories.

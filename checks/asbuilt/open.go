@@ -33,7 +33,7 @@ func Open(src Source, w io.Writer) (*Deployment, error) {
 	}
 	d := &Deployment{Mesh: src.Mesh, MeshAt: src.MeshAt, Classes: src.Classes}
 	read := make(chan *Set, 1)
-	go func() { read <- readFiles(files, func() includeTree { return treeOf(src.Paths, src.FollowSymlinks) }) }()
+	go func() { read <- src.read(files) }()
 	d.wait = sync.OnceFunc(func() {
 		d.Set = <-read
 		n, notRead := d.Set.Counts()
