@@ -80,8 +80,14 @@ type lazyRegexp struct {
 	re   *regexp.Regexp
 }
 
-func (l *lazyRegexp) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+// compiled returns the expression, compiled at the first call; nil for
+// none, or should it not compile after all (New parsed it, and
+// FuzzNewRegex holds that what parses compiles).
+func (l *lazyRegexp) compiled() *regexp.Regexp {
+	if l == nil {
+		return nil
+	}
+	l.once.Do(func() { l.re, _ = regexp.Compile(l.expr) })
 	return l.re
 }
 
@@ -150,11 +156,8 @@ func (m Matcher) Overlaps(template string) bool {
 // regex tries the expression with the template's parameters replaced
 // by each sample segment.
 func (m Matcher) regex(template string) bool {
-	if m.re == nil {
-		return false
-	}
-	re := m.re.get()
-	return slices.ContainsFunc(samples, func(s string) bool { return re.MatchString(fill(template, s)) })
+	re := m.re.compiled()
+	return re != nil && slices.ContainsFunc(samples, func(s string) bool { return re.MatchString(fill(template, s)) })
 }
 
 // MatchString reports whether s, a plain string such as a method, is
@@ -164,7 +167,8 @@ func (m Matcher) MatchString(s string) bool {
 	case Prefix:
 		return strings.HasPrefix(s, m.Value)
 	case Regex:
-		return m.re != nil && m.re.get().MatchString(s)
+		re := m.re.compiled()
+		return re != nil && re.MatchString(s)
 	}
 	return s == m.Value
 }
